@@ -1,0 +1,47 @@
+# The README's two commands: `make test` and `make bench`.
+# Everything is built out of tree: build/ (gcc, warnings are errors),
+# build-tsan/ (clang, ThreadSanitizer), build-asan/ (clang, ASan + UBSan).
+GENERATOR ?= Ninja
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?= --output-on-failure --timeout 600
+
+.PHONY: all deps build build-tsan build-asan test test-main test-tsan test-asan bench clean
+
+all: build
+
+deps:
+	@tools/ensure-deps.sh
+
+build: deps
+	cmake -S . -B build -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build build
+
+build-tsan: deps
+	cmake -S . -B build-tsan -G $(GENERATOR) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_SANITIZE=thread $(CMAKE_FLAGS)
+	cmake --build build-tsan
+
+build-asan: deps
+	cmake -S . -B build-asan -G $(GENERATOR) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_SANITIZE=address $(CMAKE_FLAGS)
+	cmake --build build-asan
+
+test-main: build
+	cd build && ctest $(CTEST_FLAGS)
+
+test-tsan: build-tsan
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest $(CTEST_FLAGS)
+
+test-asan: build-asan
+	cd build-asan && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" ctest $(CTEST_FLAGS)
+
+# Every test, in the plain build and under both sanitizers.
+test: test-main test-tsan test-asan
+
+# The quick benchmark suite: tables on stdout, JSON under results/.
+bench: build
+	@mkdir -p results
+	tools/quick-bench.sh build/bench/hotlock-bench results
+
+clean:
+	rm -rf build build-tsan build-asan

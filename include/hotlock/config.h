@@ -1,0 +1,33 @@
+/* hotlock: tunables.  Read once from the environment when the library first
+ * needs them (HOTLOCK_SPIN_NS, HOTLOCK_HANDOFF_NS); programs and tests may
+ * read and change them at run time. */
+#ifndef HOTLOCK_CONFIG_H
+#define HOTLOCK_CONFIG_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hl_config {
+	/* How long a waiter spins on its own cache line before it parks, in
+	 * nanoseconds.  0 parks at once.  At most HL_SPIN_NS_MAX. */
+	uint64_t spin_ns;
+	/* How long the queue head may wait before the lock must be handed to
+	 * it (no more stealing), in nanoseconds.  0 hands off at once (a FIFO
+	 * lock).  At most HL_HANDOFF_NS_MAX. */
+	uint64_t handoff_ns;
+} hl_config_t;
+
+#define HL_SPIN_NS_MAX    10000000ull    /* 10 ms */
+#define HL_HANDOFF_NS_MAX 10000000000ull /* 10 s */
+
+void hl_config_get(hl_config_t *out);
+/* EINVAL if a field is out of range; nothing is changed then. */
+int hl_config_set(const hl_config_t *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,53 @@
+/* hotlock: the futex layer.  Private futex wait/wake (futex2 where the
+ * running kernel has it), counters of every futex syscall the library makes,
+ * and the NUMA node of the calling CPU. */
+#ifndef HOTLOCK_FUTEX_H
+#define HOTLOCK_FUTEX_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Futex syscalls made, by kind.  Counted per thread, always on. */
+typedef struct hl_futex_stats {
+	uint64_t wait;          /* wait calls (whatever they returned) */
+	uint64_t wake;          /* wake calls */
+	uint64_t woken;         /* threads those wake calls reported woken */
+	uint64_t other;         /* any other futex or futex-hash syscall */
+} hl_futex_stats_t;
+
+/* The calling thread's counters since it started. */
+void hl_futex_stats_thread(hl_futex_stats_t *out);
+/* The whole process: threads alive now plus every thread that has exited. */
+void hl_futex_stats_total(hl_futex_stats_t *out);
+static inline uint64_t hl_futex_stats_calls(const hl_futex_stats_t *s)
+{
+	return s->wait + s->wake + s->other;
+}
+
+/* Waits while *addr == val, until woken or until the absolute time abstime
+ * on clock (CLOCK_MONOTONIC or CLOCK_REALTIME; abstime NULL waits forever).
+ * Private futex.  Returns 0 when woken (or spuriously), EAGAIN when *addr !=
+ * val, ETIMEDOUT, EINTR, or EINVAL. */
+int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
+		  const struct timespec *abstime);
+/* Wakes up to n waiters of addr; returns how many were woken. */
+int hl_futex_wake(uint32_t *addr, int n);
+
+/* Which futex interface the library uses: "futex2" (futex_wait/futex_wake
+ * syscalls, Linux 6.7+) or "futex" (the multiplexed futex syscall). */
+const char *hl_futex_interface(void);
+
+/* The NUMA node of the CPU the caller runs on: from rseq's node_id when
+ * glibc registered rseq and the kernel fills node_id, getcpu otherwise. */
+int hl_cpu_node(void);
+/* "rseq" or "getcpu": where hl_cpu_node() reads the node. */
+const char *hl_cpu_node_source(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

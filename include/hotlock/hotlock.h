@@ -1,0 +1,12 @@
+/* hotlock: userspace locks for Linux.  One include for the whole API. */
+#ifndef HOTLOCK_H
+#define HOTLOCK_H
+
+#include <hotlock/config.h>
+#include <hotlock/futex.h>
+#include <hotlock/mutex.h>
+
+#define HOTLOCK_VERSION_MAJOR 0
+#define HOTLOCK_VERSION_MINOR 1
+
+#endif

@@ -1,0 +1,57 @@
+/* Every atomic operation of the library goes through this header.
+ *
+ * The wrappers are thin: each expands to the <stdatomic.h> call with the
+ * memory order spelled at the call site, where a comment says what the order
+ * pairs with.  Keeping them in one place gives a controlled-schedule build
+ * one spot to turn each atomic into a scheduling point, and gives readers one
+ * vocabulary:
+ *
+ *   hl_load(p, mo)               atomic_load_explicit
+ *   hl_store(p, v, mo)           atomic_store_explicit
+ *   hl_xchg(p, v, mo)            atomic_exchange_explicit
+ *   hl_cas(p, &expected, v, mo)  strong compare-exchange; the failure order
+ *                                is the success order weakened to what C11
+ *                                allows (no release on a failed CAS)
+ *   hl_fetch_or/and/add(p, v, mo)
+ *   hl_cpu_relax()               the pause instruction, inside spin loops
+ */
+#ifndef HOTLOCK_ATOMICS_H
+#define HOTLOCK_ATOMICS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define HL_RELAXED memory_order_relaxed
+#define HL_ACQUIRE memory_order_acquire
+#define HL_RELEASE memory_order_release
+#define HL_ACQ_REL memory_order_acq_rel
+#define HL_SEQ_CST memory_order_seq_cst
+
+/* The strongest order C11 allows on the failure path of a CAS whose success
+ * order is mo: release parts are dropped. */
+#define hl__cas_fail_order(mo)                                              \
+	((mo) == memory_order_acq_rel ? memory_order_acquire :              \
+	 (mo) == memory_order_release ? memory_order_relaxed : (mo))
+
+#define hl_load(p, mo)          atomic_load_explicit((p), (mo))
+#define hl_store(p, v, mo)      atomic_store_explicit((p), (v), (mo))
+#define hl_xchg(p, v, mo)       atomic_exchange_explicit((p), (v), (mo))
+#define hl_cas(p, expp, v, mo)                                              \
+	atomic_compare_exchange_strong_explicit((p), (expp), (v), (mo),     \
+						hl__cas_fail_order(mo))
+#define hl_fetch_or(p, v, mo)   atomic_fetch_or_explicit((p), (v), (mo))
+#define hl_fetch_and(p, v, mo)  atomic_fetch_and_explicit((p), (v), (mo))
+#define hl_fetch_add(p, v, mo)  atomic_fetch_add_explicit((p), (v), (mo))
+
+static inline void hl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+#endif

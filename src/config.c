@@ -1,0 +1,62 @@
+/* Tunables: defaults, the environment (read once, when the library is
+ * loaded), and hl_config_get/set. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hotlock/config.h>
+
+#include "config.h"
+
+/* The spin budget: how long a waiter spins on its own cache line before it
+ * parks.  Chosen by measurement (docs/mutex.md has the sweep): long enough
+ * that a waiter whose lock is released within a few critical sections never
+ * pays for a futex sleep and wake-up (about 5-10 us each here), short enough
+ * that on an oversubscribed machine a spinner gives its CPU back before it
+ * costs the owner a time slice. */
+#define HL_SPIN_NS_DEFAULT    20000ull
+/* The kernel rwsem's handoff: the first waiter is due the lock after 4 ms. */
+#define HL_HANDOFF_NS_DEFAULT 4000000ull
+
+_Atomic uint64_t hl__spin_ns = HL_SPIN_NS_DEFAULT;
+_Atomic uint64_t hl__handoff_ns = HL_HANDOFF_NS_DEFAULT;
+
+static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t max)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || *s == '-' || v > max) {
+		fprintf(stderr, "hotlock: ignoring %s=%s (expected nanoseconds, 0..%llu)\n",
+			name, s, (unsigned long long)max);
+		return;
+	}
+	/* Relaxed: see config.h. */
+	hl_store(var, v, HL_RELAXED);
+}
+
+__attribute__((constructor)) static void config_init(void)
+{
+	config_from_env("HOTLOCK_SPIN_NS", &hl__spin_ns, HL_SPIN_NS_MAX);
+	config_from_env("HOTLOCK_HANDOFF_NS", &hl__handoff_ns, HL_HANDOFF_NS_MAX);
+}
+
+void hl_config_get(hl_config_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->spin_ns = hl_spin_ns();
+	out->handoff_ns = hl_handoff_ns();
+}
+
+int hl_config_set(const hl_config_t *cfg)
+{
+	if (!cfg || cfg->spin_ns > HL_SPIN_NS_MAX || cfg->handoff_ns > HL_HANDOFF_NS_MAX)
+		return EINVAL;
+	hl_store(&hl__spin_ns, cfg->spin_ns, HL_RELAXED);
+	hl_store(&hl__handoff_ns, cfg->handoff_ns, HL_RELAXED);
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* The tunables, readable from every slow path without a lock. */
+#ifndef HOTLOCK_CONFIG_INTERNAL_H
+#define HOTLOCK_CONFIG_INTERNAL_H
+
+#include <stdint.h>
+
+#include "atomics.h"
+#include "internal.h"
+
+/* Written by hl_config_set and at start-up, read relaxed everywhere: a
+ * tunable is a hint, no other data is published with it. */
+HL_HIDDEN extern _Atomic uint64_t hl__spin_ns;
+HL_HIDDEN extern _Atomic uint64_t hl__handoff_ns;
+
+static inline uint64_t hl_spin_ns(void)
+{
+	return hl_load(&hl__spin_ns, HL_RELAXED);
+}
+
+static inline uint64_t hl_handoff_ns(void)
+{
+	return hl_load(&hl__handoff_ns, HL_RELAXED);
+}
+
+#endif

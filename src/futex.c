@@ -1,0 +1,221 @@
+/* The futex layer: private wait/wake through futex2 (futex_wait and
+ * futex_wake, Linux 6.7+) when the running kernel has them, the multiplexed
+ * futex syscall otherwise; every syscall counted in the calling thread's
+ * record; and the NUMA node of the calling CPU.
+ *
+ * The interface is chosen once, on first use, by a futex_wake of nobody
+ * (nr_wake = 0): ENOSYS means no futex2.  The probe itself is counted as
+ * "other".
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <hotlock/futex.h>
+
+#include "thread.h"
+
+/* Newer than the 6.1 headers this may be built with: guarded. */
+#ifndef __NR_futex_wake
+#define __NR_futex_wake 454
+#endif
+#ifndef __NR_futex_wait
+#define __NR_futex_wait 455
+#endif
+#ifndef FUTEX2_SIZE_U32
+#define FUTEX2_SIZE_U32 0x02
+#endif
+#ifndef FUTEX2_PRIVATE
+#define FUTEX2_PRIVATE FUTEX_PRIVATE_FLAG
+#endif
+#ifndef FUTEX_BITSET_MATCH_ANY
+#define FUTEX_BITSET_MATCH_ANY 0xffffffff
+#endif
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE 27
+#endif
+
+enum { IFACE_UNKNOWN, IFACE_FUTEX, IFACE_FUTEX2 };
+/* Relaxed: a racing first use probes twice and stores the same answer. */
+static _Atomic int iface;
+
+static void count(int kind, uint64_t woken)
+{
+	struct hl_thread *t = hl_self();
+	if (!t)
+		return;
+	switch (kind) {
+	case 0: hl_counter_add(&t->fx_wait, 1); break;
+	case 1: hl_counter_add(&t->fx_wake, 1); hl_counter_add(&t->fx_woken, woken); break;
+	default: hl_counter_add(&t->fx_other, 1); break;
+	}
+}
+
+static int interface(void)
+{
+	int i = hl_load(&iface, HL_RELAXED);
+	if (hl_likely(i != IFACE_UNKNOWN))
+		return i;
+	uint32_t dummy = 0;
+	long r = syscall(__NR_futex_wake, &dummy, (unsigned long)FUTEX_BITSET_MATCH_ANY,
+			 0, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
+	count(2, 0);
+	i = (r < 0 && errno == ENOSYS) ? IFACE_FUTEX : IFACE_FUTEX2;
+	hl_store(&iface, i, HL_RELAXED);
+	return i;
+}
+
+const char *hl_futex_interface(void)
+{
+	return interface() == IFACE_FUTEX2 ? "futex2" : "futex";
+}
+
+int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
+		  const struct timespec *abstime)
+{
+	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+		return EINVAL;
+	if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)HL_NSEC_PER_SEC))
+		return EINVAL;
+	if (abstime && abstime->tv_sec < 0)
+		return ETIMEDOUT;       /* the kernel rejects negative times */
+	long r;
+	int saved = errno;
+	if (interface() == IFACE_FUTEX2) {
+		r = syscall(__NR_futex_wait, addr, (unsigned long)val,
+			    (unsigned long)FUTEX_BITSET_MATCH_ANY,
+			    FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, abstime, clock);
+	} else {
+		int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+		if (clock == CLOCK_REALTIME)
+			op |= FUTEX_CLOCK_REALTIME;
+		r = syscall(SYS_futex, addr, op, val, abstime, NULL, FUTEX_BITSET_MATCH_ANY);
+	}
+	count(0, 0);
+	int err = r < 0 ? errno : 0;
+	errno = saved;
+	switch (err) {
+	case 0: case EAGAIN: case ETIMEDOUT: case EINTR:
+		return err;
+	default:
+		return EINVAL;
+	}
+}
+
+int hl_futex_wake(uint32_t *addr, int n)
+{
+	long r;
+	int saved = errno;
+	if (interface() == IFACE_FUTEX2)
+		r = syscall(__NR_futex_wake, addr, (unsigned long)FUTEX_BITSET_MATCH_ANY,
+			    n, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
+	else
+		r = syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+	errno = saved;
+	if (r < 0)
+		r = 0;
+	count(1, (uint64_t)r);
+	return (int)r;
+}
+
+void hl_futex_stats_thread(hl_futex_stats_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct hl_thread *t = hl__self_ptr;
+	if (!t)
+		return;
+	out->wait = hl_load(&t->fx_wait, HL_RELAXED);
+	out->wake = hl_load(&t->fx_wake, HL_RELAXED);
+	out->woken = hl_load(&t->fx_woken, HL_RELAXED);
+	out->other = hl_load(&t->fx_other, HL_RELAXED);
+}
+
+HL_HIDDEN void hl__stats_total(uint64_t out[4]);
+
+void hl_futex_stats_total(hl_futex_stats_t *out)
+{
+	uint64_t c[4];
+	hl__stats_total(c);
+	out->wait = c[0];
+	out->wake = c[1];
+	out->woken = c[2];
+	out->other = c[3];
+}
+
+/* ---- node of the calling CPU ------------------------------------------------
+ * glibc (2.35+) registers an rseq area per thread at __rseq_offset from the
+ * thread pointer; the kernel keeps cpu_id (offset 4) and, when
+ * AT_RSEQ_FEATURE_SIZE reaches past it, node_id (offset 20) up to date on
+ * every return to user space.  glibc 2.36's __rseq_size says 20 (the fields
+ * it knows) although it registers the full 32-byte area, so node_id is
+ * trusted from the kernel's feature size, and checked once against getcpu. */
+#define RSEQ_CPU_ID_OFFSET 4
+#define RSEQ_NODE_ID_OFFSET 20
+
+enum { NODE_UNKNOWN, NODE_GETCPU, NODE_RSEQ };
+static _Atomic int node_source;         /* relaxed: idempotent probe */
+
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+#define HAVE_THREAD_POINTER 1
+#endif
+#endif
+
+#ifdef HAVE_THREAD_POINTER
+static inline const volatile uint32_t *rseq_field(unsigned offset)
+{
+	return (const volatile uint32_t *)((char *)__builtin_thread_pointer() +
+					   __rseq_offset + offset);
+}
+#endif
+
+static int node_getcpu(void)
+{
+	unsigned cpu, node;
+	if (syscall(SYS_getcpu, &cpu, &node, NULL) != 0)
+		return 0;
+	return (int)node;
+}
+
+static int probe_node_source(void)
+{
+	int src = NODE_GETCPU;
+#ifdef HAVE_THREAD_POINTER
+	if (__rseq_size > 0 && getauxval(AT_RSEQ_FEATURE_SIZE) >= RSEQ_NODE_ID_OFFSET + 4) {
+		/* The area is live when cpu_id holds a real CPU (it reads
+		 * -1/-2 when unregistered) and node_id agrees with getcpu. */
+		uint32_t cpu = *rseq_field(RSEQ_CPU_ID_OFFSET);
+		int node = node_getcpu();
+		if (cpu < (uint32_t)INT_MAX && (int)*rseq_field(RSEQ_NODE_ID_OFFSET) == node)
+			src = NODE_RSEQ;
+	}
+#endif
+	hl_store(&node_source, src, HL_RELAXED);
+	return src;
+}
+
+int hl_cpu_node(void)
+{
+	int src = hl_load(&node_source, HL_RELAXED);
+	if (hl_unlikely(src == NODE_UNKNOWN))
+		src = probe_node_source();
+#ifdef HAVE_THREAD_POINTER
+	if (src == NODE_RSEQ)
+		return (int)*rseq_field(RSEQ_NODE_ID_OFFSET);
+#endif
+	return node_getcpu();
+}
+
+const char *hl_cpu_node_source(void)
+{
+	int src = hl_load(&node_source, HL_RELAXED);
+	if (src == NODE_UNKNOWN)
+		src = probe_node_source();
+	return src == NODE_RSEQ ? "rseq" : "getcpu";
+}

@@ -1,0 +1,71 @@
+/* Internal helpers shared by every layer: symbol visibility, branch hints,
+ * time, deadlines. */
+#ifndef HOTLOCK_INTERNAL_H
+#define HOTLOCK_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "atomics.h"
+
+/* Library-internal functions: not exported from libhotlock.so. */
+#define HL_HIDDEN __attribute__((visibility("hidden")))
+
+/* A broken protocol invariant: print and abort (never continue with a
+ * corrupted lock). */
+HL_HIDDEN _Noreturn void hl__bug(const char *what, unsigned long value);
+
+#define hl_likely(x)   __builtin_expect(!!(x), 1)
+#define hl_unlikely(x) __builtin_expect(!!(x), 0)
+
+#define HL_NSEC_PER_SEC 1000000000ull
+
+static inline uint64_t hl_ts_to_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * HL_NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+static inline uint64_t hl_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return hl_ts_to_ns(&ts);
+}
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO, no syscall). */
+static inline uint64_t hl_now_ns(void)
+{
+	return hl_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* An absolute timeout as the caller gave it; NULL means "wait forever". */
+struct hl_deadline {
+	clockid_t clock;        /* CLOCK_MONOTONIC or CLOCK_REALTIME */
+	struct timespec abs;
+};
+
+/* EINVAL for an unknown clock or a tv_nsec outside [0, 1e9). */
+static inline int hl_deadline_init(struct hl_deadline *dl, clockid_t clock,
+				   const struct timespec *abstime)
+{
+	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+		return EINVAL;
+	if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)HL_NSEC_PER_SEC)
+		return EINVAL;
+	dl->clock = clock;
+	dl->abs = *abstime;
+	return 0;
+}
+
+static inline bool hl_deadline_passed(const struct hl_deadline *dl)
+{
+	if (!dl)
+		return false;
+	if (dl->abs.tv_sec < 0)
+		return true;
+	return hl_clock_ns(dl->clock) >= hl_ts_to_ns(&dl->abs);
+}
+
+#endif

@@ -1,0 +1,375 @@
+/* hl_mutex_t: the throughput-optimized (TP) futex protocol of seed 000 in
+ * user space, on the waiting core (wait.h) and the MCS waiter queue
+ * (queue.h).
+ *
+ * State (16 bytes, all-zero = unlocked):
+ *
+ *   word  (u32)   bits  0-29  owner TID, 0 when free
+ *                 bit  30     WAKE: the queue head waits on its node for the
+ *                             unlocker's signal
+ *                 bit  31     HANDOFF: the head is due the lock; the unlocker
+ *                             must hand it over (no stealing)
+ *   tail  (u32)   last queued waiter node (queue.h), 0 when none
+ *   head  (u32)   the node that set WAKE/HANDOFF (valid while either is set)
+ *
+ *   word value              meaning
+ *   ----------------------  -------------------------------------------------
+ *   0                       free (waiters may be queued: the head is active)
+ *   tid                     owned; no waiter needs the unlocker
+ *   tid|WAKE                owned; the head sleeps until the unlock signals it
+ *   tid|WAKE|HANDOFF        owned; the unlock must hand the lock to the head
+ *
+ * The flags are only ever set while the word has an owner, and the unlock
+ * clears them, so a free word is exactly 0 and the only way to take a free
+ * lock is CAS(0 -> tid).
+ *
+ * Lock:
+ *  1. Fast path: CAS(word, 0 -> tid).  Newcomers take a free lock even when
+ *     waiters are queued: lock stealing, the TP protocol's throughput.
+ *  2. Otherwise take this thread's node, stamp it (TID, start time, RT flag)
+ *     and enqueue it.  With a predecessor, wait on the node (spin, then park)
+ *     until made head, or handed the lock if we were made head while parked
+ *     (step 5).
+ *  3. As head, spin on the word (bounded by the spin budget), taking it with
+ *     CAS(0 -> tid) whenever it is free.
+ *  4. When the budget is spent, or at once when due a handoff (waited longer
+ *     than the handoff threshold since step 2, or a SCHED_FIFO/RR thread),
+ *     publish the node in `head`, arm it, and CAS WAKE (and HANDOFF when
+ *     due) into the owned word; then wait on the node.  HANDED: we own the
+ *     lock.  RELEASED: the lock was freed; go back to 3 with a new budget.
+ *  5. Having the lock, leave the queue: the successor becomes head.  If it is
+ *     parked it is not woken now (that would cost a syscall per acquisition);
+ *     instead the new owner records it in `head` and sets WAKE (and HANDOFF
+ *     when the successor is due) in its own word, so that its unlock wakes
+ *     the successor (or hands it the lock), exactly as if the successor had
+ *     done step 4 itself.
+ *
+ * Unlock:
+ *  1. Fast path: CAS(word, tid -> 0); no syscall.
+ *  2. Otherwise the word has WAKE.  Read `head` (valid: its writer set WAKE
+ *     with a release CAS after writing it, and cannot leave the queue until
+ *     signalled).  With HANDOFF: claim the head's node, write its TID into
+ *     the word, post HANDED.  Without: store 0 into the word and signal
+ *     RELEASED.  A head that gave up (timed out) refuses the claim or the
+ *     signal; the unlocker then releases the word and passes headship on
+ *     in its place.
+ *
+ * Bounded waiting: once the head's wait passes the threshold it sets
+ * HANDOFF, after which no newcomer can take the lock; every waiter queued
+ * ahead of a thread has waited longer than it, so a waiter's wait is at most
+ * the threshold plus one handover per waiter ahead of it.
+ *
+ * Timeouts: a waiter that gives up abandons its node in place (wait.h); the
+ * queue skips and recycles it when headship reaches it.
+ *
+ * The owner holds no node, so any thread can run the unlock (the pthread
+ * shim relies on it); hl_mutex_unlock itself checks ownership (EPERM).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <hotlock/mutex.h>
+
+#include "config.h"
+#include "queue.h"
+#include "thread.h"
+#include "wait.h"
+
+#define OWNER_MASK 0x3fffffffu
+#define WAKE       (1u << 30)
+#define HANDOFF    (1u << 31)
+#define FLAGS      (WAKE | HANDOFF)
+
+struct mutex {
+	_Atomic uint32_t word;
+	_Atomic uint32_t tail;
+	_Atomic uint32_t head;
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct mutex) == sizeof(hl_mutex_t), "layout");
+_Static_assert(_Alignof(struct mutex) == _Alignof(hl_mutex_t), "layout");
+_Static_assert(offsetof(struct mutex, word) == offsetof(hl_mutex_t, word_), "layout");
+_Static_assert(offsetof(struct mutex, tail) == offsetof(hl_mutex_t, tail_), "layout");
+_Static_assert(offsetof(struct mutex, head) == offsetof(hl_mutex_t, head_), "layout");
+_Static_assert(sizeof(hl_mutex_t) <= 16, "hl_mutex_t must fit in 16 bytes");
+
+/* Clock reads while the head spins: one per this many pause iterations. */
+#define HEAD_CLOCK_EVERY 64
+
+static inline struct mutex *M(hl_mutex_t *m) { return (struct mutex *)m; }
+
+static inline bool owned_by_me(uint32_t w, uint32_t tid)
+{
+	uint32_t o = w & OWNER_MASK;
+	/* In a fork child the forking thread's TID changed; locks it held in
+	 * the parent carry the old one. */
+	return o == tid || (o && o == hl__prefork_tid);
+}
+
+static bool node_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns)
+{
+	return (n->flags & HL_NODE_F_RT) || now - n->wait_start_ns >= handoff_ns;
+}
+
+/* Fallback when this thread has no node (waits nested deeper than HL_NEST,
+ * or an exhausted arena): poll the word with exponential back-off.  Correct
+ * but unfair; never expected in practice. */
+static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
+{
+	long sleep_ns = 1000;
+	for (;;) {
+		uint32_t w = 0;
+		/* Acquire: the critical section starts here. */
+		if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
+			return 0;
+		if (hl_deadline_passed(dl))
+			return ETIMEDOUT;
+		struct timespec ts = { 0, sleep_ns };
+		nanosleep(&ts, NULL);
+		if (sleep_ns < 1000000)
+			sleep_ns *= 2;
+	}
+}
+
+/* Step 5: the lock is ours; n leaves the queue. */
+static void leave_queue(struct mutex *m, struct hl_node *n)
+{
+	struct hl_node *d = hl_queue_pass_head(&m->tail, n, true);
+	if (!d)
+		return;
+	bool due = node_due(d, hl_now_ns(), hl_handoff_ns());
+	/* Relaxed: published by the release fetch_or below. */
+	hl_store(&m->head, d->index, HL_RELAXED);
+	/* Release: pairs with the unlocker's acquire load of the word, which
+	 * then reads `head`.  We own the word, so nobody else changes it. */
+	hl_fetch_or(&m->word, WAKE | (due ? HANDOFF : 0), HL_RELEASE);
+}
+
+static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
+{
+	if (owned_by_me(w, tid))
+		return EDEADLK;
+	struct hl_thread *self = hl_self();
+	struct hl_node *n = hl_thread_node_get(self);
+	if (hl_unlikely(!n))
+		return lock_poll(m, tid, dl);
+
+	uint64_t now = hl_now_ns();
+	n->flags = hl_thread_is_rt(self, now) ? HL_NODE_F_RT : 0;
+	n->wait_start_ns = now;
+	hl_node_arm(n);
+	const uint64_t spin_ns = hl_spin_ns();
+	const uint64_t handoff_ns = hl_handoff_ns();
+	uint32_t sig;
+
+	/* Step 2. */
+	if (hl_queue_enqueue(&m->tail, n)) {
+		sig = hl_node_wait(n, dl, spin_ns);
+		if (sig == HL_WAIT_TIMEDOUT)
+			goto abandoned;
+		if (sig == HL_SIG_HANDED)
+			goto owned;
+	}
+
+	/* Steps 3 and 4: n is the head. */
+	uint64_t spin_start = hl_now_ns();
+	for (unsigned i = 1;; i++) {
+		w = hl_load(&m->word, HL_RELAXED);
+		if (!w) {
+			/* Acquire: pairs with the unlock's release; the
+			 * critical section starts here. */
+			if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
+				goto owned;
+			continue;
+		}
+		if (i % HEAD_CLOCK_EVERY) {
+			hl_cpu_relax();
+			continue;
+		}
+		now = hl_now_ns();
+		bool due = node_due(n, now, handoff_ns);
+		if (!due && now - spin_start < spin_ns) {
+			if (hl_deadline_passed(dl))
+				goto timeout_head;
+			continue;
+		}
+		/* Relaxed: published by the release CAS below. */
+		hl_store(&m->head, n->index, HL_RELAXED);
+		hl_node_arm(n);
+		/* Release: `head` and the armed node are visible to the
+		 * unlocker, whose acquire load of the word sees the flags. */
+		if (!hl_cas(&m->word, &w, w | WAKE | (due ? HANDOFF : 0), HL_RELEASE))
+			continue;
+		sig = hl_node_wait(n, dl, 0);
+		if (sig == HL_SIG_HANDED)
+			goto owned;
+		if (sig == HL_WAIT_TIMEDOUT)
+			goto abandoned;         /* the unlocker passes headship on */
+		spin_start = hl_now_ns();       /* RELEASED: race for it again */
+	}
+
+owned:
+	leave_queue(m, n);
+	hl_thread_node_put(self);
+	return 0;
+
+timeout_head:
+	/* Still head, no flag of ours in the word: hand headship on. */
+	hl_queue_pass_head(&m->tail, n, false);
+	hl_thread_node_put(self);
+	return ETIMEDOUT;
+
+abandoned:
+	hl_thread_node_abandoned(self);
+	return ETIMEDOUT;
+}
+
+/* Unlock step 2; the caller owns the word, which has WAKE. */
+static void unlock_to_head(struct mutex *m, uint32_t w)
+{
+	/* Relaxed: the acquire load that showed WAKE synchronized with the
+	 * release that set it, which followed the store to `head`. */
+	struct hl_node *h = hl_node_at(hl_load(&m->head, HL_RELAXED));
+	bool parked;
+	if ((w & HANDOFF) && hl_node_claim(h, &parked)) {
+		/* Release: the critical section is visible to the new owner
+		 * (which also synchronizes through the post below). */
+		hl_store(&m->word, h->tid, HL_RELEASE);
+		hl_node_post(h, HL_SIG_HANDED, parked);
+		return;
+	}
+	/* Release: pairs with the next owner's acquire CAS.  A plain store:
+	 * while WAKE is set nobody but the owner changes the word. */
+	hl_store(&m->word, 0, HL_RELEASE);
+	if ((w & HANDOFF) || !hl_node_signal(h, HL_SIG_RELEASED))
+		hl_queue_pass_head(&m->tail, h, false); /* h gave up */
+}
+
+int hl_mutex_lock(hl_mutex_t *pm)
+{
+	struct mutex *m = M(pm);
+	uint32_t tid = hl_tid();
+	uint32_t w = 0;
+	/* Acquire: pairs with the previous owner's release in unlock. */
+	if (hl_likely(hl_cas(&m->word, &w, tid, HL_ACQUIRE)))
+		return 0;
+	return lock_slow(m, tid, w, NULL);
+}
+
+int hl_mutex_trylock(hl_mutex_t *pm)
+{
+	uint32_t w = 0;
+	/* Acquire: as in hl_mutex_lock. */
+	return hl_cas(&M(pm)->word, &w, hl_tid(), HL_ACQUIRE) ? 0 : EBUSY;
+}
+
+int hl_mutex_timedlock(hl_mutex_t *pm, clockid_t clock, const struct timespec *abstime)
+{
+	struct hl_deadline dl;
+	int err = hl_deadline_init(&dl, clock, abstime);
+	if (err)
+		return err;
+	struct mutex *m = M(pm);
+	uint32_t tid = hl_tid();
+	uint32_t w = 0;
+	/* Acquire: as in hl_mutex_lock. */
+	if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
+		return 0;
+	if (owned_by_me(w, tid))
+		return EDEADLK;
+	if (hl_deadline_passed(&dl))
+		return ETIMEDOUT;
+	return lock_slow(m, tid, w, &dl);
+}
+
+int hl_mutex_unlock(hl_mutex_t *pm)
+{
+	struct mutex *m = M(pm);
+	uint32_t tid = hl_tid();
+	uint32_t w = tid;
+	/* Release: the critical section happens before the next owner's
+	 * acquire. */
+	if (hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE)))
+		return 0;
+	/* Acquire: if the word has WAKE, this synchronizes with the head's
+	 * release CAS so that `head` can be read. */
+	w = hl_load(&m->word, HL_ACQUIRE);
+	for (;;) {
+		if (!owned_by_me(w, tid))
+			return EPERM;
+		if (w & FLAGS)
+			break;
+		/* Release: as the fast path; acquire on failure: as above. */
+		if (hl_cas(&m->word, &w, 0, HL_ACQ_REL))
+			return 0;
+	}
+	unlock_to_head(m, w);
+	return 0;
+}
+
+int hl_mutex_init(hl_mutex_t *pm)
+{
+	memset(pm, 0, sizeof(*pm));
+	return 0;
+}
+
+int hl_mutex_destroy(hl_mutex_t *pm)
+{
+	struct mutex *m = M(pm);
+	/* Acquire: a destroy that returns 0 happens after the last unlock. */
+	if (hl_load(&m->word, HL_ACQUIRE) || hl_queue_node(hl_load(&m->tail, HL_ACQUIRE)))
+		return EBUSY;
+	return 0;
+}
+
+uint32_t hl_mutex_owner(const hl_mutex_t *pm)
+{
+	/* Relaxed: a diagnostic snapshot. */
+	return hl_load(&((struct mutex *)pm)->word, HL_RELAXED) & OWNER_MASK;
+}
+
+static const char *state_name(uint32_t s)
+{
+	switch (s) {
+	case HL_NODE_FREE: return "free";
+	case HL_NODE_WAITING: return "spin";
+	case HL_NODE_PARKED: return "park";
+	case HL_NODE_ABANDONED: return "gone";
+	case HL_NODE_CLAIMED: return "claimed";
+	case HL_SIG_HEAD: return "head";
+	case HL_SIG_RELEASED: return "released";
+	case HL_SIG_HANDED: return "handed";
+	default: return "?";
+	}
+}
+
+int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
+{
+	struct mutex *m = (struct mutex *)pm;
+	/* Relaxed throughout: a racy snapshot for diagnostics. */
+	uint32_t w = hl_load(&m->word, HL_RELAXED);
+	uint32_t tail = hl_load(&m->tail, HL_RELAXED);
+	uint32_t head = hl_load(&m->head, HL_RELAXED);
+	char q[512] = "";
+	size_t used = 0;
+	struct hl_node *t = hl_queue_node(tail);
+	/* From the recorded head (if the word says it is current) to the tail. */
+	if (t && (w & FLAGS) && head && hl__nodes) {
+		struct hl_node *n = hl_node_at(head);
+		for (int k = 0; n && k < 16 && used < sizeof(q) - 64; k++) {
+			uint32_t s = hl_load(&n->state, HL_RELAXED);
+			used += (size_t)snprintf(q + used, sizeof(q) - used, " %s%u:%s",
+						 k ? "-> " : "", n->tid, state_name(s));
+			if (n == t)
+				break;
+			uint32_t nx = hl_load(&n->next, HL_RELAXED);
+			n = nx ? hl_node_at(nx) : NULL;
+		}
+	}
+	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s tail=%s%u head=%u%s%s",
+			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
+			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
+			used ? " queue:" : (t ? " queue: (head active, not recorded)" : ""), q);
+}

@@ -1,0 +1,287 @@
+/* Thread records and the node arena: see thread.h for the design.
+ *
+ * Free lists are Treiber stacks whose head packs (tag << 32 | index); the tag
+ * grows on every pop so that a pop racing with a pop-and-push of the same
+ * index fails its CAS (no ABA).  Reading pool_next of an element another
+ * thread just popped is harmless: arena memory is never unmapped, and the
+ * tagged CAS then fails.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "thread.h"
+
+struct hl_node *hl__nodes;
+static struct hl_thread *threads;
+
+__thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
+__thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
+__thread uint32_t hl__prefork_tid __attribute__((tls_model("initial-exec")));
+_Atomic uint32_t hl__fork_gen;
+
+static _Atomic uint32_t node_bump = 1;         /* next never-used node index */
+static _Atomic uint32_t thread_bump = 1;       /* next never-used record index */
+static _Atomic uint64_t node_pool;             /* tagged free-list heads */
+static _Atomic uint64_t thread_pool;
+
+/* Counters of threads that have exited (folded in by thread_exit). */
+HL_HIDDEN _Atomic uint64_t hl__retired_fx[4];
+
+static pthread_key_t exit_key;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static bool arenas_ok;
+
+uint32_t hl__tid_slow(void)
+{
+	uint32_t t = (uint32_t)syscall(SYS_gettid);
+	hl__tid_cache = t;
+	return t;
+}
+
+/* ---- lock-free free lists ---------------------------------------------- */
+
+static void pool_push(_Atomic uint64_t *pool, _Atomic uint32_t *link, uint32_t index)
+{
+	uint64_t old = hl_load(pool, HL_RELAXED);
+	for (;;) {
+		/* Relaxed: published by the release CAS below. */
+		hl_store(link, (uint32_t)old, HL_RELAXED);
+		uint64_t nw = (old & ~0xffffffffull) | index;
+		/* Release: the element's contents (and link) are visible to the
+		 * thread that pops it (acquire below). */
+		if (hl_cas(pool, &old, nw, HL_RELEASE))
+			return;
+	}
+}
+
+static uint32_t pool_pop(_Atomic uint64_t *pool, _Atomic uint32_t *(*link_of)(uint32_t))
+{
+	/* Acquire: pairs with pool_push's release, so the link we read is the
+	 * one written before the element was pushed. */
+	uint64_t old = hl_load(pool, HL_ACQUIRE);
+	for (;;) {
+		uint32_t index = (uint32_t)old;
+		if (!index)
+			return 0;
+		uint32_t next = hl_load(link_of(index), HL_RELAXED);
+		uint64_t nw = (((old >> 32) + 1) << 32) | next;
+		if (hl_cas(pool, &old, nw, HL_ACQUIRE))
+			return index;
+	}
+}
+
+static _Atomic uint32_t *node_link(uint32_t i) { return &hl__nodes[i].pool_next; }
+static _Atomic uint32_t *thread_link(uint32_t i) { return &threads[i].pool_next; }
+
+static uint32_t bump(_Atomic uint32_t *counter, uint32_t max)
+{
+	uint32_t i = hl_load(counter, HL_RELAXED);
+	do {
+		if (i >= max)
+			return 0;
+	} while (!hl_cas(counter, &i, i + 1, HL_RELAXED));
+	return i;
+}
+
+static uint32_t node_alloc(void)
+{
+	uint32_t i = pool_pop(&node_pool, node_link);
+	if (!i)
+		i = bump(&node_bump, HL_MAX_NODES);
+	if (i) {
+		struct hl_node *n = &hl__nodes[i];
+		n->index = i;
+		hl_store(&n->state, HL_NODE_FREE, HL_RELAXED);
+	}
+	return i;
+}
+
+void hl_node_recycle(struct hl_node *n)
+{
+	hl_store(&n->state, HL_NODE_FREE, HL_RELAXED);
+	pool_push(&node_pool, &n->pool_next, n->index);
+}
+
+/* ---- set-up, exit and fork --------------------------------------------- */
+
+static void fold_counters(struct hl_thread *t)
+{
+	hl_fetch_add(&hl__retired_fx[0], hl_load(&t->fx_wait, HL_RELAXED), HL_RELAXED);
+	hl_fetch_add(&hl__retired_fx[1], hl_load(&t->fx_wake, HL_RELAXED), HL_RELAXED);
+	hl_fetch_add(&hl__retired_fx[2], hl_load(&t->fx_woken, HL_RELAXED), HL_RELAXED);
+	hl_fetch_add(&hl__retired_fx[3], hl_load(&t->fx_other, HL_RELAXED), HL_RELAXED);
+}
+
+static void release_record(struct hl_thread *t, bool free_nodes)
+{
+	fold_counters(t);
+	if (free_nodes)
+		for (int i = 0; i < HL_NEST; i++)
+			if (t->nodes[i])
+				hl_node_recycle(&hl__nodes[t->nodes[i]]);
+	/* Release: a reader of in_use == 0 (stats) need not see more, but the
+	 * record's reuse goes through pool_push's release anyway. */
+	hl_store(&t->in_use, 0, HL_RELEASE);
+	pool_push(&thread_pool, &t->pool_next, (uint32_t)(t - threads));
+}
+
+/* pthread key destructor: the thread is exiting and waits on nothing, so
+ * none of its nodes is in a queue (an abandoned one was replaced). */
+static void thread_exit(void *arg)
+{
+	struct hl_thread *t = arg;
+	hl__self_ptr = NULL;
+	release_record(t, true);
+}
+
+/* In the child of fork() only the forking thread exists.  Its TID changed;
+ * the records of the other threads are released (their counters folded into
+ * the retired totals), but their nodes are not recycled: they may sit in the
+ * queue of some lock, which the fork generation now marks as stale. */
+static void atfork_child(void)
+{
+	hl__prefork_tid = hl__tid_cache;
+	hl__tid_cache = 0;
+	hl_fetch_add(&hl__fork_gen, 1, HL_RELAXED);
+	struct hl_thread *self = hl__self_ptr;
+	if (self)
+		self->tid = hl__tid_slow();
+	if (!threads)
+		return;
+	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	for (uint32_t i = 1; i < n; i++) {
+		struct hl_thread *t = &threads[i];
+		if (t != self && hl_load(&t->in_use, HL_RELAXED))
+			release_record(t, false);
+	}
+}
+
+static void *reserve(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void setup(void)
+{
+	hl__nodes = reserve((size_t)HL_MAX_NODES * sizeof(struct hl_node));
+	threads = reserve((size_t)HL_MAX_THREADS * sizeof(struct hl_thread));
+	if (!hl__nodes || !threads) {
+		fprintf(stderr, "hotlock: cannot reserve the waiter arena; "
+			"contended locks fall back to polling\n");
+		return;
+	}
+	if (pthread_key_create(&exit_key, thread_exit) != 0)
+		return;
+	arenas_ok = true;
+}
+
+__attribute__((constructor)) static void thread_init(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+struct hl_thread *hl__thread_register(void)
+{
+	pthread_once(&setup_once, setup);
+	if (!arenas_ok)
+		return NULL;
+	uint32_t i = pool_pop(&thread_pool, thread_link);
+	if (!i)
+		i = bump(&thread_bump, HL_MAX_THREADS);
+	if (!i)
+		return NULL;
+	struct hl_thread *t = &threads[i];
+	t->tid = hl_tid();
+	t->depth = 0;
+	for (int k = 0; k < HL_NEST; k++)
+		t->nodes[k] = node_alloc();
+	hl_store(&t->fx_wait, 0, HL_RELAXED);
+	hl_store(&t->fx_wake, 0, HL_RELAXED);
+	hl_store(&t->fx_woken, 0, HL_RELAXED);
+	hl_store(&t->fx_other, 0, HL_RELAXED);
+	t->rt_checked_ns = 0;
+	t->rt = false;
+	hl_store(&t->in_use, 1, HL_RELEASE);
+	hl__self_ptr = t;
+	pthread_setspecific(exit_key, t);
+	return t;
+}
+
+/* ---- nodes ----------------------------------------------------------------- */
+
+struct hl_node *hl_thread_node_get(struct hl_thread *self)
+{
+	if (!self || self->depth >= HL_NEST)
+		return NULL;
+	uint32_t i = self->nodes[self->depth];
+	if (!i) {
+		i = node_alloc();        /* a replacement failed earlier: retry */
+		if (!i)
+			return NULL;
+		self->nodes[self->depth] = i;
+	}
+	self->depth++;
+	struct hl_node *n = &hl__nodes[i];
+	n->tid = self->tid;
+	return n;
+}
+
+void hl_thread_node_put(struct hl_thread *self)
+{
+	self->depth--;
+	hl_store(&hl__nodes[self->nodes[self->depth]].state, HL_NODE_FREE, HL_RELAXED);
+}
+
+void hl_thread_node_abandoned(struct hl_thread *self)
+{
+	self->depth--;
+	self->nodes[self->depth] = node_alloc();
+}
+
+bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns)
+{
+	if (now_ns - self->rt_checked_ns >= 1000000 || !self->rt_checked_ns) {
+		int pol = sched_getscheduler(0);
+		self->rt = pol == SCHED_FIFO || pol == SCHED_RR;
+		self->rt_checked_ns = now_ns;
+	}
+	return self->rt;
+}
+
+/* ---- futex counters -------------------------------------------------------- */
+
+HL_HIDDEN void hl__thread_stats(struct hl_thread *t, uint64_t out[4]);
+void hl__thread_stats(struct hl_thread *t, uint64_t out[4])
+{
+	out[0] = hl_load(&t->fx_wait, HL_RELAXED);
+	out[1] = hl_load(&t->fx_wake, HL_RELAXED);
+	out[2] = hl_load(&t->fx_woken, HL_RELAXED);
+	out[3] = hl_load(&t->fx_other, HL_RELAXED);
+}
+
+HL_HIDDEN void hl__stats_total(uint64_t out[4]);
+void hl__stats_total(uint64_t out[4])
+{
+	for (int k = 0; k < 4; k++)
+		out[k] = hl_load(&hl__retired_fx[k], HL_RELAXED);
+	if (!threads)
+		return;
+	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	for (uint32_t i = 1; i < n; i++) {
+		struct hl_thread *t = &threads[i];
+		/* Acquire: pairs with the release in register, so the counters
+		 * read are this owner's, not a previous one's. */
+		if (!hl_load(&t->in_use, HL_ACQUIRE))
+			continue;
+		uint64_t c[4];
+		hl__thread_stats(t, c);
+		for (int k = 0; k < 4; k++)
+			out[k] += c[k];
+	}
+}

@@ -1,0 +1,108 @@
+/* Per-thread state: the cached TID, the thread record (futex counters, the
+ * waiter nodes a thread waits on), and the node arena.
+ *
+ * Node and record memory comes from two arenas reserved once (mmap with
+ * MAP_NORESERVE: address space, not memory, until touched) and never
+ * unmapped, so a node stays valid memory after its thread moved on or exited.
+ * A node is named by its index (u32; 0 is "none"), which lets a lock word or
+ * queue tail hold a node in 32 bits.  Indices are recycled through lock-free
+ * free lists.
+ *
+ * A thread owns HL_NEST nodes, one per nesting level of waits (a signal
+ * handler may wait on a lock while its thread is already queued on another,
+ * as the kernel's qspinlock keeps four nodes per CPU).  A node that was
+ * abandoned in a queue (timed-out wait) stays there until the queue skips it
+ * and recycles it; its thread takes a fresh node in its place.  No lock path
+ * allocates memory: a thread takes its nodes at its first slow path.
+ */
+#ifndef HOTLOCK_THREAD_H
+#define HOTLOCK_THREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomics.h"
+#include "internal.h"
+#include "wait.h"
+
+#define HL_NEST 4
+#define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */
+#define HL_MAX_NODES (1u << 20)         /* 64 MiB of address space */
+#define HL_MAX_THREADS (1u << 17)       /* 16 MiB of address space */
+
+struct hl_thread {
+	uint32_t tid;
+	uint32_t depth;                 /* waits in progress (nesting) */
+	uint32_t nodes[HL_NEST];        /* node index per nesting level, 0 if none */
+	_Atomic uint32_t in_use;
+	_Atomic uint32_t pool_next;
+	/* Futex syscall counters: written only by the owning thread
+	 * (load + store, no RMW), read by anyone (relaxed). */
+	_Atomic uint64_t fx_wait, fx_wake, fx_woken, fx_other;
+	uint64_t rt_checked_ns;         /* when rt was last read from the kernel */
+	bool rt;                        /* SCHED_FIFO or SCHED_RR */
+} __attribute__((aligned(64)));
+
+HL_HIDDEN extern struct hl_node *hl__nodes;
+HL_HIDDEN extern __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
+HL_HIDDEN extern __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
+/* In a fork child: the forking thread's TID in the parent, which the lock
+ * words it held at the fork still carry (0 elsewhere). */
+HL_HIDDEN extern __thread uint32_t hl__prefork_tid __attribute__((tls_model("initial-exec")));
+
+HL_HIDDEN uint32_t hl__tid_slow(void);
+HL_HIDDEN struct hl_thread *hl__thread_register(void);
+
+/* The caller's TID: one TLS load once known (reset in a fork child). */
+static inline uint32_t hl_tid(void)
+{
+	uint32_t t = hl__tid_cache;
+	return hl_likely(t) ? t : hl__tid_slow();
+}
+
+/* The caller's record, registered at first use; NULL only when the arena is
+ * exhausted or could not be mapped (callers then degrade, see mutex.c). */
+static inline struct hl_thread *hl_self(void)
+{
+	struct hl_thread *t = hl__self_ptr;
+	return hl_likely(t) ? t : hl__thread_register();
+}
+
+static inline struct hl_node *hl_node_at(uint32_t index)
+{
+	return &hl__nodes[index];
+}
+
+/* The node for a new wait of self (nesting level self->depth), or NULL if
+ * none is left; the matching hl_thread_node_put ends the wait. */
+HL_HIDDEN struct hl_node *hl_thread_node_get(struct hl_thread *self);
+HL_HIDDEN void hl_thread_node_put(struct hl_thread *self);
+/* Ends a wait whose node was abandoned in a queue: the thread takes a fresh
+ * node for that nesting level; the old one is recycled by the queue. */
+HL_HIDDEN void hl_thread_node_abandoned(struct hl_thread *self);
+/* Returns an abandoned node, now unlinked from every queue, to the arena. */
+HL_HIDDEN void hl_node_recycle(struct hl_node *n);
+
+/* Whether self runs under SCHED_FIFO or SCHED_RR (re-read from the kernel
+ * at most once a millisecond). */
+HL_HIDDEN bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns);
+
+/* Bumped in the child after fork(): queue tails tagged with an older
+ * generation name nodes of threads that do not exist in this process. */
+HL_HIDDEN extern _Atomic uint32_t hl__fork_gen;
+static inline uint32_t hl_fork_gen(void)
+{
+	/* Relaxed: changed only in a fork child before it has other threads. */
+	return hl_load(&hl__fork_gen, HL_RELAXED) & 0xff;
+}
+
+/* Futex counter bump, by the owning thread only. */
+static inline void hl_counter_add(_Atomic uint64_t *c, uint64_t v)
+{
+	/* Relaxed load and store, not an RMW: only the owning thread writes;
+	 * readers on other threads may see a slightly old value, never a torn
+	 * one. */
+	hl_store(c, hl_load(c, HL_RELAXED) + v, HL_RELAXED);
+}
+
+#endif

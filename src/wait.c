@@ -1,0 +1,142 @@
+/* The waiting core: spin on the node, then park on it; signal a node.
+ * The state machine is in wait.h. */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <hotlock/futex.h>
+
+#include "wait.h"
+
+/* How many pause iterations between two reads of the clock while spinning:
+ * a clock read costs about as much as 20-60 pauses, so the budget is
+ * overshot by well under a microsecond. */
+#define SPIN_CLOCK_EVERY 64
+
+/* A waker that claimed the node posts the signal a few instructions later;
+ * if it was preempted in between, give it the CPU. */
+static uint32_t wait_claimed(struct hl_node *n)
+{
+	uint32_t s;
+	unsigned spins = 0;
+	/* Acquire: pairs with hl_node_post's release. */
+	while ((s = hl_load(&n->state, HL_ACQUIRE)) == HL_NODE_CLAIMED) {
+		if (++spins < 1024)
+			hl_cpu_relax();
+		else
+			sched_yield();
+	}
+	return s;
+}
+
+/* Gives up the wait from state `seen` (WAITING or PARKED).  Returns
+ * HL_WAIT_TIMEDOUT, or the signal of a waker that got there first. */
+static uint32_t abandon(struct hl_node *n, uint32_t seen)
+{
+	/* Acquire on failure: we then read the signal and act on it.  On
+	 * success nothing is published: the node's links were published when
+	 * it was queued, and wakers read ABANDONED only to skip the node. */
+	while (!hl_cas(&n->state, &seen, HL_NODE_ABANDONED, HL_ACQUIRE)) {
+		if (seen == HL_NODE_CLAIMED)
+			return wait_claimed(n);
+		if (seen != HL_NODE_WAITING && seen != HL_NODE_PARKED)
+			return seen;
+	}
+	return HL_WAIT_TIMEDOUT;
+}
+
+uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl, uint64_t spin_ns)
+{
+	uint32_t s;
+	if (spin_ns) {
+		uint64_t start = hl_now_ns();
+		for (unsigned i = 1;; i++) {
+			/* Acquire: pairs with the waker's release. */
+			s = hl_load(&n->state, HL_ACQUIRE);
+			if (s != HL_NODE_WAITING)
+				goto signalled;
+			hl_cpu_relax();
+			if (i % SPIN_CLOCK_EVERY == 0) {
+				if (hl_now_ns() - start >= spin_ns)
+					break;
+				if (hl_deadline_passed(dl))
+					return abandon(n, HL_NODE_WAITING);
+			}
+		}
+	}
+	s = HL_NODE_WAITING;
+	/* Relaxed on success: going to sleep publishes nothing.  Acquire on
+	 * failure (via hl_cas): the signal's writes become visible. */
+	if (!hl_cas(&n->state, &s, HL_NODE_PARKED, HL_ACQUIRE))
+		goto signalled;
+	for (;;) {
+		int r = hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED,
+				      dl ? dl->clock : CLOCK_MONOTONIC, dl ? &dl->abs : NULL);
+		s = hl_load(&n->state, HL_ACQUIRE);
+		if (s != HL_NODE_PARKED)
+			goto signalled;
+		if (r == ETIMEDOUT || (dl && hl_deadline_passed(dl)))
+			return abandon(n, HL_NODE_PARKED);
+	}
+signalled:
+	if (s == HL_NODE_CLAIMED)
+		s = wait_claimed(n);
+	return s;
+}
+
+/* Only WAITING, PARKED and ABANDONED can be met by a waker: a node holding a
+ * signal or a claim has one waker already, and a second means a broken
+ * protocol. */
+static bool wakeable(uint32_t s)
+{
+	if (s == HL_NODE_WAITING || s == HL_NODE_PARKED)
+		return true;
+	if (s != HL_NODE_ABANDONED)
+		hl__bug("signal to a node that is not waiting", s);
+	return false;
+}
+
+bool hl_node_signal(struct hl_node *n, uint32_t sig)
+{
+	uint32_t s = hl_load(&n->state, HL_RELAXED);
+	for (;;) {
+		if (!wakeable(s))
+			return false;
+		/* Release: the signaller's writes are visible to the waiter,
+		 * which reads the state with acquire.  Acquire on failure is
+		 * not needed: we only retry. */
+		if (hl_cas(&n->state, &s, sig, HL_RELEASE))
+			break;
+	}
+	if (s == HL_NODE_PARKED)
+		hl_futex_wake((uint32_t *)&n->state, 1);
+	return true;
+}
+
+bool hl_node_claim(struct hl_node *n, bool *was_parked)
+{
+	uint32_t s = hl_load(&n->state, HL_RELAXED);
+	for (;;) {
+		if (!wakeable(s))
+			return false;
+		/* Relaxed: the claim publishes nothing; hl_node_post does. */
+		if (hl_cas(&n->state, &s, HL_NODE_CLAIMED, HL_RELAXED))
+			break;
+	}
+	*was_parked = s == HL_NODE_PARKED;
+	return true;
+}
+
+void hl_node_post(struct hl_node *n, uint32_t sig, bool was_parked)
+{
+	/* Release: pairs with the waiter's acquire load of the state. */
+	hl_store(&n->state, sig, HL_RELEASE);
+	if (was_parked)
+		hl_futex_wake((uint32_t *)&n->state, 1);
+}
+
+void hl__bug(const char *what, unsigned long value)
+{
+	fprintf(stderr, "hotlock: internal error: %s (0x%lx)\n", what, value);
+	abort();
+}

@@ -1,0 +1,110 @@
+/* The waiting core: how a thread waits and how it is woken.
+ *
+ * Every wait in hotlock is a wait on the waiter's own node: a cache-line
+ * sized record that belongs to one thread for the duration of one wait.  The
+ * node's state word is the only thing a waiter watches, first spinning on it
+ * (bounded by the spin budget, config.h), then parking on it with a private
+ * futex.  A waker changes the state word to a signal value and calls
+ * futex_wake only if the waiter had parked: a waiter that is still spinning
+ * is woken without a syscall.  The lock words themselves are never futexes,
+ * so they can hold whatever the lock needs.
+ *
+ * Node state word:
+ *
+ *   value         set by        meaning
+ *   ------------  ------------  ------------------------------------------
+ *   FREE      0   owner         not waiting
+ *   WAITING   1   owner         armed; the owner spins on the word
+ *   PARKED    2   owner         the owner sleeps in futex_wait(PARKED)
+ *   ABANDONED 3   owner         the owner timed out and left; the node stays
+ *                               where it is (say in a queue) and whoever
+ *                               would have signalled it inherits its duties
+ *   CLAIMED   4   a waker       a waker has committed to signal; the owner
+ *                               can no longer abandon and waits a moment
+ *   >= 8          a waker       a signal (HL_SIG_*): the wait is over
+ *
+ * Transitions: WAITING -> PARKED, WAITING|PARKED -> ABANDONED (owner, CAS);
+ * WAITING|PARKED -> CLAIMED or signal (waker, CAS); CLAIMED -> signal (the
+ * claiming waker, store).  A CAS decides every race between a waiter giving
+ * up and a waker, so a signal is delivered to exactly one live wait or
+ * refused (and then the waker knows the node was abandoned).
+ *
+ * Node memory lives in an arena that is never unmapped (thread.c), so a waker
+ * may call futex_wake on a node whose owner has already seen the signal and
+ * moved on: the worst case is a spurious wake-up of the node's next wait,
+ * which every wait loop tolerates by re-reading the state word.
+ */
+#ifndef HOTLOCK_WAIT_H
+#define HOTLOCK_WAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomics.h"
+#include "internal.h"
+
+enum {
+	HL_NODE_FREE = 0,
+	HL_NODE_WAITING = 1,
+	HL_NODE_PARKED = 2,
+	HL_NODE_ABANDONED = 3,
+	HL_NODE_CLAIMED = 4,
+};
+
+/* Signals.  The waiting core does not interpret them; locks define their
+ * meaning.  HL_WAIT_TIMEDOUT is returned by hl_node_wait, never posted. */
+enum {
+	HL_SIG_HEAD = 8,        /* you are the head of the waiter queue */
+	HL_SIG_RELEASED = 9,    /* the lock you wait for was released: retry */
+	HL_SIG_HANDED = 10,     /* the lock was handed to you: you own it */
+	HL_WAIT_TIMEDOUT = 0xffffffffu,
+};
+
+/* Node flags, set by the owner before the node is published. */
+enum {
+	HL_NODE_F_RT = 1u << 0,         /* SCHED_FIFO/SCHED_RR waiter */
+};
+
+struct hl_node {
+	_Atomic uint32_t state;         /* futex word, table above */
+	_Atomic uint32_t next;          /* queue successor (node index), 0: none yet */
+	uint32_t index;                 /* this node's index in the arena */
+	uint32_t tid;                   /* the waiting thread */
+	uint32_t flags;                 /* HL_NODE_F_* */
+	_Atomic uint32_t pool_next;     /* free-list link (thread.c) */
+	uint64_t wait_start_ns;         /* CLOCK_MONOTONIC when the wait began */
+	uint32_t reserved[8];           /* for the queue policies to come */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
+
+/* Arms n for a new wait: the owner calls it before publishing n anywhere a
+ * waker can find it (the publication must be a release operation). */
+static inline void hl_node_arm(struct hl_node *n)
+{
+	/* Relaxed: nobody may signal n until it is published; the publishing
+	 * release (a queue link, a lock word CAS) orders this store. */
+	hl_store(&n->state, HL_NODE_WAITING, HL_RELAXED);
+}
+
+/* Waits until n is signalled, spinning up to spin_ns, then parked.  With a
+ * deadline, gives up when it passes: the node is then ABANDONED and
+ * HL_WAIT_TIMEDOUT returned, unless a waker won the race, in which case its
+ * signal is returned.  Returns the signal (acquire: the signaller's writes
+ * before the signal are visible). */
+HL_HIDDEN uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl,
+				uint64_t spin_ns);
+
+/* Delivers sig to n: no syscall if the waiter was spinning, one futex_wake if
+ * it had parked.  Returns false, and changes nothing, if n was abandoned.
+ * Release: the caller's writes before it are visible to the woken waiter. */
+HL_HIDDEN bool hl_node_signal(struct hl_node *n, uint32_t sig);
+
+/* Two-step signal, for a waker that must do something between committing to
+ * wake n and waking it (the mutex writes the new owner into the lock word):
+ * claim takes n out of the waiter's hands (false if it was abandoned); post
+ * delivers the signal. */
+HL_HIDDEN bool hl_node_claim(struct hl_node *n, bool *was_parked);
+HL_HIDDEN void hl_node_post(struct hl_node *n, uint32_t sig, bool was_parked);
+
+#endif

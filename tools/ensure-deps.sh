@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what the build needs on a fresh Debian machine (as root), or says
+# in one line what to install.
+set -eu
+need=()
+command -v cmake   >/dev/null 2>&1 || need+=(cmake)
+command -v ninja   >/dev/null 2>&1 || need+=(ninja-build)
+command -v gcc     >/dev/null 2>&1 || need+=(gcc)
+command -v clang   >/dev/null 2>&1 || need+=(clang)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "ensure-deps: installing ${need[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq "${need[@]}" >/dev/null
+	exit 0
+fi
+echo "hotlock: missing build tools; install them first: apt-get install ${need[*]}" >&2
+exit 1
