@@ -202,7 +202,10 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		 * unlocker, whose acquire load of the word sees the flags. */
 		if (!hl_cas(&m->word, &w, w | WAKE | (due ? HANDOFF : 0), HL_RELEASE))
 			continue;
-		sig = hl_node_wait(n, dl, 0);
+		/* Spun out already: park at once.  Due: the handover comes at
+		 * the owner's next unlock, likely within the spin budget, and
+		 * then costs no syscall. */
+		sig = hl_node_wait(n, dl, due ? spin_ns : 0);
 		if (sig == HL_SIG_HANDED)
 			goto owned;
 		if (sig == HL_WAIT_TIMEDOUT)
@@ -345,6 +348,9 @@ static const char *state_name(uint32_t s)
 	}
 }
 
+/* Reads node fields other threads write: racy on purpose, for a watchdog
+ * that must print something whatever state the lock is in. */
+__attribute__((no_sanitize("thread")))
 int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 {
 	struct mutex *m = (struct mutex *)pm;
