@@ -50,11 +50,9 @@ static void count(int kind, uint64_t woken)
 	struct hl_thread *t = hl_self();
 	if (!t)
 		return;
-	switch (kind) {
-	case 0: hl_counter_add(&t->fx_wait, 1); break;
-	case 1: hl_counter_add(&t->fx_wake, 1); hl_counter_add(&t->fx_woken, woken); break;
-	default: hl_counter_add(&t->fx_other, 1); break;
-	}
+	hl_counter_add(&t->fx[kind], 1);
+	if (kind == HL_FX_WAKE)
+		hl_counter_add(&t->fx[HL_FX_WOKEN], woken);
 }
 
 static int interface(void)
@@ -65,7 +63,7 @@ static int interface(void)
 	uint32_t dummy = 0;
 	long r = syscall(__NR_futex_wake, &dummy, (unsigned long)FUTEX_BITSET_MATCH_ANY,
 			 0, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
-	count(2, 0);
+	count(HL_FX_OTHER, 0);
 	i = (r < 0 && errno == ENOSYS) ? IFACE_FUTEX : IFACE_FUTEX2;
 	hl_store(&iface, i, HL_RELAXED);
 	return i;
@@ -97,7 +95,7 @@ int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 			op |= FUTEX_CLOCK_REALTIME;
 		r = syscall(SYS_futex, addr, op, val, abstime, NULL, FUTEX_BITSET_MATCH_ANY);
 	}
-	count(0, 0);
+	count(HL_FX_WAIT, 0);
 	int err = r < 0 ? errno : 0;
 	errno = saved;
 	switch (err) {
@@ -120,32 +118,31 @@ int hl_futex_wake(uint32_t *addr, int n)
 	errno = saved;
 	if (r < 0)
 		r = 0;
-	count(1, (uint64_t)r);
+	count(HL_FX_WAKE, (uint64_t)r);
 	return (int)r;
+}
+
+static void to_stats(const uint64_t c[HL_FX_KINDS], hl_futex_stats_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->wait = c[HL_FX_WAIT];
+	out->wake = c[HL_FX_WAKE];
+	out->woken = c[HL_FX_WOKEN];
+	out->other = c[HL_FX_OTHER];
 }
 
 void hl_futex_stats_thread(hl_futex_stats_t *out)
 {
-	memset(out, 0, sizeof(*out));
-	struct hl_thread *t = hl__self_ptr;
-	if (!t)
-		return;
-	out->wait = hl_load(&t->fx_wait, HL_RELAXED);
-	out->wake = hl_load(&t->fx_wake, HL_RELAXED);
-	out->woken = hl_load(&t->fx_woken, HL_RELAXED);
-	out->other = hl_load(&t->fx_other, HL_RELAXED);
+	uint64_t c[HL_FX_KINDS];
+	hl_thread_stats(c);
+	to_stats(c, out);
 }
-
-HL_HIDDEN void hl__stats_total(uint64_t out[4]);
 
 void hl_futex_stats_total(hl_futex_stats_t *out)
 {
-	uint64_t c[4];
-	hl__stats_total(c);
-	out->wait = c[0];
-	out->wake = c[1];
-	out->woken = c[2];
-	out->other = c[3];
+	uint64_t c[HL_FX_KINDS];
+	hl_process_stats(c);
+	to_stats(c, out);
 }
 
 /* ---- node of the calling CPU ------------------------------------------------

@@ -59,13 +59,16 @@ static inline int hl_deadline_init(struct hl_deadline *dl, clockid_t clock,
 	return 0;
 }
 
+/* Compared as timespecs: a far deadline (tv_sec near its maximum) would
+ * overflow 64-bit nanoseconds. */
 static inline bool hl_deadline_passed(const struct hl_deadline *dl)
 {
 	if (!dl)
 		return false;
-	if (dl->abs.tv_sec < 0)
-		return true;
-	return hl_clock_ns(dl->clock) >= hl_ts_to_ns(&dl->abs);
+	struct timespec now;
+	clock_gettime(dl->clock, &now);
+	return now.tv_sec > dl->abs.tv_sec ||
+	       (now.tv_sec == dl->abs.tv_sec && now.tv_nsec >= dl->abs.tv_nsec);
 }
 
 #endif

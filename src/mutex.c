@@ -4,7 +4,11 @@
  *
  * State (16 bytes, all-zero = unlocked):
  *
- *   word  (u32)   bits  0-29  owner TID, 0 when free
+ *   word  (u32)   bits  0-21  owner TID, 0 when free (Linux TIDs < 2^22)
+ *                 bits 22-29  GEN: the fork generation (thread.h) in which
+ *                             the flags were set; flags of another generation
+ *                             were set by threads of a fork parent and mean
+ *                             nothing (treated as absent)
  *                 bit  30     WAKE: the queue head waits on its node for the
  *                             unlocker's signal
  *                 bit  31     HANDOFF: the head is due the lock; the unlocker
@@ -76,10 +80,23 @@
 #include "thread.h"
 #include "wait.h"
 
-#define OWNER_MASK 0x3fffffffu
+#define OWNER_MASK 0x003fffffu
+#define GEN_SHIFT  22
 #define WAKE       (1u << 30)
 #define HANDOFF    (1u << 31)
 #define FLAGS      (WAKE | HANDOFF)
+
+/* The flags a waiter sets now: WAKE, HANDOFF if due, this generation. */
+static inline uint32_t flags_now(bool due)
+{
+	return WAKE | (due ? HANDOFF : 0) | hl_fork_gen() << GEN_SHIFT;
+}
+
+/* Whether w carries flags set in this process (see GEN above). */
+static inline bool has_live_flags(uint32_t w)
+{
+	return (w & FLAGS) && ((w >> GEN_SHIFT) & 0xff) == hl_fork_gen();
+}
 
 struct mutex {
 	_Atomic uint32_t word;
@@ -144,7 +161,7 @@ static void leave_queue(struct mutex *m, struct hl_node *n)
 	hl_store(&m->head, d->index, HL_RELAXED);
 	/* Release: pairs with the unlocker's acquire load of the word, which
 	 * then reads `head`.  We own the word, so nobody else changes it. */
-	hl_fetch_or(&m->word, WAKE | (due ? HANDOFF : 0), HL_RELEASE);
+	hl_fetch_or(&m->word, flags_now(due), HL_RELEASE);
 }
 
 static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
@@ -199,8 +216,10 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		hl_store(&m->head, n->index, HL_RELAXED);
 		hl_node_arm(n);
 		/* Release: `head` and the armed node are visible to the
-		 * unlocker, whose acquire load of the word sees the flags. */
-		if (!hl_cas(&m->word, &w, w | WAKE | (due ? HANDOFF : 0), HL_RELEASE))
+		 * unlocker, whose acquire load of the word sees the flags.
+		 * The flags replace any in the word: those can only be stale
+		 * ones of a fork parent (the head is the only setter). */
+		if (!hl_cas(&m->word, &w, (w & OWNER_MASK) | flags_now(due), HL_RELEASE))
 			continue;
 		/* Spun out already: park at once.  Due: the handover comes at
 		 * the owner's next unlock, likely within the spin budget, and
@@ -302,9 +321,11 @@ int hl_mutex_unlock(hl_mutex_t *pm)
 	for (;;) {
 		if (!owned_by_me(w, tid))
 			return EPERM;
-		if (w & FLAGS)
+		if (has_live_flags(w))
 			break;
-		/* Release: as the fast path; acquire on failure: as above. */
+		/* No flags, or a fork parent's (a new head may be replacing
+		 * those right now, hence a CAS).  Release: as the fast path;
+		 * acquire on failure: as above. */
 		if (hl_cas(&m->word, &w, 0, HL_ACQ_REL))
 			return 0;
 	}
@@ -362,7 +383,7 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 	size_t used = 0;
 	struct hl_node *t = hl_queue_node(tail);
 	/* From the recorded head (if the word says it is current) to the tail. */
-	if (t && (w & FLAGS) && head && hl__nodes) {
+	if (t && has_live_flags(w) && head && hl__nodes) {
 		struct hl_node *n = hl_node_at(head);
 		for (int k = 0; n && k < 16 && used < sizeof(q) - 64; k++) {
 			uint32_t s = hl_load(&n->state, HL_RELAXED);
@@ -374,8 +395,9 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 			n = nx ? hl_node_at(nx) : NULL;
 		}
 	}
-	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s tail=%s%u head=%u%s%s",
+	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u%s%s",
 			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
+			(w & FLAGS) && !has_live_flags(w) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
 			used ? " queue:" : (t ? " queue: (head active, not recorded)" : ""), q);
 }

@@ -28,9 +28,6 @@ static _Atomic uint32_t thread_bump = 1;       /* next never-used record index *
 static _Atomic uint64_t node_pool;             /* tagged free-list heads */
 static _Atomic uint64_t thread_pool;
 
-/* Counters of threads that have exited (folded in by thread_exit). */
-HL_HIDDEN _Atomic uint64_t hl__retired_fx[4];
-
 static pthread_key_t exit_key;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static bool arenas_ok;
@@ -108,24 +105,14 @@ void hl_node_recycle(struct hl_node *n)
 
 /* ---- set-up, exit and fork --------------------------------------------- */
 
-static void fold_counters(struct hl_thread *t)
-{
-	hl_fetch_add(&hl__retired_fx[0], hl_load(&t->fx_wait, HL_RELAXED), HL_RELAXED);
-	hl_fetch_add(&hl__retired_fx[1], hl_load(&t->fx_wake, HL_RELAXED), HL_RELAXED);
-	hl_fetch_add(&hl__retired_fx[2], hl_load(&t->fx_woken, HL_RELAXED), HL_RELAXED);
-	hl_fetch_add(&hl__retired_fx[3], hl_load(&t->fx_other, HL_RELAXED), HL_RELAXED);
-}
-
 static void release_record(struct hl_thread *t, bool free_nodes)
 {
-	fold_counters(t);
 	if (free_nodes)
 		for (int i = 0; i < HL_NEST; i++)
 			if (t->nodes[i])
 				hl_node_recycle(&hl__nodes[t->nodes[i]]);
-	/* Release: a reader of in_use == 0 (stats) need not see more, but the
-	 * record's reuse goes through pool_push's release anyway. */
-	hl_store(&t->in_use, 0, HL_RELEASE);
+	/* Relaxed: the record's reuse is ordered by pool_push's release. */
+	hl_store(&t->in_use, 0, HL_RELAXED);
 	pool_push(&thread_pool, &t->pool_next, (uint32_t)(t - threads));
 }
 
@@ -139,8 +126,8 @@ static void thread_exit(void *arg)
 }
 
 /* In the child of fork() only the forking thread exists.  Its TID changed;
- * the records of the other threads are released (their counters folded into
- * the retired totals), but their nodes are not recycled: they may sit in the
+ * the records of the other threads are released (their counts stay in the
+ * process total), but their nodes are not recycled: they may sit in the
  * queue of some lock, which the fork generation now marks as stale. */
 static void atfork_child(void)
 {
@@ -201,10 +188,8 @@ struct hl_thread *hl__thread_register(void)
 	t->depth = 0;
 	for (int k = 0; k < HL_NEST; k++)
 		t->nodes[k] = node_alloc();
-	hl_store(&t->fx_wait, 0, HL_RELAXED);
-	hl_store(&t->fx_wake, 0, HL_RELAXED);
-	hl_store(&t->fx_woken, 0, HL_RELAXED);
-	hl_store(&t->fx_other, 0, HL_RELAXED);
+	for (int k = 0; k < HL_FX_KINDS; k++)
+		t->fx_base[k] = hl_load(&t->fx[k], HL_RELAXED);
 	t->rt_checked_ns = 0;
 	t->rt = false;
 	hl_store(&t->in_use, 1, HL_RELEASE);
@@ -256,32 +241,23 @@ bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns)
 
 /* ---- futex counters -------------------------------------------------------- */
 
-HL_HIDDEN void hl__thread_stats(struct hl_thread *t, uint64_t out[4]);
-void hl__thread_stats(struct hl_thread *t, uint64_t out[4])
+void hl_thread_stats(uint64_t out[HL_FX_KINDS])
 {
-	out[0] = hl_load(&t->fx_wait, HL_RELAXED);
-	out[1] = hl_load(&t->fx_wake, HL_RELAXED);
-	out[2] = hl_load(&t->fx_woken, HL_RELAXED);
-	out[3] = hl_load(&t->fx_other, HL_RELAXED);
+	struct hl_thread *t = hl__self_ptr;
+	for (int k = 0; k < HL_FX_KINDS; k++)
+		out[k] = t ? hl_load(&t->fx[k], HL_RELAXED) - t->fx_base[k] : 0;
 }
 
-HL_HIDDEN void hl__stats_total(uint64_t out[4]);
-void hl__stats_total(uint64_t out[4])
+void hl_process_stats(uint64_t out[HL_FX_KINDS])
 {
-	for (int k = 0; k < 4; k++)
-		out[k] = hl_load(&hl__retired_fx[k], HL_RELAXED);
+	for (int k = 0; k < HL_FX_KINDS; k++)
+		out[k] = 0;
 	if (!threads)
 		return;
+	/* Every record ever handed out, live or not: counters never go down,
+	 * so neither does the sum.  Relaxed: statistics, nothing published. */
 	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
-	for (uint32_t i = 1; i < n; i++) {
-		struct hl_thread *t = &threads[i];
-		/* Acquire: pairs with the release in register, so the counters
-		 * read are this owner's, not a previous one's. */
-		if (!hl_load(&t->in_use, HL_ACQUIRE))
-			continue;
-		uint64_t c[4];
-		hl__thread_stats(t, c);
-		for (int k = 0; k < 4; k++)
-			out[k] += c[k];
-	}
+	for (uint32_t i = 1; i < n; i++)
+		for (int k = 0; k < HL_FX_KINDS; k++)
+			out[k] += hl_load(&threads[i].fx[k], HL_RELAXED);
 }

@@ -26,6 +26,7 @@
 #include "wait.h"
 
 #define HL_NEST 4
+enum { HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER, HL_FX_KINDS };
 #define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */
 #define HL_MAX_NODES (1u << 20)         /* 64 MiB of address space */
 #define HL_MAX_THREADS (1u << 17)       /* 16 MiB of address space */
@@ -37,8 +38,12 @@ struct hl_thread {
 	_Atomic uint32_t in_use;
 	_Atomic uint32_t pool_next;
 	/* Futex syscall counters: written only by the owning thread
-	 * (load + store, no RMW), read by anyone (relaxed). */
-	_Atomic uint64_t fx_wait, fx_wake, fx_woken, fx_other;
+	 * (load + store, no RMW), read by anyone (relaxed).  They are never
+	 * reset: a recycled record keeps counting, so the process total (the
+	 * sum over all records) never goes down; a thread's own counts are the
+	 * counters minus fx_base, taken when it got the record. */
+	_Atomic uint64_t fx[HL_FX_KINDS];
+	uint64_t fx_base[HL_FX_KINDS];
 	uint64_t rt_checked_ns;         /* when rt was last read from the kernel */
 	bool rt;                        /* SCHED_FIFO or SCHED_RR */
 } __attribute__((aligned(64)));
@@ -95,6 +100,11 @@ static inline uint32_t hl_fork_gen(void)
 	/* Relaxed: changed only in a fork child before it has other threads. */
 	return hl_load(&hl__fork_gen, HL_RELAXED) & 0xff;
 }
+
+/* The calling thread's futex counts (zeros before its first slow path). */
+HL_HIDDEN void hl_thread_stats(uint64_t out[HL_FX_KINDS]);
+/* The sum over every thread that ever ran (monotonic). */
+HL_HIDDEN void hl_process_stats(uint64_t out[HL_FX_KINDS]);
 
 /* Futex counter bump, by the owning thread only. */
 static inline void hl_counter_add(_Atomic uint64_t *c, uint64_t v)
