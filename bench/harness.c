@@ -1,0 +1,912 @@
+/* hotlock-bench: the shared harness (see harness.h): command line, one
+ * measured run of T threads, a suite of runs with its tables, progress line
+ * and JSON. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* the build defines it; also when compiled alone */
+#endif
+#include "harness.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hotlock/hotlock.h>
+
+/* ---- progress line ----------------------------------------------------- */
+
+/* One line on stderr per run.  On a terminal each line overwrites the last
+ * ("\r" and erase-to-end), and is erased before a table goes to stdout; into
+ * a file or pipe every line is written whole, once the run has finished. */
+static struct {
+	unsigned done, total;
+	int tty;                /* -1: not yet known */
+	bool open;              /* a line is on the terminal, unterminated */
+	char line[256];
+} progress = { .tty = -1 };
+
+static bool progress_tty(void)
+{
+	if (progress.tty < 0)
+		progress.tty = isatty(STDERR_FILENO);
+	return progress.tty;
+}
+
+static void progress_clear(void)
+{
+	if (progress.open)
+		fputs("\r\033[K", stderr);
+	progress.open = false;
+}
+
+/* Keeps the line of the run that failed on the screen. */
+static void progress_keep(void)
+{
+	if (progress.open)
+		fputc('\n', stderr);
+	progress.open = false;
+}
+
+static void progress_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void progress_begin(const char *fmt, ...)
+{
+	int width = snprintf(NULL, 0, "%u", progress.total);
+	int n = snprintf(progress.line, sizeof progress.line, "[%*u/%u] ",
+			 width, ++progress.done, progress.total);
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof progress.line)
+		vsnprintf(progress.line + n, sizeof progress.line - n, fmt, ap);
+	va_end(ap);
+	if (progress_tty()) {
+		fprintf(stderr, "\r\033[K%s ...", progress.line);
+		progress.open = true;
+	}
+}
+
+/* Other load worth a mention, in CPUs (see bench_sample.other_cpus). */
+#define OTHER_CPUS_NOTE 0.1
+
+static void progress_end(double ops_per_sec, double others)
+{
+	char note[64] = "";
+
+	if (others >= OTHER_CPUS_NOTE)
+		snprintf(note, sizeof note, " (other load %.1f CPUs)", others);
+	if (progress_tty()) {
+		fprintf(stderr, "\r\033[K%s ... %.3f Mops/s%s", progress.line,
+			ops_per_sec / 1e6, note);
+		progress.open = true;
+	} else {
+		fprintf(stderr, "%s ... %.3f Mops/s%s\n", progress.line,
+			ops_per_sec / 1e6, note);
+	}
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+static _Noreturn void bench_exit(int status)
+{
+	bench_json_discard();
+	exit(status);
+}
+
+void bench_usage_error(const char *scenario, const char *fmt, ...)
+{
+	const char *sep = scenario ? " " : "";
+	va_list ap;
+
+	progress_keep();
+	fprintf(stderr, "hotlock-bench%s%s: error: ", sep, scenario ? scenario : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'hotlock-bench%s%s --help'.\n", sep,
+		scenario ? scenario : "");
+	bench_exit(2);
+}
+
+void bench_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	progress_keep();
+	fputs("hotlock-bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	bench_exit(1);
+}
+
+void bench_check(int err, const char *what)
+{
+	if (err)
+		bench_fatal("%s: %s", what, strerror(err));
+}
+
+void *bench_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		bench_fatal("out of memory");
+	return p;
+}
+
+/* ---- command line -------------------------------------------------------- */
+
+const char *bench_opt_value(const char *scenario, int argc, char **argv,
+			    int *i, const char *name)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n) != 0)
+		return NULL;
+	if (arg[n] == '=')
+		return arg + n + 1;
+	if (arg[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc)
+		bench_usage_error(scenario, "option '%s' needs a value", name);
+	return argv[++*i];
+}
+
+unsigned long bench_parse_ulong(const char *scenario, const char *opt,
+				const char *s, unsigned long min,
+				unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	if (s[0] == '-' && s[1] >= '0' && s[1] <= '9')
+		bench_usage_error(scenario, "%s: '%s' is negative; it must be %lu to %lu",
+				  opt, s, min, max);
+	if (s[0] < '0' || s[0] > '9')
+		bench_usage_error(scenario, "%s: '%s' is not a whole number", opt, s);
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end != '\0')
+		bench_usage_error(scenario, "%s: '%s' is not a whole number", opt, s);
+	if (errno == ERANGE || v < min || v > max)
+		bench_usage_error(scenario, "%s: %s is out of range; it must be %lu to %lu",
+				  opt, s, min, max);
+	return v;
+}
+
+double bench_parse_seconds(const char *scenario, const char *opt,
+			   const char *s, double max)
+{
+	double v;
+	char *end;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || !isfinite(v))
+		bench_usage_error(scenario, "%s: '%s' is not a number of seconds", opt, s);
+	if (v <= 0 || v > max || errno == ERANGE)
+		bench_usage_error(scenario, "%s: %s is out of range; it must be more than 0 and at most %g",
+				  opt, s, max);
+	return v;
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return (x > y) - (x < y);
+}
+
+void bench_list_each(const char *scenario, const char *opt, const char *list,
+		     void (*item)(void *ctx, const char *entry), void *ctx)
+{
+	char buf[64];
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 0)
+			bench_usage_error(scenario, "%s: empty entry in '%s'", opt, list);
+		if (len >= sizeof buf)
+			bench_usage_error(scenario, "%s: entry '%.*s' is too long", opt,
+					  (int)len, p);
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		item(ctx, buf);
+		if (p[len] == '\0')
+			return;
+		p += len + 1;
+	}
+}
+
+struct threads_parse {
+	struct bench_common *c;
+	const char *scenario;
+	size_t n;
+};
+
+static void threads_item(void *ctx, const char *entry)
+{
+	struct threads_parse *tp = ctx;
+
+	if (tp->n == BENCH_MAX_THREAD_COUNTS)
+		bench_usage_error(tp->scenario, "--threads: more than %u entries",
+				  BENCH_MAX_THREAD_COUNTS);
+	tp->c->threads[tp->n++] = bench_parse_ulong(tp->scenario, "--threads", entry,
+						    1, BENCH_MAX_THREADS);
+}
+
+/* "1,2,4,8": each in [1, BENCH_MAX_THREADS], sorted ascending, duplicates
+ * dropped (the 1-thread runs then come first, and give the limit). */
+static void parse_threads(struct bench_common *c, const char *scenario,
+			  const char *list)
+{
+	struct threads_parse tp = { .c = c, .scenario = scenario };
+
+	bench_list_each(scenario, "--threads", list, threads_item, &tp);
+	qsort(c->threads, tp.n, sizeof c->threads[0], cmp_unsigned);
+	c->nthreads = 0;
+	for (size_t i = 0; i < tp.n; i++)
+		if (i == 0 || c->threads[i] != c->threads[i - 1])
+			c->threads[c->nthreads++] = c->threads[i];
+}
+
+void bench_common_defaults(struct bench_common *c, const char *locks)
+{
+	static const unsigned threads[] = { 1, 2, 4, 8 };
+
+	memset(c, 0, sizeof *c);
+	c->locks = locks;
+	memcpy(c->threads, threads, sizeof threads);
+	c->nthreads = sizeof threads / sizeof threads[0];
+	c->duration_s = 2;
+	c->repeat = 1;
+}
+
+bool bench_common_option(struct bench_common *c, const char *scenario,
+			 int argc, char **argv, int *i)
+{
+	const char *v;
+
+	if ((v = bench_opt_value(scenario, argc, argv, i, "--locks"))) {
+		if (!*v)
+			bench_usage_error(scenario, "--locks: empty list");
+		c->locks = v;
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--threads"))) {
+		parse_threads(c, scenario, v);
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--duration"))) {
+		c->duration_s = bench_parse_seconds(scenario, "--duration", v, 86400);
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--repeat"))) {
+		c->repeat = bench_parse_ulong(scenario, "--repeat", v, 1, 1000);
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--json"))) {
+		if (!*v)
+			bench_usage_error(scenario, "--json: empty file name");
+		c->json = v;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+void bench_common_help(FILE *f, const char *default_locks)
+{
+	fprintf(f,
+		"  --locks A,B,...    locks to compare, the first is the baseline of 'ratio'\n"
+		"                     and 'limit%%' (default %s)\n"
+		"  --threads N,M,...  thread counts, 1 to %u each (default 1,2,4,8)\n"
+		"  --duration S       seconds per run, may be fractional (default 2)\n"
+		"  --repeat R         run each (lock, threads) R times, interleaved across\n"
+		"                     locks; the tables show the run with the median ops/s,\n"
+		"                     the JSON keeps all (default 1)\n"
+		"  --json FILE        also write the results as JSON to FILE\n"
+		"  --help             this text\n",
+		default_locks, BENCH_MAX_THREADS);
+}
+
+unsigned bench_cores(void)
+{
+	for (size_t ncpu = 1024; ncpu <= (1u << 20); ncpu *= 2) {
+		cpu_set_t *set = CPU_ALLOC(ncpu);
+		size_t size = CPU_ALLOC_SIZE(ncpu);
+		int err;
+
+		if (!set)
+			bench_fatal("out of memory");
+		if (sched_getaffinity(0, size, set) == 0) {
+			unsigned n = CPU_COUNT_S(size, set);
+
+			CPU_FREE(set);
+			return n ? n : 1;
+		}
+		err = errno;
+		CPU_FREE(set);
+		if (err != EINVAL)
+			bench_check(err, "sched_getaffinity");
+	}
+	bench_fatal("sched_getaffinity: more than 2^20 CPUs?");
+}
+
+static double ts_to_s(const struct timespec *ts)
+{
+	return (double)ts->tv_sec + ts->tv_nsec * 1e-9;
+}
+
+static struct timespec s_to_ts(double s)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+static double clock_s(clockid_t clock, const char *what)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts) != 0)
+		bench_check(errno, what);
+	return ts_to_s(&ts);
+}
+
+double bench_now(void)
+{
+	return clock_s(CLOCK_MONOTONIC, "clock_gettime(CLOCK_MONOTONIC)");
+}
+
+/* Seconds of CPU time the whole machine has spent busy (user, nice, system,
+ * irq, softirq, steal) since boot, from /proc/stat; NAN if unreadable.
+ * Tick-based, so good to about a tick per CPU. */
+static double machine_busy_s(void)
+{
+	unsigned long long v[8];
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return NAN;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n != 8 || hz <= 0)
+		return NAN;
+	/* v[3] idle and v[4] iowait are the idle ones. */
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
+}
+
+/* Where the rest of the machine stands: busy CPU seconds, ours, and when. */
+struct machine_mark {
+	double busy_s, self_s, at_s;
+};
+
+static void machine_mark(struct machine_mark *m)
+{
+	m->busy_s = machine_busy_s();
+	m->self_s = clock_s(CLOCK_PROCESS_CPUTIME_ID, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+	m->at_s = bench_now();
+}
+
+/* CPUs the rest of the machine kept busy between two marks, on average. */
+static double other_cpus(const struct machine_mark *a, const struct machine_mark *b)
+{
+	double others = (b->busy_s - a->busy_s) - (b->self_s - a->self_s);
+
+	if (isnan(others) || b->at_s <= a->at_s)
+		return NAN;
+	return fmax(others, 0) / (b->at_s - a->at_s);
+}
+
+/* ---- one run ------------------------------------------------------------- */
+
+struct run_state {
+	const struct bench_run_spec *spec;
+	pthread_barrier_t start;
+	atomic_bool stop;
+};
+
+struct worker {
+	struct bench_thread t;  /* first: its own cache line(s) */
+	struct run_state *rs;
+	pthread_t tid;
+	bool joined;
+};
+
+void bench_thread_fail(struct bench_thread *t, const char *what, int err)
+{
+	if (!t->err) {
+		t->err = err;
+		t->err_what = what;
+	}
+	/* relaxed: as bench_should_stop; the error itself is read after join. */
+	atomic_store_explicit(t->stop, true, memory_order_relaxed);
+}
+
+static uint64_t thread_csw(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		bench_check(errno, "getrusage(RUSAGE_THREAD)");
+	return (uint64_t)ru.ru_nvcsw;
+}
+
+static void barrier_wait(pthread_barrier_t *b)
+{
+	int err = pthread_barrier_wait(b);
+
+	if (err != PTHREAD_BARRIER_SERIAL_THREAD)
+		bench_check(err, "pthread_barrier_wait");
+}
+
+static void *worker_main(void *p)
+{
+	struct worker *w = p;
+	struct bench_thread *t = &w->t;
+	const struct bench_run_spec *spec = w->rs->spec;
+	hl_futex_stats_t f0, f1;
+	uint64_t csw0;
+	double cpu0;
+
+	barrier_wait(&w->rs->start);
+	hl_futex_stats_thread(&f0);
+	csw0 = thread_csw();
+	cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+	t->start_s = bench_now();
+
+	t->ops = spec->body(t, spec->arg);
+
+	t->end_s = bench_now();
+	t->cpu_s = clock_s(CLOCK_THREAD_CPUTIME_ID, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)") - cpu0;
+	t->csw = thread_csw() - csw0;
+	hl_futex_stats_thread(&f1);
+	t->futex_calls = hl_futex_stats_calls(&f1) - hl_futex_stats_calls(&f0);
+	return NULL;
+}
+
+static void sleep_until(double when)
+{
+	struct timespec ts = s_to_ts(when);
+	int err;
+
+	while ((err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
+		;
+	bench_check(err, "clock_nanosleep");
+}
+
+/* Joins every worker by the deadline; on a timeout says how many threads are
+ * still running, lets the scenario print the lock's state, and exits 1. */
+static void join_all(const struct bench_run_spec *spec, struct worker *w,
+		     double deadline, double allowed_s)
+{
+	struct timespec ts = s_to_ts(deadline);
+	unsigned left = 0;
+	int err;
+
+	for (unsigned i = 0; i < spec->threads; i++) {
+		err = pthread_clockjoin_np(w[i].tid, NULL, CLOCK_MONOTONIC, &ts);
+		if (err == ETIMEDOUT)
+			break;
+		bench_check(err, "pthread_clockjoin_np");
+		w[i].joined = true;
+	}
+	for (unsigned i = 0; i < spec->threads; i++) {
+		if (w[i].joined)
+			continue;
+		err = pthread_tryjoin_np(w[i].tid, NULL);
+		if (err == EBUSY)
+			left++;
+		else
+			bench_check(err, "pthread_tryjoin_np");
+	}
+	if (left == 0)
+		return;
+	fflush(stdout);
+	progress_keep();
+	fprintf(stderr, "hotlock-bench: %s: %u of %u threads did not stop within %.1f s; "
+		"the lock hangs or starves them\n", spec->label, left, spec->threads,
+		allowed_s);
+	if (spec->on_hang)
+		spec->on_hang(spec->arg);
+	bench_exit(1);
+}
+
+void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
+{
+	const unsigned n = spec->threads;
+	struct run_state rs = { .spec = spec };
+	struct worker *w;
+	pthread_attr_t attr;
+	struct machine_mark before, after;
+	double t0, first = INFINITY, last = -INFINITY;
+
+	machine_mark(&before);
+	w = aligned_alloc(BENCH_CACHELINE, n * sizeof *w);
+	if (!w)
+		bench_fatal("out of memory");
+	memset(w, 0, n * sizeof *w);
+	atomic_init(&rs.stop, false);
+	bench_check(pthread_barrier_init(&rs.start, NULL, n + 1), "pthread_barrier_init");
+	bench_check(pthread_attr_init(&attr), "pthread_attr_init");
+	/* Small stacks, so that 1024 threads are cheap. */
+	bench_check(pthread_attr_setstacksize(&attr, 256 * 1024), "pthread_attr_setstacksize");
+	for (unsigned i = 0; i < n; i++) {
+		int err;
+
+		w[i].t.stop = &rs.stop;
+		w[i].t.id = i;
+		w[i].t.arg = spec->arg;
+		w[i].rs = &rs;
+		err = pthread_create(&w[i].tid, &attr, worker_main, &w[i]);
+		if (err)
+			bench_fatal("%s: pthread_create (thread %u of %u): %s",
+				    spec->label, i + 1, n, strerror(err));
+	}
+	bench_check(pthread_attr_destroy(&attr), "pthread_attr_destroy");
+
+	barrier_wait(&rs.start);
+	t0 = bench_now();
+	sleep_until(t0 + spec->duration_s);
+	/* relaxed: see bench_should_stop. */
+	atomic_store_explicit(&rs.stop, true, memory_order_relaxed);
+	join_all(spec, w, t0 + spec->duration_s + 30, spec->duration_s + 30);
+	bench_check(pthread_barrier_destroy(&rs.start), "pthread_barrier_destroy");
+	machine_mark(&after);
+
+	memset(out, 0, sizeof *out);
+	out->other_cpus = other_cpus(&before, &after);
+	out->threads = n;
+	out->thread_ops = bench_xcalloc(n, sizeof *out->thread_ops);
+	out->futex_counted = spec->futex_counted;
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_thread *t = &w[i].t;
+
+		if (t->err)
+			bench_fatal("%s: thread %u: %s: %s", spec->label, i,
+				    t->err_what, strerror(t->err));
+		out->thread_ops[i] = t->ops;
+		out->total_ops += t->ops;
+		out->futex_calls += t->futex_calls;
+		out->csw += t->csw;
+		out->cpu_s += t->cpu_s;
+		first = fmin(first, t->start_s);
+		last = fmax(last, t->end_s);
+	}
+	if (!spec->futex_counted)
+		out->futex_calls = 0;
+	/* Every op counted lies in [first start, last end]. */
+	out->wall_s = last - first;
+	out->ops_per_sec = out->wall_s > 0 ? (double)out->total_ops / out->wall_s : 0;
+	free(w);
+}
+
+void bench_sample_free(struct bench_sample *s)
+{
+	free(s->thread_ops);
+	s->thread_ops = NULL;
+}
+
+/* ---- derived figures ------------------------------------------------------ */
+
+struct sample_view {
+	uint64_t min, max;
+	double avg;
+	double futex_per_kop;   /* NAN: not counted or no ops */
+	double csw_per_kop;
+	double cpu_per_mop;
+};
+
+/* x per `unit` ops, NAN when there were no ops. */
+static double per_ops(double x, uint64_t ops, double unit)
+{
+	return ops ? x * unit / (double)ops : NAN;
+}
+
+static void sample_view(const struct bench_sample *s, struct sample_view *v)
+{
+	v->min = UINT64_MAX;
+	v->max = 0;
+	for (unsigned i = 0; i < s->threads; i++) {
+		if (s->thread_ops[i] < v->min)
+			v->min = s->thread_ops[i];
+		if (s->thread_ops[i] > v->max)
+			v->max = s->thread_ops[i];
+	}
+	v->avg = (double)s->total_ops / s->threads;
+	v->futex_per_kop = s->futex_counted ?
+		per_ops((double)s->futex_calls, s->total_ops, 1e3) : NAN;
+	v->csw_per_kop = per_ops((double)s->csw, s->total_ops, 1e3);
+	v->cpu_per_mop = per_ops(s->cpu_s, s->total_ops, 1e6);
+}
+
+static double per_wall(const struct bench_sample *s, double x)
+{
+	return s->wall_s > 0 ? x / s->wall_s : NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The run with the median ops/s (the lower median for an even count, so
+ * that the run shown is one that happened). */
+static unsigned median_run(const struct bench_sample *runs, unsigned n)
+{
+	double *v = bench_xcalloc(n, sizeof *v);
+	double m;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		v[i] = runs[i].ops_per_sec;
+	qsort(v, n, sizeof *v, cmp_double);
+	m = v[(n - 1) / 2];
+	free(v);
+	for (i = 0; i < n && runs[i].ops_per_sec != m; i++)
+		;
+	return i;
+}
+
+/* ---- tables -------------------------------------------------------------- */
+
+static void cell(int width, int prec, double v)
+{
+	if (isnan(v))
+		printf(" %*s", width, "-");
+	else
+		printf(" %*.*f", width, prec, v);
+}
+
+static void print_table(const struct bench_suite *s, const struct bench_result *row,
+			unsigned threads)
+{
+	double others = 0;
+
+	printf("threads=%u\n", threads);
+	printf("%-14s %8s %8s %8s %8s %7s %9s %8s %9s %6s %6s\n", "lock", "Mops/s",
+	       "thr-min", "thr-avg", "thr-max", "min/max", "futex/kop", "csw/kop",
+	       "cpu-s/Mop", "ratio", "limit%");
+	for (size_t l = 0; l < s->nlocks; l++) {
+		const struct bench_result *r = &row[l];
+		const struct bench_sample *m = &r->runs[r->median];
+		struct sample_view v;
+
+		sample_view(m, &v);
+		printf("%-14s", s->lock_names[l]);
+		cell(8, 3, m->ops_per_sec / 1e6);
+		cell(8, 3, per_wall(m, (double)v.min) / 1e6);
+		cell(8, 3, per_wall(m, v.avg) / 1e6);
+		cell(8, 3, per_wall(m, (double)v.max) / 1e6);
+		cell(7, 2, v.max ? (double)v.min / (double)v.max : NAN);
+		cell(9, 2, v.futex_per_kop);
+		cell(8, 2, v.csw_per_kop);
+		cell(9, 3, v.cpu_per_mop);
+		cell(6, 2, r->ratio);
+		cell(6, 1, r->limit_share * 100);
+		putchar('\n');
+		if (m->other_cpus > others)
+			others = m->other_cpus;
+	}
+	if (others >= OTHER_CPUS_NOTE)
+		printf("note: other processes kept up to %.1f CPUs busy during these runs; "
+		       "expect noise (--repeat helps)\n", others);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* The measured members of one run (also of a result, for its median run). */
+static void json_sample(struct bench_json *j, const struct bench_sample *s)
+{
+	struct sample_view v;
+
+	sample_view(s, &v);
+	bench_json_number(j, "ops_per_sec", s->ops_per_sec);
+	bench_json_uint(j, "total_ops", s->total_ops);
+	bench_json_array(j, "thread_ops");
+	for (unsigned i = 0; i < s->threads; i++)
+		bench_json_uint(j, NULL, s->thread_ops[i]);
+	bench_json_end(j);
+	bench_json_uint(j, "thread_ops_min", v.min);
+	bench_json_number(j, "thread_ops_avg", v.avg);
+	bench_json_uint(j, "thread_ops_max", v.max);
+	bench_json_number(j, "thread_ops_per_sec_min", per_wall(s, (double)v.min));
+	bench_json_number(j, "thread_ops_per_sec_avg", per_wall(s, v.avg));
+	bench_json_number(j, "thread_ops_per_sec_max", per_wall(s, (double)v.max));
+	if (s->futex_counted)
+		bench_json_uint(j, "futex_calls", s->futex_calls);
+	else
+		bench_json_null(j, "futex_calls");
+	bench_json_number(j, "futex_calls_per_kop", v.futex_per_kop);
+	bench_json_uint(j, "csw", s->csw);
+	bench_json_number(j, "csw_per_kop", v.csw_per_kop);
+	bench_json_number(j, "cpu_s", s->cpu_s);
+	bench_json_number(j, "cpu_s_per_mop", v.cpu_per_mop);
+	bench_json_number(j, "wall_s", s->wall_s);
+	bench_json_number(j, "other_cpus", s->other_cpus);
+}
+
+struct suite_out {
+	struct bench_result *results;   /* [nthreads][nlocks] */
+	unsigned cores;
+	double base;                    /* first lock's 1-thread ops/s */
+	double limit;                   /* NAN when none */
+	double calibration_s;           /* 0: no calibration run */
+};
+
+static void write_suite_json(const struct bench_suite *s, const struct suite_out *o,
+			     struct bench_json *j)
+{
+	const struct bench_common *c = s->common;
+	hl_config_t cfg;
+
+	hl_config_get(&cfg);
+	bench_json_object(j, NULL);
+	bench_json_string(j, "bench", s->scenario);
+	bench_json_object(j, "config");
+	if (s->json_config)
+		s->json_config(s->ctx, j);
+	bench_json_number(j, "duration_s", c->duration_s);
+	bench_json_uint(j, "cores", o->cores);
+	bench_json_array(j, "threads");
+	for (size_t t = 0; t < c->nthreads; t++)
+		bench_json_uint(j, NULL, c->threads[t]);
+	bench_json_end(j);
+	bench_json_array(j, "locks");
+	for (size_t l = 0; l < s->nlocks; l++)
+		bench_json_string(j, NULL, s->lock_names[l]);
+	bench_json_end(j);
+	bench_json_uint(j, "repeat", c->repeat);
+	bench_json_string(j, "futex_interface", hl_futex_interface());
+	bench_json_object(j, "hotlock_config");
+	bench_json_uint(j, "spin_ns", cfg.spin_ns);
+	bench_json_uint(j, "handoff_ns", cfg.handoff_ns);
+	bench_json_end(j);
+	if (o->calibration_s > 0)
+		bench_json_number(j, "limit_calibration_s", o->calibration_s);
+	else
+		bench_json_null(j, "limit_calibration_s");
+	bench_json_end(j);
+	bench_json_number(j, "limit_ops_per_sec", o->limit);
+	bench_json_array(j, "results");
+	for (size_t i = 0; i < c->nthreads * s->nlocks; i++) {
+		const struct bench_result *r = &o->results[i];
+
+		bench_json_object(j, NULL);
+		bench_json_string(j, "lock", s->lock_names[r->lock]);
+		bench_json_uint(j, "threads", r->threads);
+		json_sample(j, &r->runs[r->median]);
+		bench_json_number(j, "ratio", r->ratio);
+		bench_json_number(j, "limit_share", r->limit_share);
+		bench_json_uint(j, "median_run", r->median);
+		bench_json_array(j, "runs");
+		for (unsigned k = 0; k < c->repeat; k++) {
+			bench_json_object(j, NULL);
+			json_sample(j, &r->runs[k]);
+			bench_json_end(j);
+		}
+		bench_json_end(j);
+		bench_json_end(j);
+	}
+	bench_json_end(j);
+	bench_json_end(j);
+	bench_json_close(j);
+}
+
+/* ---- a suite ------------------------------------------------------------- */
+
+static void print_header(const struct bench_suite *s, const struct suite_out *o)
+{
+	const struct bench_common *c = s->common;
+
+	printf("%s: %s duration=%gs", s->scenario, s->params, c->duration_s);
+	if (c->repeat > 1)
+		printf(" repeat=%u (median run shown)", c->repeat);
+	printf(" cores=%u", o->cores);
+	if (!isnan(o->limit)) {
+		printf("  (limit %.2f Mops/s = 1-thread %s rate %.2f", o->limit / 1e6,
+		       s->lock_names[0], o->base / 1e6);
+		if (o->calibration_s > 0)
+			printf(" from a %gs calibration run", o->calibration_s);
+		printf(" x %s)", s->limit_formula);
+	}
+	printf("\n\n");
+}
+
+/* Runs lock l at `threads` threads, with a progress line. */
+static void suite_run_one(const struct bench_suite *s, size_t l, unsigned threads,
+			  double duration_s, const char *what, struct bench_sample *out)
+{
+	progress_begin("%s %s threads=%u %s", s->scenario, s->lock_names[l], threads, what);
+	s->run(s->ctx, l, threads, duration_s, out);
+	progress_end(out->ops_per_sec, out->other_cpus);
+}
+
+int bench_suite_run(const struct bench_suite *s)
+{
+	const struct bench_common *c = s->common;
+	const size_t nl = s->nlocks;
+	struct suite_out o = { .cores = bench_cores(), .base = NAN, .limit = NAN };
+	bool calibrate = s->limit_factor > 0 && c->threads[0] != 1;
+	/* Opened first, so that an unwritable path fails before the runs. */
+	struct bench_json *json = c->json ? bench_json_open(c->json) : NULL;
+	char what[64];
+
+	o.results = bench_xcalloc(c->nthreads * nl, sizeof *o.results);
+	progress.total = (unsigned)(c->nthreads * nl * c->repeat) + calibrate;
+	progress.done = 0;
+
+	if (calibrate) {
+		struct bench_sample cal;
+
+		o.calibration_s = fmin(c->duration_s, 0.5);
+		suite_run_one(s, 0, 1, o.calibration_s, "calibration", &cal);
+		o.base = cal.ops_per_sec;
+		bench_sample_free(&cal);
+	}
+	for (size_t ti = 0; ti < c->nthreads; ti++) {
+		struct bench_result *row = &o.results[ti * nl];
+		const unsigned threads = c->threads[ti];
+
+		for (size_t l = 0; l < nl; l++) {
+			row[l].lock = l;
+			row[l].threads = threads;
+			row[l].runs = bench_xcalloc(c->repeat, sizeof *row[l].runs);
+		}
+		/* Round-robin over the locks inside each repeat, so that noise
+		 * (another tenant, a frequency change) hits every lock alike. */
+		for (unsigned k = 0; k < c->repeat; k++)
+			for (size_t l = 0; l < nl; l++) {
+				snprintf(what, sizeof what, "run %u/%u", k + 1, c->repeat);
+				suite_run_one(s, l, threads, c->duration_s, what,
+					      &row[l].runs[k]);
+			}
+		for (size_t l = 0; l < nl; l++)
+			row[l].median = median_run(row[l].runs, c->repeat);
+		if (ti == 0) {
+			if (!calibrate && s->limit_factor > 0)
+				o.base = row[0].runs[row[0].median].ops_per_sec;
+			if (s->limit_factor > 0)
+				o.limit = o.base * s->limit_factor;
+			progress_clear();
+			print_header(s, &o);
+		}
+		for (size_t l = 0; l < nl; l++) {
+			double ops = row[l].runs[row[l].median].ops_per_sec;
+			double first = row[0].runs[row[0].median].ops_per_sec;
+
+			row[l].ratio = first > 0 ? ops / first : NAN;
+			row[l].limit_share = o.limit > 0 ? ops / o.limit : NAN;
+		}
+		progress_clear();
+		if (ti > 0)
+			putchar('\n');
+		print_table(s, row, threads);
+		fflush(stdout);
+	}
+	progress_clear();
+	if (json)
+		write_suite_json(s, &o, json);
+	for (size_t i = 0; i < c->nthreads * nl; i++) {
+		for (unsigned k = 0; k < c->repeat; k++)
+			bench_sample_free(&o.results[i].runs[k]);
+		free(o.results[i].runs);
+	}
+	free(o.results);
+	return 0;
+}

@@ -1,0 +1,224 @@
+/* hotlock-bench: the harness every scenario shares.
+ *
+ * - command line: the options all scenarios take (--locks, --threads,
+ *   --duration, --repeat, --json), number parsing, usage errors (exit 2);
+ * - one run: T threads released together from a barrier, each running the
+ *   scenario's body until the main thread sets the stop flag, each measuring
+ *   its own ops, futex syscalls, voluntary context switches and CPU time; a
+ *   watchdog that exits 1 if the threads do not stop;
+ * - a suite: every (lock, threads) pair run R times, interleaved across locks,
+ *   the median run reported, ratios against the first lock, the limit, the
+ *   progress line on stderr, a table per thread count on stdout, JSON out.
+ *
+ * A scenario supplies the body of one thread and a function that runs one
+ * (lock, threads) measurement; see scenario_mutex.c. */
+#ifndef HOTLOCK_BENCH_HARNESS_H
+#define HOTLOCK_BENCH_HARNESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_MAX_THREADS       1024u /* per run */
+#define BENCH_MAX_THREAD_COUNTS 64u   /* entries in --threads */
+#define BENCH_MAX_LOCKS         32u   /* entries in --locks */
+#define BENCH_CACHELINE         64u
+
+struct bench_json;
+
+/* A spin-wait hint: pause on x86 (lets the sibling hyperthread run and
+ * leaves the spin loop without a memory-order mis-speculation), a compiler
+ * barrier elsewhere so the loop is not optimised away. */
+static inline void bench_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* "hotlock-bench SCENARIO: error: ..." and a usage hint on stderr; exit 2. */
+_Noreturn void bench_usage_error(const char *scenario, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "hotlock-bench: ..." on stderr; exit 1. */
+_Noreturn void bench_fatal(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/* bench_fatal with "what: strerror(err)" when err != 0. */
+void bench_check(int err, const char *what);
+/* calloc that exits 1 when out of memory (and never returns NULL for 0). */
+void *bench_xcalloc(size_t n, size_t size);
+
+/* ---- command line ---------------------------------------------------- */
+
+struct bench_common {
+	const char *locks;      /* --locks as given; the scenario parses it */
+	unsigned threads[BENCH_MAX_THREAD_COUNTS]; /* ascending, distinct */
+	size_t nthreads;
+	double duration_s;
+	unsigned repeat;
+	const char *json;       /* NULL: no JSON */
+};
+
+/* If argv[*i] is option name ("--name VALUE" or "--name=VALUE"), returns its
+ * value and advances *i past it; NULL when argv[*i] is another option. */
+const char *bench_opt_value(const char *scenario, int argc, char **argv,
+			    int *i, const char *name);
+/* Parses an integer in [min, max]; exits 2 naming the option otherwise. */
+unsigned long bench_parse_ulong(const char *scenario, const char *opt,
+				const char *s, unsigned long min,
+				unsigned long max);
+/* Parses a positive finite number of seconds, at most max. */
+double bench_parse_seconds(const char *scenario, const char *opt,
+			   const char *s, double max);
+
+/* Calls item for each entry of a comma-separated list (a NUL-terminated
+ * copy); exits 2 naming opt on an empty or overlong entry. */
+void bench_list_each(const char *scenario, const char *opt, const char *list,
+		     void (*item)(void *ctx, const char *entry), void *ctx);
+
+/* Fills the defaults: threads 1,2,4,8, duration 2 s, repeat 1. */
+void bench_common_defaults(struct bench_common *c, const char *locks);
+/* Consumes argv[*i] if it is one of the common options. */
+bool bench_common_option(struct bench_common *c, const char *scenario,
+			 int argc, char **argv, int *i);
+/* The common options' lines for a scenario's --help. */
+void bench_common_help(FILE *f, const char *default_locks);
+
+/* CPUs in the calling thread's affinity mask. */
+unsigned bench_cores(void);
+double bench_now(void); /* CLOCK_MONOTONIC, seconds */
+
+/* ---- one run --------------------------------------------------------- */
+
+/* One measuring thread.  The body reads stop through bench_should_stop and
+ * returns its op count; the harness fills in the rest. */
+struct bench_thread {
+	atomic_bool *stop;
+	unsigned id;            /* 0 .. threads-1 */
+	void *arg;              /* the run's arg */
+	int err;                /* set by bench_thread_fail */
+	const char *err_what;
+	uint64_t ops;
+	uint64_t futex_calls;   /* hl_futex_stats_thread delta */
+	uint64_t csw;           /* voluntary context switches (RUSAGE_THREAD) */
+	double cpu_s;           /* CLOCK_THREAD_CPUTIME_ID delta */
+	double start_s, end_s;  /* CLOCK_MONOTONIC around the body */
+} __attribute__((aligned(BENCH_CACHELINE)));
+
+static inline bool bench_should_stop(const struct bench_thread *t)
+{
+	/* relaxed: the flag only ends the loop; the ops counts are read by the
+	 * main thread after pthread_join, which orders them. */
+	return atomic_load_explicit(t->stop, memory_order_relaxed);
+}
+
+/* Records an error in a body (err from a lock function) and stops the run;
+ * the harness reports it and exits 1 once the threads are joined. */
+void bench_thread_fail(struct bench_thread *t, const char *what, int err);
+
+typedef uint64_t (*bench_body_fn)(struct bench_thread *t, void *arg);
+
+struct bench_run_spec {
+	const char *label;      /* "mutex hotlock threads=8", for messages */
+	unsigned threads;
+	double duration_s;
+	bench_body_fn body;
+	void *arg;
+	bool futex_counted;     /* false: futex_calls is unknown */
+	/* Optional: called before exiting when the threads do not stop, to
+	 * print the lock's state. */
+	void (*on_hang)(void *arg);
+};
+
+/* What one run measured. */
+struct bench_sample {
+	unsigned threads;
+	uint64_t total_ops;
+	uint64_t *thread_ops;   /* [threads], owned */
+	bool futex_counted;
+	uint64_t futex_calls;   /* sum over threads, when futex_counted */
+	uint64_t csw;           /* sum over threads */
+	double cpu_s;           /* sum over threads */
+	double wall_s;          /* first thread's start to last thread's end */
+	double ops_per_sec;     /* total_ops / wall_s */
+	/* CPUs kept busy by everything else on the machine (other processes,
+	 * the hypervisor's steal), averaged over the run: /proc/stat's busy
+	 * time less this process's CPU time.  NAN when unknown.  On a shared
+	 * machine this tells a disturbed run from a slow lock. */
+	double other_cpus;
+};
+
+/* Runs spec and fills out; on any failure prints why and exits 1.  Never
+ * waits more than duration + 30 s for the threads to stop. */
+void bench_run(const struct bench_run_spec *spec, struct bench_sample *out);
+void bench_sample_free(struct bench_sample *s);
+
+/* ---- a suite: locks x thread counts x repeats ------------------------ */
+
+struct bench_suite {
+	const char *scenario;           /* "mutex" */
+	const struct bench_common *common;
+	size_t nlocks;
+	const char *lock_names[BENCH_MAX_LOCKS]; /* [0] is the baseline */
+	/* Scenario parameters for the header line and its JSON config. */
+	const char *params;             /* "cs=100 ncs=10" */
+	/* The limit is the first lock's 1-thread ops/s times limit_factor;
+	 * limit_formula explains the factor ("min(2, 110/100)").  A factor of
+	 * 0 means the scenario has no limit. */
+	double limit_factor;
+	const char *limit_formula;
+	/* Runs one measurement (exits 1 on failure, e.g. broken exclusion). */
+	void (*run)(void *ctx, size_t lock, unsigned threads,
+		    double duration_s, struct bench_sample *out);
+	/* Writes the scenario's own members of the JSON "config" object. */
+	void (*json_config)(void *ctx, struct bench_json *j);
+	void *ctx;
+};
+
+/* All runs of one (lock, threads) pair. */
+struct bench_result {
+	size_t lock;
+	unsigned threads;
+	struct bench_sample *runs;      /* [repeat] */
+	unsigned median;                /* index of the run reported */
+	double ratio;                   /* ops/s over the first lock's */
+	double limit_share;             /* ops/s over the limit; NAN if none */
+};
+
+/* Runs the whole suite: progress on stderr, the header and one table per
+ * thread count on stdout, JSON if asked.  Returns 0 (errors exit). */
+int bench_suite_run(const struct bench_suite *s);
+
+/* ---- JSON ------------------------------------------------------------ */
+
+/* A streaming writer; keys are NULL inside arrays.  Writes FILE.tmp and
+ * renames it to FILE on close, so FILE is always whole. */
+struct bench_json *bench_json_open(const char *path);
+void bench_json_object(struct bench_json *j, const char *key);
+void bench_json_array(struct bench_json *j, const char *key);
+void bench_json_end(struct bench_json *j);
+void bench_json_string(struct bench_json *j, const char *key, const char *v);
+void bench_json_number(struct bench_json *j, const char *key, double v);
+void bench_json_uint(struct bench_json *j, const char *key, uint64_t v);
+void bench_json_bool(struct bench_json *j, const char *key, bool v);
+void bench_json_null(struct bench_json *j, const char *key);
+void bench_json_close(struct bench_json *j); /* exits 1 on I/O errors */
+/* Removes the FILE.tmp of a writer still open (on an early exit). */
+void bench_json_discard(void);
+
+/* ---- scenarios ------------------------------------------------------- */
+
+struct bench_scenario {
+	const char *name;
+	const char *summary;
+	int (*main)(int argc, char **argv); /* argv[0] is the scenario name */
+};
+
+extern const struct bench_scenario bench_scenario_mutex;
+
+#endif

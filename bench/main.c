@@ -1,0 +1,67 @@
+/* hotlock-bench: the command line entry.  Dispatches to a scenario
+ * ("hotlock-bench mutex ..."); --help and --list describe what there is. */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "locks.h"
+
+static const struct bench_scenario *const scenarios[] = {
+	&bench_scenario_mutex,
+};
+#define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
+
+static void print_scenarios(FILE *f)
+{
+	for (size_t i = 0; i < NSCENARIOS; i++)
+		fprintf(f, "  %-15s %s\n", scenarios[i]->name, scenarios[i]->summary);
+}
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"Usage: hotlock-bench SCENARIO [OPTIONS]\n"
+		"       hotlock-bench --list | --help\n"
+		"\n"
+		"Compares hotlock's locks with the locks programs use today, on this\n"
+		"machine: throughput, per-thread fairness, futex syscalls, context switches\n"
+		"and CPU time per operation.  Tables on stdout, progress on stderr,\n"
+		"JSON with --json FILE.  'hotlock-bench SCENARIO --help' for its options.\n"
+		"\n"
+		"Scenarios:\n");
+	print_scenarios(f);
+	fprintf(f,
+		"\n"
+		"Locks (mutual exclusion):\n");
+	bench_locks_print(f, "  ");
+	fprintf(f,
+		"\n"
+		"Futex syscalls are counted by hotlock's futex layer, so they are known for\n"
+		"hotlock and futex3 (and are 0 for mcs, which never sleeps); glibc makes its\n"
+		"own futex calls, which cannot be counted: tables show '-', JSON null.\n"
+		"\n"
+		"Exit status: 0 ok, 1 a run failed, 2 bad command line.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		bench_usage_error(NULL, "no scenario given");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		help(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--list") == 0) {
+		printf("scenarios:\n");
+		print_scenarios(stdout);
+		printf("locks:\n");
+		bench_locks_print(stdout, "  ");
+		return 0;
+	}
+	for (size_t i = 0; i < NSCENARIOS; i++)
+		if (strcmp(argv[1], scenarios[i]->name) == 0)
+			return scenarios[i]->main(argc - 1, argv + 1);
+	if (argv[1][0] == '-')
+		bench_usage_error(NULL, "unknown option '%s'", argv[1]);
+	bench_usage_error(NULL, "unknown scenario '%s'", argv[1]);
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The quick benchmark suite behind `make bench`: the mutex scenario with a
+# heavy critical section (cs=100, ncs=10: the lock is almost always held)
+# and a moderate one (cs=40, ncs=80), at 1, 2, 4 and 8 threads, one second
+# per run.  Tables on stdout, progress on stderr, JSON into RESULTS_DIR.
+# About a minute on a 2-core machine.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 HOTLOCK_BENCH_BINARY RESULTS_DIR" >&2
+	exit 2
+fi
+bench=$1
+dir=$2
+
+if [ ! -x "$bench" ]; then
+	echo "quick-bench: $bench is not an executable (run 'make build' first)" >&2
+	exit 1
+fi
+mkdir -p "$dir"
+
+"$bench" mutex --cs 100 --ncs 10 --threads 1,2,4,8 --duration 1 --json "$dir/mutex-heavy.json"
+echo
+"$bench" mutex --cs 40 --ncs 80 --threads 1,2,4,8 --duration 1 --json "$dir/mutex-moderate.json"
+echo
+echo "quick-bench: JSON in $dir/mutex-heavy.json and $dir/mutex-moderate.json"
