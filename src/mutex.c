@@ -30,12 +30,16 @@
  * Lock:
  *  1. Fast path: CAS(word, 0 -> tid).  Newcomers take a free lock even when
  *     waiters are queued: lock stealing, the TP protocol's throughput.
+ *  1b. Optimistic spinning: with a spinner slot (wait.h), spin on the word
+ *     for the spin budget, taking it with CAS(0 -> tid) when free.  Nobody
+ *     can take it while a handoff is due (the word is never 0 then).
  *  2. Otherwise take this thread's node, stamp it (TID, start time, RT flag)
- *     and enqueue it.  With a predecessor, wait on the node (spin, then park)
- *     until made head, or handed the lock if we were made head while parked
- *     (step 5).
- *  3. As head, spin on the word (bounded by the spin budget), taking it with
- *     CAS(0 -> tid) whenever it is free.
+ *     and enqueue it.  With a predecessor, park on the node until made head,
+ *     or handed the lock if we were made head while parked (step 5).  Only
+ *     the head spins: a waiter further back cannot get the lock before the
+ *     head does, and its CPU is better used by a thread with work to do.
+ *  3. As head, spin on the word (bounded by the spin budget, with a spinner
+ *     slot), taking it with CAS(0 -> tid) whenever it is free.
  *  4. When the budget is spent, or at once when due a handoff (waited longer
  *     than the handoff threshold since step 2, or a SCHED_FIFO/RR thread),
  *     publish the node in `head`, arm it, and CAS WAKE (and HANDOFF when
@@ -150,6 +154,33 @@ static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 	}
 }
 
+/* Step 1b: optimistic spinning.  A newcomer that found the lock held spins
+ * on the word for the spin budget, if it gets a spinner slot, and takes the
+ * lock when it is free, before it would queue and sleep.  Returns 0 or
+ * EAGAIN (go and queue). */
+static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
+{
+	uint64_t budget = hl_spin_begin();
+	if (!budget)
+		return EAGAIN;
+	int err = EAGAIN;
+	uint64_t start = hl_now_ns();
+	for (unsigned i = 1;; i++) {
+		uint32_t w = hl_load(&m->word, HL_RELAXED);
+		/* Acquire: pairs with the unlock's release. */
+		if (!w && hl_cas(&m->word, &w, tid, HL_ACQUIRE)) {
+			err = 0;
+			break;
+		}
+		hl_cpu_relax();
+		if (i % HEAD_CLOCK_EVERY == 0 &&
+		    (hl_now_ns() - start >= budget || hl_deadline_passed(dl)))
+			break;
+	}
+	hl_spin_end();
+	return err;
+}
+
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
@@ -168,6 +199,10 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 {
 	if (owned_by_me(w, tid))
 		return EDEADLK;
+	if (lock_spin(m, tid, dl) == 0)
+		return 0;
+	if (hl_deadline_passed(dl))
+		return ETIMEDOUT;
 	struct hl_thread *self = hl_self();
 	struct hl_node *n = hl_thread_node_get(self);
 	if (hl_unlikely(!n))
@@ -177,13 +212,16 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 	n->flags = hl_thread_is_rt(self, now) ? HL_NODE_F_RT : 0;
 	n->wait_start_ns = now;
 	hl_node_arm(n);
-	const uint64_t spin_ns = hl_spin_ns();
 	const uint64_t handoff_ns = hl_handoff_ns();
+	uint64_t budget = 0;    /* != 0 while we hold a spinner slot (wait.h) */
 	uint32_t sig;
 
 	/* Step 2. */
 	if (hl_queue_enqueue(&m->tail, n)) {
-		sig = hl_node_wait(n, dl, spin_ns);
+		/* Behind another waiter: park at once.  Only the head has
+		 * a use for a spinner slot (wait.h), and a parked successor
+		 * costs nothing until it is due (step 5). */
+		sig = hl_node_wait(n, dl, 0);
 		if (sig == HL_WAIT_TIMEDOUT)
 			goto abandoned;
 		if (sig == HL_SIG_HANDED)
@@ -191,6 +229,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 	}
 
 	/* Steps 3 and 4: n is the head. */
+	budget = hl_spin_begin();
 	uint64_t spin_start = hl_now_ns();
 	for (unsigned i = 1;; i++) {
 		w = hl_load(&m->word, HL_RELAXED);
@@ -201,17 +240,16 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 				goto owned;
 			continue;
 		}
-		if (i % HEAD_CLOCK_EVERY) {
+		if (budget && i % HEAD_CLOCK_EVERY) {
 			hl_cpu_relax();
 			continue;
 		}
 		now = hl_now_ns();
 		bool due = node_due(n, now, handoff_ns);
-		if (!due && now - spin_start < spin_ns) {
-			if (hl_deadline_passed(dl))
-				goto timeout_head;
+		if (hl_deadline_passed(dl))
+			goto timeout_head;
+		if (!due && now - spin_start < budget)
 			continue;
-		}
 		/* Relaxed: published by the release CAS below. */
 		hl_store(&m->head, n->index, HL_RELAXED);
 		hl_node_arm(n);
@@ -221,23 +259,32 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		 * ones of a fork parent (the head is the only setter). */
 		if (!hl_cas(&m->word, &w, (w & OWNER_MASK) | flags_now(due), HL_RELEASE))
 			continue;
-		/* Spun out already: park at once.  Due: the handover comes at
-		 * the owner's next unlock, likely within the spin budget, and
-		 * then costs no syscall. */
-		sig = hl_node_wait(n, dl, due ? spin_ns : 0);
+		/* Not due: spun out already, park at once.  Due: the handover
+		 * comes at the owner's next unlock, likely within the spin
+		 * budget, and then costs no syscall. */
+		sig = hl_node_wait(n, dl, due ? budget : 0);
+		if (budget)
+			hl_spin_end();
+		budget = 0;
 		if (sig == HL_SIG_HANDED)
 			goto owned;
 		if (sig == HL_WAIT_TIMEDOUT)
 			goto abandoned;         /* the unlocker passes headship on */
-		spin_start = hl_now_ns();       /* RELEASED: race for it again */
+		/* RELEASED: race for it again, with a new budget. */
+		budget = hl_spin_begin();
+		spin_start = hl_now_ns();
 	}
 
 owned:
+	if (budget)
+		hl_spin_end();
 	leave_queue(m, n);
 	hl_thread_node_put(self);
 	return 0;
 
 timeout_head:
+	if (budget)
+		hl_spin_end();
 	/* Still head, no flag of ours in the word: hand headship on. */
 	hl_queue_pass_head(&m->tail, n, false);
 	hl_thread_node_put(self);

@@ -6,7 +6,41 @@
 
 #include <hotlock/futex.h>
 
+#include "config.h"
 #include "wait.h"
+
+static _Atomic int spinners;             /* threads in a spin phase */
+static _Atomic int spinner_slots = -1;   /* CPUs - 1; -1: not known yet */
+
+static int slots(void)
+{
+	/* Relaxed: an idempotent cache of sched_getaffinity. */
+	int n = hl_load(&spinner_slots, HL_RELAXED);
+	if (hl_unlikely(n < 0)) {
+		cpu_set_t set;
+		int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+		n = cpus > 1 ? cpus - 1 : 0;
+		hl_store(&spinner_slots, n, HL_RELAXED);
+	}
+	return n;
+}
+
+uint64_t hl_spin_begin(void)
+{
+	uint64_t budget = hl_spin_ns();
+	if (!budget)
+		return 0;
+	/* Relaxed: a count, nothing is published through it. */
+	if (hl_fetch_add(&spinners, 1, HL_RELAXED) < slots())
+		return budget;
+	hl_fetch_add(&spinners, -1, HL_RELAXED);
+	return 0;
+}
+
+void hl_spin_end(void)
+{
+	hl_fetch_add(&spinners, -1, HL_RELAXED);
+}
 
 /* How many pause iterations between two reads of the clock while spinning:
  * a clock read costs about as much as 20-60 pauses, so the budget is

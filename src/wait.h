@@ -78,6 +78,16 @@ struct hl_node {
 
 _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
 
+/* The spin policy, in one place.  A thread may spin only while it holds one
+ * of a process-wide number of spinner slots: the CPUs this process may run
+ * on, less one.  On an oversubscribed machine more spinners than that would
+ * take the CPUs that lock owners and threads with useful work need; on one
+ * CPU nobody spins.  hl_spin_begin returns the budget in nanoseconds (the
+ * configured spin time, or 0 when no slot is free); every call that returned
+ * a budget is matched by hl_spin_end. */
+HL_HIDDEN uint64_t hl_spin_begin(void);
+HL_HIDDEN void hl_spin_end(void);
+
 /* Arms n for a new wait: the owner calls it before publishing n anywhere a
  * waker can find it (the publication must be a release operation). */
 static inline void hl_node_arm(struct hl_node *n)
@@ -87,7 +97,8 @@ static inline void hl_node_arm(struct hl_node *n)
 	hl_store(&n->state, HL_NODE_WAITING, HL_RELAXED);
 }
 
-/* Waits until n is signalled, spinning up to spin_ns, then parked.  With a
+/* Waits until n is signalled, spinning up to spin_ns (a budget from
+ * hl_spin_begin, or 0), then parked.  With a
  * deadline, gives up when it passes: the node is then ABANDONED and
  * HL_WAIT_TIMEDOUT returned, unless a waker won the race, in which case its
  * signal is returned.  Returns the signal (acquire: the signaller's writes
