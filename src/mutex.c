@@ -47,10 +47,11 @@
  *     lock.  RELEASED: the lock was freed; go back to 3 with a new budget.
  *  5. Having the lock, leave the queue: the successor becomes head.  If it is
  *     parked it is not woken now (that would cost a syscall per acquisition);
- *     instead the new owner records it in `head` and sets WAKE (and HANDOFF
- *     when the successor is due) in its own word, so that its unlock wakes
- *     the successor (or hands it the lock), exactly as if the successor had
- *     done step 4 itself.
+ *     instead the new owner records it in `head` and sets WAKE in its own
+ *     word, so that its unlock wakes the successor, exactly as if the
+ *     successor had done step 4 itself.  Except when the successor is due:
+ *     then it is woken at once, to set HANDOFF itself when it runs (a lock
+ *     handed to a sleeper stays idle for a wake-up).
  *
  * Unlock:
  *  1. Fast path: CAS(word, tid -> 0); no syscall.
@@ -187,12 +188,21 @@ static void leave_queue(struct mutex *m, struct hl_node *n)
 	struct hl_node *d = hl_queue_pass_head(&m->tail, n, true);
 	if (!d)
 		return;
-	bool due = node_due(d, hl_now_ns(), hl_handoff_ns());
+	if (node_due(d, hl_now_ns(), hl_handoff_ns())) {
+		/* The new head sleeps and is due: wake it now, and let it set
+		 * HANDOFF itself once it runs.  Handing the lock to it asleep
+		 * would leave the lock idle for a wake-up, and when the queue
+		 * is long enough that every head arrives due, for a wake-up
+		 * per acquisition (a convoy: docs/mutex.md). */
+		if (!hl_node_signal(d, HL_SIG_HEAD))
+			hl_queue_pass_head(&m->tail, d, false); /* it gave up */
+		return;
+	}
 	/* Relaxed: published by the release fetch_or below. */
 	hl_store(&m->head, d->index, HL_RELAXED);
 	/* Release: pairs with the unlocker's acquire load of the word, which
 	 * then reads `head`.  We own the word, so nobody else changes it. */
-	hl_fetch_or(&m->word, flags_now(due), HL_RELEASE);
+	hl_fetch_or(&m->word, flags_now(false), HL_RELEASE);
 }
 
 static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
