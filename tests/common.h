@@ -303,4 +303,21 @@ static inline const char *describe_status(int status, char *buf, size_t len)
 	return buf;
 }
 
+/* The scheduler state of thread tid ('R', 'S', ...), from /proc. */
+static inline char thread_state(uint32_t tid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	char *p;
+	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ')
+		return '?';
+	return p[2];
+}
+
 #endif

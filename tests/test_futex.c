@@ -66,23 +66,6 @@ static hl_futex_stats_t stats_delta(const hl_futex_stats_t *a, const hl_futex_st
 	      what, (unsigned long long)(d).wait, (unsigned long long)(d).wake,      \
 	      (unsigned long long)(d).woken, (unsigned long long)(d).other, (w), (k), (n), (o))
 
-/* The scheduler state of thread tid ('R', 'S', ...), from /proc. */
-static char thread_state(uint32_t tid)
-{
-	char path[64], buf[512];
-	FILE *f;
-	char *p;
-	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ')
-		return '?';
-	return p[2];
-}
-
 static void test_interface(void)
 {
 	const char *i = hl_futex_interface();

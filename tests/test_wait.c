@@ -32,22 +32,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-static char thread_state(uint32_t tid)
-{
-	char path[64], buf[512];
-	FILE *f;
-	char *p;
-	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ')
-		return '?';
-	return p[2];
-}
-
 enum mode {
 	SIGNAL_FIRST,   /* main signals before the waiter calls hl_node_wait */
 	SPINNING,       /* waiter spins (10 ms budget) while main signals */
