@@ -22,6 +22,7 @@
  *   tid                     owned; no waiter needs the unlocker
  *   tid|WAKE                owned; the head sleeps until the unlock signals it
  *   tid|WAKE|HANDOFF        owned; the unlock must hand the lock to the head
+ *   (the flags always carry GEN; flags of another GEN count as absent)
  *
  * The flags are only ever set while the word has an owner, and the unlock
  * clears them, so a free word is exactly 0 and the only way to take a free
@@ -117,7 +118,8 @@ _Static_assert(offsetof(struct mutex, tail) == offsetof(hl_mutex_t, tail_), "lay
 _Static_assert(offsetof(struct mutex, head) == offsetof(hl_mutex_t, head_), "layout");
 _Static_assert(sizeof(hl_mutex_t) <= 16, "hl_mutex_t must fit in 16 bytes");
 
-/* Clock reads while the head spins: one per this many pause iterations. */
+/* Clock reads while spinning on the word: one per this many pause
+ * iterations (the arithmetic is in wait.c, SPIN_CLOCK_EVERY). */
 #define HEAD_CLOCK_EVERY 64
 
 static inline struct mutex *M(hl_mutex_t *m) { return (struct mutex *)m; }
