@@ -5,6 +5,7 @@
 #define HOTLOCK_FUTEX_H
 
 #include <stdint.h>
+#include <sys/types.h> /* clockid_t, also in strict ISO C mode */
 #include <time.h>
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* clockid_t, also in strict ISO C mode */
 #include <time.h>
 
 #ifdef __cplusplus
