@@ -35,6 +35,10 @@ static bool arenas_ok;
 uint32_t hl__tid_slow(void)
 {
 	uint32_t t = (uint32_t)syscall(SYS_gettid);
+	/* Lock words keep the owner in 22 bits: Linux caps pid_max at
+	 * PID_MAX_LIMIT = 2^22, so every TID fits. */
+	if (t >= 1u << 22)
+		hl__bug("thread ID does not fit in 22 bits", t);
 	hl__tid_cache = t;
 	return t;
 }
