@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the build needs on a fresh Debian machine (as root), or says
-# in one line what to install.
+# Installs what the build and the tests need on a fresh Debian machine (as
+# root), or says in one line what to install: cmake, ninja, gcc, clang (for
+# ThreadSanitizer), python3, spin (the model checker).
 set -eu
 need=()
 command -v cmake   >/dev/null 2>&1 || need+=(cmake)
@@ -8,6 +9,7 @@ command -v ninja   >/dev/null 2>&1 || need+=(ninja-build)
 command -v gcc     >/dev/null 2>&1 || need+=(gcc)
 command -v clang   >/dev/null 2>&1 || need+=(clang)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v spin    >/dev/null 2>&1 || need+=(spin)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "ensure-deps: installing ${need[*]}" >&2
