@@ -220,5 +220,6 @@ struct bench_scenario {
 };
 
 extern const struct bench_scenario bench_scenario_mutex;
+extern const struct bench_scenario bench_scenario_wake;
 
 #endif

@@ -8,6 +8,7 @@
 
 static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_mutex,
+	&bench_scenario_wake,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 

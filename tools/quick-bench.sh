@@ -3,8 +3,9 @@
 # heavy critical section (cs=100, ncs=10: the lock is almost always held),
 # a moderate one (cs=40, ncs=80) and a short one (cs=10, ncs=1: about 0.3 us
 # on a CPU whose pause costs 27 ns, where the handover decides the rate), at
-# 1, 2, 4 and 8 threads, one second per run.  Tables on stdout, progress on
-# stderr, JSON into RESULTS_DIR.  About a minute on a 2-core machine.
+# 1, 2, 4 and 8 threads, one second per run; then the cost of a handover to a
+# sleeping or spinning thread (wake).  Tables on stdout, progress on stderr,
+# JSON into RESULTS_DIR.  About a minute on a 2-core machine.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -26,4 +27,6 @@ echo
 echo
 "$bench" mutex --cs 10 --ncs 1 --threads 1,2,4,8 --duration 1 --json "$dir/mutex-short.json"
 echo
-echo "quick-bench: JSON in $dir/mutex-heavy.json, $dir/mutex-moderate.json and $dir/mutex-short.json"
+"$bench" wake --json "$dir/wake.json"
+echo
+echo "quick-bench: JSON in $dir/mutex-heavy.json, $dir/mutex-moderate.json, $dir/mutex-short.json and $dir/wake.json"

@@ -1,0 +1,244 @@
+/* hotlock-bench wake: what a handover between two threads costs when the
+ * receiver sleeps on a futex, against when it spins, on different CPUs and on
+ * one CPU.  The figures behind the waiting core's spin budget (docs/mutex.md)
+ * and, later, hl_swap's choice between spinning and sleeping.
+ *
+ * Two threads ping-pong on two words: A sets a and wakes B, then waits for b;
+ * B waits for a, clears it, sets b and wakes A.  One round trip is two
+ * handovers.  Modes:
+ *   futex-cross  the threads on two different CPUs, waiting with
+ *                hl_futex_wait (each handover: a futex_wake, a wake-up);
+ *   futex-same   both threads on one CPU, the same;
+ *   spin-cross   two CPUs, waiting by spinning on the word (no syscall).
+ * Each mode runs --rounds round trips, --repeat times (the median reported).
+ * On a machine with one CPU the cross modes are skipped, with a line saying
+ * so. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hotlock/futex.h>
+
+#include "harness.h"
+
+enum wake_mode { FUTEX_CROSS, FUTEX_SAME, SPIN_CROSS, NMODES };
+static const char *const mode_names[NMODES] = { "futex-cross", "futex-same", "spin-cross" };
+
+struct pingpong {
+	/* Each word on its own cache line.  Sequentially consistent atomics:
+	 * this measures handovers, not memory orders. */
+	_Alignas(BENCH_CACHELINE) _Atomic uint32_t a;
+	_Alignas(BENCH_CACHELINE) _Atomic uint32_t b;
+	_Alignas(BENCH_CACHELINE) unsigned long rounds;
+	bool spin;
+	int cpu_b;
+	hl_futex_stats_t fx_b;
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	bench_check(pthread_setaffinity_np(pthread_self(), sizeof set, &set), "pthread_setaffinity_np");
+}
+
+/* Waits until *w is nonzero, then clears it. */
+static void await(_Atomic uint32_t *w, bool spin)
+{
+	while (!atomic_load(w)) {
+		if (spin)
+			bench_pause();
+		else
+			hl_futex_wait((uint32_t *)w, 0, CLOCK_MONOTONIC, NULL);
+	}
+	atomic_store(w, 0);
+}
+
+static void post(_Atomic uint32_t *w, bool spin)
+{
+	atomic_store(w, 1);
+	if (!spin)
+		hl_futex_wake((uint32_t *)w, 1);
+}
+
+static void *side_b(void *arg)
+{
+	struct pingpong *p = arg;
+	hl_futex_stats_t s0;
+	pin(p->cpu_b);
+	hl_futex_stats_thread(&s0);
+	for (unsigned long i = 0; i < p->rounds; i++) {
+		await(&p->a, p->spin);
+		post(&p->b, p->spin);
+	}
+	hl_futex_stats_thread(&p->fx_b);
+	p->fx_b.wait -= s0.wait;
+	p->fx_b.wake -= s0.wake;
+	p->fx_b.other -= s0.other;
+	return NULL;
+}
+
+struct wake_sample {
+	double round_trip_us;
+	double futex_calls_per_round_trip;
+};
+
+static struct wake_sample run_mode(enum wake_mode mode, unsigned long rounds, int cpu_a, int cpu_b)
+{
+	struct pingpong *p = aligned_alloc(BENCH_CACHELINE, sizeof *p);
+	pthread_t t;
+	hl_futex_stats_t s0, s1;
+	struct wake_sample out;
+	cpu_set_t saved;
+
+	if (!p)
+		bench_fatal("out of memory");
+	memset(p, 0, sizeof *p);
+	p->rounds = rounds;
+	p->spin = mode == SPIN_CROSS;
+	p->cpu_b = cpu_b;
+	bench_check(pthread_getaffinity_np(pthread_self(), sizeof saved, &saved), "pthread_getaffinity_np");
+	pin(cpu_a);
+	bench_check(pthread_create(&t, NULL, side_b, p), "pthread_create");
+	hl_futex_stats_thread(&s0);
+	double t0 = bench_now();
+	for (unsigned long i = 0; i < rounds; i++) {
+		post(&p->a, p->spin);
+		await(&p->b, p->spin);
+	}
+	double t1 = bench_now();
+	hl_futex_stats_thread(&s1);
+	bench_check(pthread_join(t, NULL), "pthread_join");
+	bench_check(pthread_setaffinity_np(pthread_self(), sizeof saved, &saved), "pthread_setaffinity_np");
+	out.round_trip_us = (t1 - t0) * 1e6 / (double)rounds;
+	out.futex_calls_per_round_trip =
+		(double)(hl_futex_stats_calls(&s1) - hl_futex_stats_calls(&s0) +
+			 hl_futex_stats_calls(&p->fx_b)) / (double)rounds;
+	free(p);
+	return out;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static void wake_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: hotlock-bench wake [--rounds N] [--repeat R] [--json FILE]\n"
+		"\n"
+		"What a handover between two threads costs: a ping-pong on two words,\n"
+		"the receiver sleeping on a futex (on two CPUs, and both threads on one)\n"
+		"or spinning (two CPUs).  Prints microseconds per round trip (two\n"
+		"handovers) and futex calls per round trip; median of R runs.\n"
+		"\n"
+		"  --rounds N    round trips per run (default 20000)\n"
+		"  --repeat R    runs per mode, median reported (default 3)\n"
+		"  --json FILE   also write the results as JSON\n");
+}
+
+static int wake_main(int argc, char **argv)
+{
+	static const char *const me = "wake";
+	unsigned long rounds = 20000, repeat = 3;
+	const char *json_path = NULL;
+	int cpus[2] = { -1, -1 };
+	cpu_set_t set;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			wake_help(stdout);
+			return 0;
+		}
+		if ((v = bench_opt_value(me, argc, argv, &i, "--rounds")))
+			rounds = bench_parse_ulong(me, "--rounds", v, 1, 100000000UL);
+		else if ((v = bench_opt_value(me, argc, argv, &i, "--repeat")))
+			repeat = bench_parse_ulong(me, "--repeat", v, 1, 100);
+		else if ((v = bench_opt_value(me, argc, argv, &i, "--json")))
+			json_path = v;
+		else if (argv[i][0] == '-')
+			bench_usage_error(me, "unknown option '%s'", argv[i]);
+		else
+			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
+	}
+
+	/* The first two CPUs of our affinity mask. */
+	bench_check(sched_getaffinity(0, sizeof set, &set) ? errno : 0, "sched_getaffinity");
+	for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+
+	struct bench_json *j = json_path ? bench_json_open(json_path) : NULL;
+	if (j) {
+		bench_json_object(j, NULL);
+		bench_json_string(j, "bench", me);
+		bench_json_object(j, "config");
+		bench_json_uint(j, "rounds", rounds);
+		bench_json_uint(j, "repeat", repeat);
+		bench_json_string(j, "futex_interface", hl_futex_interface());
+		bench_json_end(j);
+		bench_json_array(j, "results");
+	}
+	printf("wake: two threads ping-pong, %lu round trips per run, median of %lu runs (futex interface %s)\n",
+	       rounds, repeat, hl_futex_interface());
+	printf("%-12s %-5s %14s %12s %14s\n", "mode", "cpus", "us/round-trip", "us/handover", "futex/round-trip");
+	for (int m = 0; m < NMODES; m++) {
+		int a = cpus[0], b = m == FUTEX_SAME ? cpus[0] : cpus[1];
+		if (b < 0) {
+			printf("%-12s skipped: this process may run on one CPU only\n", mode_names[m]);
+			continue;
+		}
+		double *rt = bench_xcalloc(repeat, sizeof *rt);
+		double calls = 0;
+		for (unsigned long r = 0; r < repeat; r++) {
+			fprintf(stderr, "[%d/%d] wake %s run %lu/%lu\n", m + 1, NMODES, mode_names[m], r + 1, repeat);
+			struct wake_sample s = run_mode((enum wake_mode)m, rounds, a, b);
+			rt[r] = s.round_trip_us;
+			calls = s.futex_calls_per_round_trip;
+		}
+		double *sorted = bench_xcalloc(repeat, sizeof *sorted);
+		memcpy(sorted, rt, repeat * sizeof *rt);
+		qsort(sorted, repeat, sizeof *sorted, cmp_double);
+		double med = sorted[repeat / 2];
+		char cpustr[16];
+		snprintf(cpustr, sizeof cpustr, "%d,%d", a, b);
+		printf("%-12s %-5s %14.2f %12.2f %14.2f\n", mode_names[m], cpustr, med, med / 2, calls);
+		if (j) {
+			bench_json_object(j, NULL);
+			bench_json_string(j, "mode", mode_names[m]);
+			bench_json_array(j, "cpus");
+			bench_json_uint(j, NULL, (uint64_t)a);
+			bench_json_uint(j, NULL, (uint64_t)b);
+			bench_json_end(j);
+			bench_json_number(j, "round_trip_us", med);
+			bench_json_number(j, "handover_us", med / 2);
+			bench_json_number(j, "futex_calls_per_round_trip", calls);
+			bench_json_array(j, "runs_round_trip_us");
+			for (unsigned long r = 0; r < repeat; r++)
+				bench_json_number(j, NULL, rt[r]);
+			bench_json_end(j);
+			bench_json_end(j);
+		}
+		free(rt);
+		free(sorted);
+	}
+	if (j) {
+		bench_json_end(j);      /* results */
+		bench_json_end(j);      /* the top-level object */
+		bench_json_close(j);
+	}
+	return 0;
+}
+
+const struct bench_scenario bench_scenario_wake = {
+	.name = "wake",
+	.summary = "two threads ping-pong: a handover to a sleeping (futex) or spinning thread, across CPUs and on one",
+	.main = wake_main,
+};
