@@ -24,6 +24,14 @@ rows=(
 	"wait.pml|-DBUG_SIGNAL_NO_WAKE|deadlock"
 	"wait.pml|-DBUG_SIGNAL_BLIND -DTIMED|assert"
 	"wait.pml|-DCLAIM -DBUG_POST_NO_WAKE|deadlock"
+	"mutex.pml||ok"
+	"mutex.pml|-DTIMED|ok"
+	"mutex.pml|-DNTHREADS=3 -DITER=1|ok"
+	"mutex.pml|-DNTHREADS=3 -DITER=1 -DTIMED|ok"
+	"mutex.pml|-DBUG_DEFER_NO_WAKE|deadlock"
+	"mutex.pml|-DBUG_FAST_UNLOCK|deadlock"
+	"mutex.pml|-DTIMED -DBUG_HANDOFF_NO_CLAIM|assert"
+	"mutex.pml|-DBUG_HANDOFF_RELEASES|assert"
 )
 
 passed=0
@@ -35,13 +43,13 @@ for row in "${rows[@]}"; do
 	rm -rf "$run" && mkdir -p "$run"
 	# shellcheck disable=SC2086
 	if ! (cd "$run" && "$spin_bin" $defs -a "$dir/$model" >spin.log 2>&1 &&
-	      "$cc" -O2 -DSAFETY -o pan pan.c >cc.log 2>&1); then
+	      "$cc" -O2 -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1); then
 		echo "FAIL $name: spin or the C compiler failed:"
 		cat "$run/spin.log" "$run/cc.log" 2>/dev/null | tail -5
 		failed=$((failed + 1))
 		continue
 	fi
-	(cd "$run" && ./pan -m100000 >pan.log 2>&1)
+	(cd "$run" && ./pan -m1000000 >pan.log 2>&1)
 	errors=$(grep -o 'errors: [0-9]*' "$run/pan.log" | awk '{print $2}')
 	states=$(grep -o '[0-9.e+]* states, stored' "$run/pan.log" | awk '{print $1}')
 	depth_cut=$(grep -c 'max search depth too small' "$run/pan.log")
