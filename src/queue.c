@@ -9,7 +9,6 @@
  * Leaving (head only): if tail still names the head, CAS it to 0 and the
  * queue is empty; otherwise wait for next and signal it.
  */
-#include <sched.h>
 
 #include "queue.h"
 
@@ -47,12 +46,8 @@ static struct hl_node *dequeue(_Atomic uint32_t *tail, struct hl_node *n)
 	uint32_t next;
 	unsigned spins = 0;
 	/* Acquire: pairs with the enqueuer's release store of the link. */
-	while (!(next = hl_load(&n->next, HL_ACQUIRE))) {
-		if (++spins < 256)
-			hl_cpu_relax();
-		else
-			sched_yield();
-	}
+	while (!(next = hl_load(&n->next, HL_ACQUIRE)))
+		hl_wait_for_peer(&spins);
 	return hl_node_at(next);
 }
 

@@ -55,12 +55,8 @@ static uint32_t wait_claimed(struct hl_node *n)
 	uint32_t s;
 	unsigned spins = 0;
 	/* Acquire: pairs with hl_node_post's release. */
-	while ((s = hl_load(&n->state, HL_ACQUIRE)) == HL_NODE_CLAIMED) {
-		if (++spins < 1024)
-			hl_cpu_relax();
-		else
-			sched_yield();
-	}
+	while ((s = hl_load(&n->state, HL_ACQUIRE)) == HL_NODE_CLAIMED)
+		hl_wait_for_peer(&spins);
 	return s;
 }
 

@@ -37,6 +37,7 @@
 #ifndef HOTLOCK_WAIT_H
 #define HOTLOCK_WAIT_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -87,6 +88,19 @@ _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
  * a budget is matched by hl_spin_end. */
 HL_HIDDEN uint64_t hl_spin_begin(void);
 HL_HIDDEN void hl_spin_end(void);
+
+/* One step of waiting for another thread that is a few instructions away
+ * from publishing something (an enqueuer about to link its node, a waker
+ * about to post its signal): pause for a while, then yield the CPU, in case
+ * that thread was preempted between the two instructions.  *spins counts
+ * the steps; start it at 0. */
+static inline void hl_wait_for_peer(unsigned *spins)
+{
+	if (++*spins < 256)
+		hl_cpu_relax();
+	else
+		sched_yield();
+}
 
 /* Arms n for a new wait: the owner calls it before publishing n anywhere a
  * waker can find it (the publication must be a release operation). */
