@@ -62,6 +62,12 @@ struct guarded {
 static struct guarded locks[NLOCKS];
 static atomic_int stop;
 static atomic_int parent_violations;
+/* Contenders that have completed an operation: the first fork waits for all
+ * of them, so that every fork lands while they contend on hotlock's locks
+ * and none while a thread is still being created (a fork then can leave the
+ * child with a lock of the C library or a sanitizer runtime held by a thread
+ * that does not exist there, which is no test of hotlock). */
+static atomic_int contenders_running;
 static uint64_t seed;
 
 /* ---- the critical section, checked ---- */
@@ -126,8 +132,10 @@ static void *contender(void *arg)
 	test_rng_t rng;
 	bool all[NLOCKS] = { true, true, true, true };
 	rng_seed(&rng, seed, 100 + (uint64_t)idx);
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	for (bool first = true; !atomic_load_explicit(&stop, memory_order_relaxed); first = false) {
 		int r = one_op(locks, all, &rng, 5);
+		if (first)
+			atomic_fetch_add(&contenders_running, 1);
 		if (r == 2 || r < 0) {
 			atomic_fetch_add(&parent_violations, 1);
 			fprintf(stderr, "parent contender %d: %s\n", idx,
@@ -325,6 +333,11 @@ int main(void)
 	for (int i = 0; i < NCONT; i++)
 		REQUIRE(pthread_create(&th[i], NULL, contender, (void *)(intptr_t)i) == 0,
 			"pthread_create");
+	for (int waited_ms = 0; atomic_load(&contenders_running) < NCONT; waited_ms++) {
+		REQUIRE(waited_ms < 10000, "only %d of %d contenders completed an operation in 10 s",
+			atomic_load(&contenders_running), NCONT);
+		sleep_ns(1000 * 1000);
+	}
 
 	for (int f = 0; f < nforks; f++) {
 		bool hold = f % 3 == 2;
