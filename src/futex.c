@@ -1,21 +1,18 @@
 /* The futex layer: private wait/wake through futex2 (futex_wait and
  * futex_wake, Linux 6.7+) when the running kernel has them, the multiplexed
  * futex syscall otherwise; every syscall counted in the calling thread's
- * record; and the NUMA node of the calling CPU.
+ * record.
  *
  * The interface is chosen once, on first use, by a futex_wake of nobody
  * (nr_wake = 0): ENOSYS means no futex2.  The probe itself is counted as
  * "other".  HOTLOCK_FUTEX=futex skips the probe and uses the old call.
  */
 #include <errno.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,9 +35,6 @@
 #endif
 #ifndef FUTEX_BITSET_MATCH_ANY
 #define FUTEX_BITSET_MATCH_ANY 0xffffffff
-#endif
-#ifndef AT_RSEQ_FEATURE_SIZE
-#define AT_RSEQ_FEATURE_SIZE 27
 #endif
 
 enum { IFACE_UNKNOWN, IFACE_FUTEX, IFACE_FUTEX2 };
@@ -157,76 +151,4 @@ void hl_futex_stats_total(hl_futex_stats_t *out)
 	uint64_t c[HL_FX_KINDS];
 	hl_process_stats(c);
 	to_stats(c, out);
-}
-
-/* ---- node of the calling CPU ------------------------------------------------
- * glibc (2.35+) registers an rseq area per thread at __rseq_offset from the
- * thread pointer; the kernel keeps cpu_id (offset 4) and, when
- * AT_RSEQ_FEATURE_SIZE reaches past it, node_id (offset 20) up to date on
- * every return to user space.  glibc 2.36's __rseq_size says 20 (the fields
- * it knows) although it registers the full 32-byte area, so node_id is
- * trusted from the kernel's feature size, and checked once against getcpu. */
-#define RSEQ_CPU_ID_OFFSET 4
-#define RSEQ_NODE_ID_OFFSET 20
-
-enum { NODE_UNKNOWN, NODE_GETCPU, NODE_RSEQ };
-static _Atomic int node_source;         /* relaxed: idempotent probe */
-
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_thread_pointer)
-#define HAVE_THREAD_POINTER 1
-#endif
-#endif
-
-#ifdef HAVE_THREAD_POINTER
-static inline const volatile uint32_t *rseq_field(unsigned offset)
-{
-	return (const volatile uint32_t *)((char *)__builtin_thread_pointer() +
-					   __rseq_offset + offset);
-}
-#endif
-
-static int node_getcpu(void)
-{
-	unsigned cpu, node;
-	if (syscall(SYS_getcpu, &cpu, &node, NULL) != 0)
-		return 0;
-	return (int)node;
-}
-
-static int probe_node_source(void)
-{
-	int src = NODE_GETCPU;
-#ifdef HAVE_THREAD_POINTER
-	if (__rseq_size > 0 && getauxval(AT_RSEQ_FEATURE_SIZE) >= RSEQ_NODE_ID_OFFSET + 4) {
-		/* The area is live when cpu_id holds a real CPU (it reads
-		 * -1/-2 when unregistered) and node_id agrees with getcpu. */
-		uint32_t cpu = *rseq_field(RSEQ_CPU_ID_OFFSET);
-		int node = node_getcpu();
-		if (cpu < (uint32_t)INT_MAX && (int)*rseq_field(RSEQ_NODE_ID_OFFSET) == node)
-			src = NODE_RSEQ;
-	}
-#endif
-	hl_store(&node_source, src, HL_RELAXED);
-	return src;
-}
-
-int hl_cpu_node(void)
-{
-	int src = hl_load(&node_source, HL_RELAXED);
-	if (hl_unlikely(src == NODE_UNKNOWN))
-		src = probe_node_source();
-#ifdef HAVE_THREAD_POINTER
-	if (src == NODE_RSEQ)
-		return (int)*rseq_field(RSEQ_NODE_ID_OFFSET);
-#endif
-	return node_getcpu();
-}
-
-const char *hl_cpu_node_source(void)
-{
-	int src = hl_load(&node_source, HL_RELAXED);
-	if (src == NODE_UNKNOWN)
-		src = probe_node_source();
-	return src == NODE_RSEQ ? "rseq" : "getcpu";
 }

@@ -1,12 +1,14 @@
 /* hotlock: the futex layer.  Private futex wait/wake (futex2 where the
- * running kernel has it), counters of every futex syscall the library makes,
- * and the NUMA node of the calling CPU. */
+ * running kernel has it) and counters of every futex syscall the library
+ * makes.  The NUMA node of the calling CPU (hl_cpu_node) is in topology.h. */
 #ifndef HOTLOCK_FUTEX_H
 #define HOTLOCK_FUTEX_H
 
 #include <stdint.h>
 #include <sys/types.h> /* clockid_t, also in strict ISO C mode */
 #include <time.h>
+
+#include <hotlock/topology.h> /* hl_cpu_node, which used to be declared here */
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,12 +43,6 @@ int hl_futex_wake(uint32_t *addr, int n);
 /* Which futex interface the library uses: "futex2" (futex_wait/futex_wake
  * syscalls, Linux 6.7+) or "futex" (the multiplexed futex syscall). */
 const char *hl_futex_interface(void);
-
-/* The NUMA node of the CPU the caller runs on: from rseq's node_id when
- * glibc registered rseq and the kernel fills node_id, getcpu otherwise. */
-int hl_cpu_node(void);
-/* "rseq" or "getcpu": where hl_cpu_node() reads the node. */
-const char *hl_cpu_node_source(void);
 
 #ifdef __cplusplus
 }
