@@ -1,11 +1,13 @@
 /* Tunables: defaults, the environment (read once, when the library is
- * loaded), and hl_config_get/set. */
+ * loaded), and hl_config_get/set; and HOTLOCK_QUEUE, the queue policy that
+ * overrides the automatic choice (queue.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <hotlock/config.h>
+#include <hotlock/mutex.h>
 
 #include "config.h"
 
@@ -18,9 +20,16 @@
 #define HL_SPIN_NS_DEFAULT    20000ull
 /* The kernel rwsem's handoff: the first waiter is due the lock after 4 ms. */
 #define HL_HANDOFF_NS_DEFAULT 4000000ull
+/* CNA's last kernel version (v15) flushes the secondary queue once its
+ * oldest waiter has waited 1 ms: a quarter of the handoff threshold, so
+ * that a remote waiter is back at the front long before it would be due a
+ * handoff anyway (docs/cna.md). */
+#define HL_CNA_THRESHOLD_NS_DEFAULT 1000000ull
 
 _Atomic uint64_t hl__spin_ns = HL_SPIN_NS_DEFAULT;
 _Atomic uint64_t hl__handoff_ns = HL_HANDOFF_NS_DEFAULT;
+_Atomic uint64_t hl__cna_threshold_ns = HL_CNA_THRESHOLD_NS_DEFAULT;
+_Atomic uint32_t hl__queue_env = HL_QUEUE_DEFAULT;
 
 static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t max)
 {
@@ -43,6 +52,18 @@ __attribute__((constructor)) static void config_init(void)
 {
 	config_from_env("HOTLOCK_SPIN_NS", &hl__spin_ns, HL_SPIN_NS_MAX);
 	config_from_env("HOTLOCK_HANDOFF_NS", &hl__handoff_ns, HL_HANDOFF_NS_MAX);
+	config_from_env("HOTLOCK_CNA_THRESHOLD_NS", &hl__cna_threshold_ns,
+			HL_CNA_THRESHOLD_NS_MAX);
+	const char *q = getenv("HOTLOCK_QUEUE");
+	if (q && *q) {
+		if (strcmp(q, "fifo") == 0)
+			hl_store(&hl__queue_env, HL_QUEUE_FIFO, HL_RELAXED);
+		else if (strcmp(q, "cna") == 0)
+			hl_store(&hl__queue_env, HL_QUEUE_CNA, HL_RELAXED);
+		else
+			fprintf(stderr, "hotlock: ignoring HOTLOCK_QUEUE=%s (expected fifo or cna)\n",
+				q);
+	}
 }
 
 void hl_config_get(hl_config_t *out)
@@ -50,13 +71,16 @@ void hl_config_get(hl_config_t *out)
 	memset(out, 0, sizeof(*out));
 	out->spin_ns = hl_spin_ns();
 	out->handoff_ns = hl_handoff_ns();
+	out->cna_threshold_ns = hl_cna_threshold_ns();
 }
 
 int hl_config_set(const hl_config_t *cfg)
 {
-	if (!cfg || cfg->spin_ns > HL_SPIN_NS_MAX || cfg->handoff_ns > HL_HANDOFF_NS_MAX)
+	if (!cfg || cfg->spin_ns > HL_SPIN_NS_MAX || cfg->handoff_ns > HL_HANDOFF_NS_MAX ||
+	    cfg->cna_threshold_ns > HL_CNA_THRESHOLD_NS_MAX)
 		return EINVAL;
 	hl_store(&hl__spin_ns, cfg->spin_ns, HL_RELAXED);
 	hl_store(&hl__handoff_ns, cfg->handoff_ns, HL_RELAXED);
+	hl_store(&hl__cna_threshold_ns, cfg->cna_threshold_ns, HL_RELAXED);
 	return 0;
 }

@@ -15,6 +15,8 @@
  *                             must hand it over (no stealing)
  *   tail  (u32)   last queued waiter node (queue.h), 0 when none
  *   head  (u32)   the node that set WAKE/HANDOFF (valid while either is set)
+ *   queue (u32)   the queue order, hl_queue_policy_t (0: FIFO or CNA as the
+ *                 topology and HOTLOCK_QUEUE say, decided at each handover)
  *
  *   word value              meaning
  *   ----------------------  -------------------------------------------------
@@ -46,7 +48,9 @@
  *     publish the node in `head`, arm it, and CAS WAKE (and HANDOFF when
  *     due) into the owned word; then wait on the node.  HANDED: we own the
  *     lock.  RELEASED: the lock was freed; go back to 3 with a new budget.
- *  5. Having the lock, leave the queue: the successor becomes head.  If it is
+ *  5. Having the lock, leave the queue: the successor becomes head (the next
+ *     in FIFO order, or with CNA the next on this thread's node: queue.c;
+ *     stealing and handoff work the same on either order).  If it is
  *     parked it is not woken now (that would cost a syscall per acquisition);
  *     instead the new owner records it in `head` and sets WAKE in its own
  *     word, so that its unlock wakes the successor, exactly as if the
@@ -84,6 +88,7 @@
 #include "config.h"
 #include "queue.h"
 #include "thread.h"
+#include "topology.h"
 #include "wait.h"
 
 #define OWNER_MASK 0x003fffffu
@@ -108,7 +113,7 @@ struct mutex {
 	_Atomic uint32_t word;
 	_Atomic uint32_t tail;
 	_Atomic uint32_t head;
-	uint32_t reserved;
+	_Atomic uint32_t queue;         /* hl_queue_policy_t */
 };
 
 _Static_assert(sizeof(struct mutex) == sizeof(hl_mutex_t), "layout");
@@ -116,6 +121,7 @@ _Static_assert(_Alignof(struct mutex) == _Alignof(hl_mutex_t), "layout");
 _Static_assert(offsetof(struct mutex, word) == offsetof(hl_mutex_t, word_), "layout");
 _Static_assert(offsetof(struct mutex, tail) == offsetof(hl_mutex_t, tail_), "layout");
 _Static_assert(offsetof(struct mutex, head) == offsetof(hl_mutex_t, head_), "layout");
+_Static_assert(offsetof(struct mutex, queue) == offsetof(hl_mutex_t, queue_), "layout");
 _Static_assert(sizeof(hl_mutex_t) <= 16, "hl_mutex_t must fit in 16 bytes");
 
 /* Clock reads while spinning on the word: one per this many pause
@@ -157,12 +163,69 @@ static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 	}
 }
 
+/* The queue word: the policy (hl_queue_policy_t) in bits 0-7; with CNA,
+ * 1 + the node of the thread that last took the lock on a slow path in bits
+ * 8-31 (0: not known), a hint for step 1b. */
+#define QUEUE_POLICY      0xffu
+#define HOLDER_NODE_SHIFT 8
+
+static inline uint32_t queue_word(struct mutex *m)
+{
+	/* Relaxed: the policy is set before the mutex is shared
+	 * (hl_mutex_set_queue); the holder's node is a hint that publishes
+	 * nothing. */
+	return hl_load(&m->queue, HL_RELAXED);
+}
+
+/* The order of m's next handover: HL_PASS_CNA or 0. */
+static inline unsigned queue_opts(uint32_t q)
+{
+	return hl_queue_policy_is_cna(q & QUEUE_POLICY) ? HL_PASS_CNA : 0;
+}
+
+/* A slow path took the lock: with CNA, record the new holder's node.  The
+ * fast path does not (an uncontended lock pays nothing); a thread that took
+ * a free lock with it leaves the previous holder's node in the hint. */
+static void note_holder_node(struct mutex *m)
+{
+	uint32_t q = queue_word(m);
+	if (!(queue_opts(q) & HL_PASS_CNA))
+		return;
+	uint32_t nq = (q & QUEUE_POLICY) | ((hl_topo_node() + 1) & 0xffffff) << HOLDER_NODE_SHIFT;
+	if (nq != q)
+		hl_store(&m->queue, nq, HL_RELAXED);    /* relaxed: see queue_word */
+}
+
+/* hl_queue_pass_head in m's order. */
+static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsigned defer)
+{
+	return hl_queue_pass_head(&m->tail, n, queue_opts(queue_word(m)) | defer);
+}
+
+/* Whether a newcomer should leave the lock to the queue rather than spin
+ * for it: with CNA, when the holder is on another node than the caller.
+ * The CNA order of the queue is only worth having if the lock also stays on
+ * one node between two handovers through the queue, and most acquisitions
+ * of a contended TP lock are steals by spinners (docs/cna.md).  The queue
+ * (its threshold, then the TP handoff) bounds the wait of those who queue.
+ * Prioritized threads spin all the same. */
+static bool spin_is_remote(struct mutex *m)
+{
+	uint32_t q = queue_word(m), holder_node = q >> HOLDER_NODE_SHIFT;
+	if (!holder_node || holder_node - 1 == hl_topo_node() || !(queue_opts(q) & HL_PASS_CNA))
+		return false;
+	struct hl_thread *self = hl_self();
+	return !hl__thread_prio && !(self && hl_thread_is_rt(self, hl_now_ns()));
+}
+
 /* Step 1b: optimistic spinning.  A newcomer that found the lock held spins
- * on the word for the spin budget, if it gets a spinner slot, and takes the
- * lock when it is free, before it would queue and sleep.  Returns 0 or
- * EAGAIN (go and queue). */
+ * on the word for the spin budget, if it gets a spinner slot (and, with
+ * CNA, is on the holder's node), and takes the lock when it is free,
+ * before it would queue and sleep.  Returns 0 or EAGAIN (go and queue). */
 static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
 {
+	if (spin_is_remote(m))
+		return EAGAIN;
 	uint64_t budget = hl_spin_begin();
 	if (!budget)
 		return EAGAIN;
@@ -181,13 +244,15 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 			break;
 	}
 	hl_spin_end();
+	if (!err)
+		note_holder_node(m);
 	return err;
 }
 
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
-	struct hl_node *d = hl_queue_pass_head(&m->tail, n, true);
+	struct hl_node *d = pass_head(m, n, HL_PASS_DEFER);
 	if (!d)
 		return;
 	if (node_due(d, hl_now_ns(), hl_handoff_ns())) {
@@ -197,7 +262,7 @@ static void leave_queue(struct mutex *m, struct hl_node *n)
 		 * is long enough that every head arrives due, for a wake-up
 		 * per acquisition (a convoy: docs/mutex.md). */
 		if (!hl_node_signal(d, HL_SIG_HEAD))
-			hl_queue_pass_head(&m->tail, d, false); /* it gave up */
+			pass_head(m, d, 0);     /* it gave up */
 		return;
 	}
 	/* Relaxed: published by the release fetch_or below. */
@@ -221,8 +286,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		return lock_poll(m, tid, dl);
 
 	uint64_t now = hl_now_ns();
-	n->flags = hl_thread_is_rt(self, now) ? HL_NODE_F_RT : 0;
-	n->wait_start_ns = now;
+	hl_queue_node_init(n, self, now);
 	hl_node_arm(n);
 	const uint64_t handoff_ns = hl_handoff_ns();
 	uint64_t budget = 0;    /* != 0 while we hold a spinner slot (wait.h) */
@@ -290,6 +354,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 owned:
 	if (budget)
 		hl_spin_end();
+	note_holder_node(m);
 	leave_queue(m, n);
 	hl_thread_node_put(self);
 	return 0;
@@ -298,7 +363,7 @@ timeout_head:
 	if (budget)
 		hl_spin_end();
 	/* Still head, no flag of ours in the word: hand headship on. */
-	hl_queue_pass_head(&m->tail, n, false);
+	pass_head(m, n, 0);
 	hl_thread_node_put(self);
 	return ETIMEDOUT;
 
@@ -325,7 +390,7 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 	 * while WAKE is set nobody but the owner changes the word. */
 	hl_store(&m->word, 0, HL_RELEASE);
 	if ((w & HANDOFF) || !hl_node_signal(h, HL_SIG_RELEASED))
-		hl_queue_pass_head(&m->tail, h, false); /* h gave up */
+		pass_head(m, h, 0);     /* h gave up */
 }
 
 int hl_mutex_lock(hl_mutex_t *pm)
@@ -396,6 +461,24 @@ int hl_mutex_init(hl_mutex_t *pm)
 {
 	memset(pm, 0, sizeof(*pm));
 	return 0;
+}
+
+int hl_mutex_set_queue(hl_mutex_t *pm, hl_queue_policy_t policy)
+{
+	struct mutex *m = M(pm);
+	if (policy != HL_QUEUE_DEFAULT && policy != HL_QUEUE_FIFO && policy != HL_QUEUE_CNA)
+		return EINVAL;
+	/* Relaxed: a mutex in use is refused, best effort; the policy of a
+	 * mutex that is not shared yet is published with the mutex itself. */
+	if (hl_load(&m->word, HL_RELAXED) || hl_queue_node(hl_load(&m->tail, HL_RELAXED)))
+		return EBUSY;
+	hl_store(&m->queue, (uint32_t)policy, HL_RELAXED); /* holder node: not known */
+	return 0;
+}
+
+hl_queue_policy_t hl_mutex_queue(const hl_mutex_t *pm)
+{
+	return queue_opts(queue_word((struct mutex *)pm)) ? HL_QUEUE_CNA : HL_QUEUE_FIFO;
 }
 
 int hl_mutex_destroy(hl_mutex_t *pm)

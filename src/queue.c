@@ -1,4 +1,4 @@
-/* The MCS waiter queue (see queue.h).
+/* The MCS waiter queue (see queue.h), in FIFO or CNA order.
  *
  * Enqueue: (1) the node's next is cleared; (2) xchg(tail, node) takes the
  * place at the end; (3) the predecessor's next is set to the node.  Between
@@ -6,64 +6,263 @@
  * to leave then waits for (3), spinning briefly and then yielding (the
  * enqueuer may have been preempted between two instructions).
  *
- * Leaving (head only): if tail still names the head, CAS it to 0 and the
- * queue is empty; otherwise wait for next and signal it.
+ * Leaving (head only, hl_queue_pass_head): if tail still names the head, CAS
+ * it to 0 and the queue is empty; otherwise wait for next and make it the
+ * head (signal HL_SIG_HEAD).  Abandoned nodes met on the way are unlinked
+ * and recycled: their owners have left and nobody else refers to them.
+ *
+ * CNA order (compact NUMA-aware, seed 001; docs/cna.md).  Only the head that
+ * leaves reorders, so the reordering needs no atomics beyond those of FIFO
+ * leaving: the interior of the chain (every link but the one the last
+ * enqueuer is about to write) belongs to the head, and so does a second,
+ * private queue of waiters set aside because they are on other nodes:
+ *
+ *   primary:    H --> a1 --> b1 --> a2 --> b2 --> ... --> tail
+ *   secondary:  (empty)
+ *      H (node A) leaves: a1 is on A, it becomes the head as in FIFO.
+ *   primary:    a1 --> b1 --> a2 --> b2 --> ... --> tail
+ *      a1 leaves: b1 is on B and has a successor, it moves to the
+ *      secondary queue; a2 is on A and becomes the head.
+ *   primary:    a2 --> b2 --> ... --> tail
+ *   secondary:  b1                   (carried by a2: a2.sec_head/sec_tail)
+ *
+ * The secondary queue belongs to the head: the leaving head writes it into
+ * the new head's node before it signals it (the signal's release publishes
+ * it), and a thread passing headship on for an abandoned head reads it from
+ * that node.  So it is carried through every handover, never rebuilt.
+ *
+ * Passing from head n (node P = n's node):
+ *  1. Flush: if the secondary queue is not empty and its first waiter has
+ *     waited (since its lock call) at least the CNA threshold, it goes back
+ *     in front: sec_tail.next = n.next, and sec_head is the new head, so the
+ *     preference moves to its node.  If n was the last node of the primary
+ *     queue and the secondary one is not empty, the secondary queue becomes
+ *     the queue: CAS(tail, n -> sec_tail), with sec_tail.next cleared
+ *     before (the release CAS orders that store before the link an enqueuer
+ *     writes once its xchg returns sec_tail).  Nobody is lost when the
+ *     primary queue empties.
+ *  2. Otherwise search, unless SRO skips it: from n's successor on, the
+ *     first waiter on P, or prioritized (RT or hl_thread_set_prioritized),
+ *     is the new head; every waiter passed over moves to the end of the
+ *     secondary queue in order, but only if it has a successor (the last
+ *     node's next field is the enqueuers' to write, and moving it would need
+ *     a CAS on tail): when no waiter on P is queued, the last one becomes
+ *     the head and the preference moves to its node.
+ *  3. SRO (shuffle reduction): while the secondary queue is empty the search
+ *     runs with probability 1/128 only (a per-thread xorshift), so a lock
+ *     whose waiters are all on one node pays one branch for CNA.  Once
+ *     something was set aside, every pass searches.
+ * Parked waiters are moved between the queues without being woken: a waiter
+ * is signalled once, when it is made the head.
+ *
+ * Bounded waiting: a waiter set aside is back in front at the first pass
+ * after the first waiter of the secondary queue has waited the threshold;
+ * waiters set aside again after that are older than the threshold, so the
+ * next pass flushes them again.  Each pass still hands the lock on; the
+ * bound is worked out in docs/cna.md.
  */
 
+#include <hotlock/mutex.h> /* hl_queue_policy_t */
+
+#include "config.h"
 #include "queue.h"
+#include "topology.h"
+
+void (*_Atomic hl__queue_observer)(const struct hl_queue_event *ev);
+
+/* SRO's random numbers: xorshift32, seeded from the TID at first use. */
+static __thread uint32_t sro_state __attribute__((tls_model("initial-exec")));
 
 static inline uint32_t tail_of(const struct hl_node *n)
 {
 	return n->index | hl_fork_gen() << HL_NODE_INDEX_BITS;
 }
 
+void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uint64_t now_ns)
+{
+	uint32_t flags = 0;
+	if (hl_thread_is_rt(self, now_ns))
+		flags |= HL_NODE_F_RT;
+	if (hl__thread_prio)
+		flags |= HL_NODE_F_PRIO;
+	n->flags = flags;
+	n->wait_start_ns = now_ns;
+	n->topo_node = hl_topo_node();
+	/* Relaxed: published by the enqueue's release. */
+	hl_store(&n->sec_head, 0, HL_RELAXED);
+	hl_store(&n->sec_tail, 0, HL_RELAXED);
+}
+
+bool hl_queue_policy_is_cna(uint32_t policy)
+{
+	if (policy == HL_QUEUE_DEFAULT)
+		policy = hl_load(&hl__queue_env, HL_RELAXED);
+	if (policy == HL_QUEUE_DEFAULT)
+		return hl_topo_nodes() > 1;
+	return policy == HL_QUEUE_CNA;
+}
+
 struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_node *n)
 {
 	/* Relaxed: ordered before the xchg's release. */
 	hl_store(&n->next, 0, HL_RELAXED);
-	/* Release: n's fields (tid, flags, wait start, state) are visible to
-	 * whoever reaches n through the tail.  Acquire: pairs with the
-	 * predecessor's own xchg, so its clearing of its next field (step 1)
-	 * happens before our link below and cannot overwrite it. */
+	/* Release: n's fields (tid, flags, node, wait start, state) are
+	 * visible to whoever reaches n through the tail.  Acquire: pairs with
+	 * the predecessor's own xchg, so its clearing of its next field (step
+	 * 1) happens before our link below and cannot overwrite it; and with
+	 * the CAS that made a secondary queue the queue (pass step 1), whose
+	 * clearing of sec_tail's next happens before our link. */
 	uint32_t old = hl_xchg(tail, tail_of(n), HL_ACQ_REL);
 	struct hl_node *pred = hl_queue_node(old);
 	if (pred)
-		/* Release: pairs with the acquire load in wait_next; n's fields
-		 * are visible to the head that hands over to n. */
+		/* Release: pairs with the acquire loads of the link by the
+		 * head that leaves; n's fields are visible to it. */
 		hl_store(&pred->next, n->index, HL_RELEASE);
 	return pred;
 }
 
-/* n's successor, waiting for its link if it is being enqueued; NULL if n is
- * the tail, in which case the queue is now empty. */
-static struct hl_node *dequeue(_Atomic uint32_t *tail, struct hl_node *n)
+/* The secondary queue, as carried from head to head (node indices). */
+struct secq {
+	uint32_t head, tail;
+};
+
+static inline bool sro_search(void)
+{
+	uint32_t x = sro_state;
+	if (hl_unlikely(!x))
+		x = hl_tid() * 2654435761u | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	sro_state = x;
+	return x >> 25 == 0;            /* 7 bits of 0: 1 in 128 */
+}
+
+/* n's successor, waiting for its link if it is being enqueued; NULL when n
+ * was the last node and the secondary queue is empty (the queue is empty
+ * now).  With flush, or when n was the last node, a non-empty secondary
+ * queue goes in front (step 1): its first node is returned, *sec is emptied
+ * and *flushed set. */
+static struct hl_node *leave(_Atomic uint32_t *tail, struct hl_node *n, struct secq *sec,
+			     bool flush, bool *flushed)
 {
 	uint32_t me = tail_of(n);
-	/* Relaxed: emptying the queue publishes nothing; the next enqueuer
-	 * finds 0 and becomes head on its own. */
-	if (hl_load(tail, HL_RELAXED) == me && hl_cas(tail, &me, 0, HL_RELAXED))
-		return NULL;
+	/* Relaxed: n is the last node only if nobody enqueued since; the CAS
+	 * decides. */
+	if (hl_load(tail, HL_RELAXED) == me) {
+		if (!sec->head) {
+			/* Relaxed: emptying the queue publishes nothing; the
+			 * next enqueuer finds 0 and becomes head on its own. */
+			if (hl_cas(tail, &me, 0, HL_RELAXED))
+				return NULL;
+		} else {
+			struct hl_node *st = hl_node_at(sec->tail);
+			/* Relaxed: ordered by the release CAS below. */
+			hl_store(&st->next, 0, HL_RELAXED);
+			/* Release: pairs with the acq_rel xchg of the next
+			 * enqueuer, which links itself behind sec_tail. */
+			if (hl_cas(tail, &me, tail_of(st), HL_RELEASE)) {
+				struct hl_node *h = hl_node_at(sec->head);
+				*sec = (struct secq){ 0, 0 };
+				*flushed = true;
+				return h;
+			}
+		}
+	}
 	uint32_t next;
 	unsigned spins = 0;
 	/* Acquire: pairs with the enqueuer's release store of the link. */
 	while (!(next = hl_load(&n->next, HL_ACQUIRE)))
 		hl_wait_for_peer(&spins);
+	if (flush && sec->head) {
+		/* Relaxed: the new head, and every later head that follows
+		 * this link, is reached through the signals' release/acquire
+		 * chain that starts after this store. */
+		hl_store(&hl_node_at(sec->tail)->next, next, HL_RELAXED);
+		struct hl_node *h = hl_node_at(sec->head);
+		*sec = (struct secq){ 0, 0 };
+		*flushed = true;
+		return h;
+	}
 	return hl_node_at(next);
 }
 
-struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, bool may_defer)
+/* Step 2: from cur on, the first waiter on node pref or prioritized; the
+ * waiters passed over go to the secondary queue. */
+static struct hl_node *search(struct hl_node *cur, uint32_t pref, struct secq *sec,
+			      uint32_t *moved)
 {
 	for (;;) {
-		struct hl_node *next = dequeue(tail, n);
+		if (cur->topo_node == pref || (cur->flags & (HL_NODE_F_RT | HL_NODE_F_PRIO)))
+			return cur;
+		/* Acquire: pairs with the enqueuer's release store of the
+		 * link; the successor's fields are visible. */
+		uint32_t nx = hl_load(&cur->next, HL_ACQUIRE);
+		if (!nx)
+			return cur;     /* the last one: nobody later to prefer */
+		/* Relaxed: ABANDONED is final, and its owner no longer
+		 * touches the node; it is unlinked here and recycled. */
+		if (hl_load(&cur->state, HL_RELAXED) == HL_NODE_ABANDONED) {
+			hl_node_recycle(cur);
+		} else {
+			/* Relaxed: the secondary queue is private to the
+			 * heads; see the signals' chain in leave(). */
+			if (sec->tail)
+				hl_store(&hl_node_at(sec->tail)->next, cur->index, HL_RELAXED);
+			else
+				sec->head = cur->index;
+			sec->tail = cur->index;
+			++*moved;
+		}
+		cur = hl_node_at(nx);
+	}
+}
+
+struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts)
+{
+	const bool cna = opts & HL_PASS_CNA;
+	/* Relaxed: written by whoever made n the head, before the signal (or
+	 * the lock-word release, HL_PASS_DEFER) through which this thread
+	 * came to pass headship on from n. */
+	struct secq sec = { hl_load(&n->sec_head, HL_RELAXED), hl_load(&n->sec_tail, HL_RELAXED) };
+	const uint32_t pref = n->topo_node;
+	for (;;) {
+		struct hl_queue_event ev = { .from_node = pref, .cna = cna };
+		/* Without CNA (the policy changed while waiters were set
+		 * aside) the secondary queue goes back at once. */
+		bool flush = sec.head &&
+			(!cna || hl_now_ns() - hl_node_at(sec.head)->wait_start_ns >=
+				 hl_cna_threshold_ns());
+		struct hl_node *next = leave(tail, n, &sec, flush, &ev.flushed);
 		/* Relaxed: ABANDONED was written by n's owner before n was
-		 * reached here through acquire loads (signal failure). */
+		 * reached here through acquire loads (a refused signal), or
+		 * by this thread's own caller (timeout of the head). */
 		if (hl_load(&n->state, HL_RELAXED) == HL_NODE_ABANDONED)
 			hl_node_recycle(n);
 		if (!next)
 			return NULL;
+		if (cna && !ev.flushed && (sec.head || sro_search())) {
+			ev.searched = true;
+			next = search(next, pref, &sec, &ev.moved);
+		}
+		/* Relaxed: published by the signal below, or by the caller's
+		 * release of the lock word (HL_PASS_DEFER). */
+		hl_store(&next->sec_head, sec.head, HL_RELAXED);
+		hl_store(&next->sec_tail, sec.tail, HL_RELAXED);
+		/* Acquire: pairs with the test's release store of its
+		 * observer, whose state is set up before. */
+		void (*observe)(const struct hl_queue_event *) =
+			hl_load(&hl__queue_observer, HL_ACQUIRE);
+		if (hl_unlikely(observe != NULL)) {
+			ev.to_node = next->topo_node;
+			ev.head = next;
+			ev.sec_head = sec.head;
+			ev.sec_tail = sec.tail;
+			observe(&ev);
+		}
 		/* Relaxed: a hint; if next parks or gives up meanwhile, the
 		 * signal or the caller's later signal sees it. */
-		if (may_defer && hl_load(&next->state, HL_RELAXED) == HL_NODE_PARKED)
+		if ((opts & HL_PASS_DEFER) && hl_load(&next->state, HL_RELAXED) == HL_NODE_PARKED)
 			return next;
 		if (hl_node_signal(next, HL_SIG_HEAD))
 			return NULL;

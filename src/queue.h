@@ -1,4 +1,5 @@
-/* The waiter queue: an MCS queue of waiter nodes (wait.h).
+/* The waiter queue: an MCS queue of waiter nodes (wait.h), in FIFO order or
+ * in the CNA order (compact NUMA-aware: waiters on the holder's node first).
  *
  * A lock keeps a 32-bit tail word; the queue is the chain of nodes linked by
  * their `next` fields from the head to the tail.  The tail word holds the
@@ -8,13 +9,14 @@
  *
  *   tail: [ gen:8 | index:24 ]   0 = empty
  *
- *   head --next--> n2 --next--> n3 ... --next--> tail node
+ *   primary:    head --next--> n2 --next--> n3 ... --next--> tail node
+ *   secondary:  head.sec_head --next--> ... --> head.sec_tail   (CNA only)
  *
  * The queue decides order only; the lock decides what headship means (for
  * hl_mutex: watching the lock word).  The head leaves the queue when it takes
- * the lock (hl_queue_pass_head), so the owner of a lock holds no node.
- * Policies that reorder the queue (CNA) choose the successor in
- * hl_queue_pass_head; everything else stays as it is.
+ * the lock (hl_queue_pass_head), so the owner of a lock holds no node.  The
+ * CNA policy acts in hl_queue_pass_head only: the leaving head chooses its
+ * successor and hands it the secondary queue (queue.c has the protocol).
  */
 #ifndef HOTLOCK_QUEUE_H
 #define HOTLOCK_QUEUE_H
@@ -35,17 +37,49 @@ static inline struct hl_node *hl_queue_node(uint32_t tail)
 	return hl_node_at(tail & HL_QUEUE_INDEX_MASK);
 }
 
-/* Appends n (armed, its fields set).  Returns n's predecessor, or NULL if n
- * is now the head. */
+/* Stamps n for a new wait by the calling thread (self): the start time, the
+ * RT and prioritized flags, the thread's node, an empty secondary queue.
+ * Then arm n (wait.h) and enqueue it. */
+HL_HIDDEN void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uint64_t now_ns);
+
+/* Appends n (stamped and armed).  Returns n's predecessor, or NULL if n is
+ * now the head. */
 HL_HIDDEN struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_node *n);
 
-/* Takes head n out of the queue and makes its successor the head: signals it
- * HL_SIG_HEAD, skipping successors that were abandoned (they are recycled,
- * as is n itself if it was abandoned).  With may_defer, a successor that is
- * parked is not woken but returned: the caller must arrange for it to be
- * signalled later (the mutex does so through its lock word).  Returns NULL
- * otherwise. */
+/* hl_queue_pass_head options. */
+enum {
+	HL_PASS_DEFER = 1u << 0,        /* see below */
+	HL_PASS_CNA = 1u << 1,          /* choose the successor by node */
+};
+
+/* Takes head n out of the queue and makes a successor the head: the next
+ * node in FIFO order, or with HL_PASS_CNA the next on n's node (queue.c).
+ * The new head is signalled HL_SIG_HEAD; successors that were abandoned are
+ * skipped (they are recycled, as is n itself if it was abandoned).  With
+ * HL_PASS_DEFER, a new head that is parked is not woken but returned: the
+ * caller must arrange for it to be signalled later (the mutex does so
+ * through its lock word).  Returns NULL otherwise. */
 HL_HIDDEN struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n,
-					     bool may_defer);
+					     unsigned opts);
+
+/* Whether a queue of policy p (hl_queue_policy_t) orders by node now:
+ * HL_QUEUE_DEFAULT resolves through HOTLOCK_QUEUE and the topology. */
+HL_HIDDEN bool hl_queue_policy_is_cna(uint32_t policy);
+
+/* For white-box tests: every hl_queue_pass_head that makes a new head
+ * reports it here, from the passing thread, while that thread still owns the
+ * secondary queue (it may be walked through the nodes' next fields, from
+ * sec_head, until sec_tail).  NULL (the default) costs one load per pass. */
+struct hl_queue_event {
+	uint32_t from_node;     /* the node of the head that left (preferred) */
+	uint32_t to_node;       /* the node of the new head */
+	struct hl_node *head;   /* the new head */
+	uint32_t sec_head, sec_tail;    /* secondary queue handed to it */
+	bool cna;               /* the pass ordered by node */
+	bool searched;          /* it looked for a waiter on from_node */
+	bool flushed;           /* it put the secondary queue back in front */
+	uint32_t moved;         /* waiters it moved to the secondary queue */
+};
+HL_HIDDEN extern void (*_Atomic hl__queue_observer)(const struct hl_queue_event *ev);
 
 #endif

@@ -64,6 +64,7 @@ enum {
 /* Node flags, set by the owner before the node is published. */
 enum {
 	HL_NODE_F_RT = 1u << 0,         /* SCHED_FIFO/SCHED_RR waiter */
+	HL_NODE_F_PRIO = 1u << 1,       /* hl_thread_set_prioritized(1) */
 };
 
 struct hl_node {
@@ -74,7 +75,14 @@ struct hl_node {
 	uint32_t flags;                 /* HL_NODE_F_* */
 	_Atomic uint32_t pool_next;     /* free-list link (thread.c) */
 	uint64_t wait_start_ns;         /* CLOCK_MONOTONIC when the wait began */
-	uint32_t reserved[8];           /* for the queue policies to come */
+	uint32_t topo_node;             /* the waiter's node (topology.h) */
+	/* The CNA secondary queue (queue.c), carried by the queue head: node
+	 * indices of its first and last waiter, 0 when empty.  Written by the
+	 * thread that makes this node the head, before it signals it; read by
+	 * whoever passes headship on from this node. */
+	_Atomic uint32_t sec_head;
+	_Atomic uint32_t sec_tail;
+	uint32_t reserved[5];
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");

@@ -1,5 +1,6 @@
 /* hotlock: tunables.  Read once from the environment when the library first
- * needs them (HOTLOCK_SPIN_NS, HOTLOCK_HANDOFF_NS); programs and tests may
+ * needs them (HOTLOCK_SPIN_NS, HOTLOCK_HANDOFF_NS,
+ * HOTLOCK_CNA_THRESHOLD_NS); programs and tests may
  * read and change them at run time. */
 #ifndef HOTLOCK_CONFIG_H
 #define HOTLOCK_CONFIG_H
@@ -18,10 +19,15 @@ typedef struct hl_config {
 	 * it (no more stealing), in nanoseconds.  0 hands off at once (a FIFO
 	 * lock).  At most HL_HANDOFF_NS_MAX. */
 	uint64_t handoff_ns;
+	/* CNA queues (docs/cna.md): once the oldest waiter moved behind
+	 * waiters of the holder's node has waited this long, the waiters of
+	 * other nodes go back to the front.  At most HL_CNA_THRESHOLD_NS_MAX. */
+	uint64_t cna_threshold_ns;
 } hl_config_t;
 
 #define HL_SPIN_NS_MAX    10000000ull    /* 10 ms */
 #define HL_HANDOFF_NS_MAX 10000000000ull /* 10 s */
+#define HL_CNA_THRESHOLD_NS_MAX 10000000000ull /* 10 s */
 
 void hl_config_get(hl_config_t *out);
 /* EINVAL if a field is out of range; nothing is changed then. */

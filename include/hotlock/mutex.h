@@ -20,7 +20,7 @@ typedef struct hl_mutex {
 	uint32_t word_;     /* owner TID | WAKE | HANDOFF */
 	uint32_t tail_;     /* last queued waiter node (index | fork generation) */
 	uint32_t head_;     /* queue head that waits for the unlocker's signal */
-	uint32_t reserved_;
+	uint32_t queue_;    /* hl_queue_policy_t chosen for this mutex */
 } hl_mutex_t;
 
 #define HL_MUTEX_INIT { 0, 0, 0, 0 }
@@ -37,6 +37,22 @@ int hl_mutex_trylock(hl_mutex_t *m);        /* EBUSY if held (by anyone) */
 int hl_mutex_timedlock(hl_mutex_t *m, clockid_t clock,
 		       const struct timespec *abstime);
 int hl_mutex_unlock(hl_mutex_t *m);         /* EPERM if the caller is not the owner */
+
+/* The order of the waiter queue (docs/cna.md).  HL_QUEUE_DEFAULT (what an
+ * all-zero mutex has) follows HOTLOCK_QUEUE=fifo|cna when set, else uses CNA
+ * when the topology (topology.h) has more than one node and FIFO otherwise;
+ * the choice is made at each handover, so it follows hl_topology_set. */
+typedef enum hl_queue_policy {
+	HL_QUEUE_DEFAULT = 0,
+	HL_QUEUE_FIFO = 1,   /* first come, first served (after lock stealing) */
+	HL_QUEUE_CNA = 2,    /* waiters on the holder's node first, bounded */
+} hl_queue_policy_t;
+
+/* Sets m's queue policy.  EINVAL: not a policy; EBUSY: m is locked or has
+ * waiters (set it before the mutex is shared). */
+int hl_mutex_set_queue(hl_mutex_t *m, hl_queue_policy_t policy);
+/* The policy m's next handover uses: HL_QUEUE_FIFO or HL_QUEUE_CNA. */
+hl_queue_policy_t hl_mutex_queue(const hl_mutex_t *m);
 
 /* Diagnostics: the owner TID (0 when free) as read in one load. */
 uint32_t hl_mutex_owner(const hl_mutex_t *m);
