@@ -202,42 +202,68 @@ static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsi
 	return hl_queue_pass_head(&m->tail, n, queue_opts(queue_word(m)) | defer);
 }
 
-/* Whether a newcomer should leave the lock to the queue rather than spin
- * for it: with CNA, when the holder is on another node than the caller.
- * The CNA order of the queue is only worth having if the lock also stays on
- * one node between two handovers through the queue, and most acquisitions
- * of a contended TP lock are steals by spinners (docs/cna.md).  The queue
- * (its threshold, then the TP handoff) bounds the wait of those who queue.
- * Prioritized threads spin all the same. */
-static bool spin_is_remote(struct mutex *m)
+/* Polls of a free word by which a contender on another node than the
+ * holder's lets the holder's node's spinners go first: about a microsecond,
+ * several times what a spinner takes to see the word free and CAS it. */
+#define LOCAL_GRACE_POLLS 32
+
+/* With CNA: whether a contender on node `node` that has waited waited_ns
+ * should leave a free word to the holder's node for LOCAL_GRACE_POLLS polls
+ * before it takes it.  Most acquisitions of a contended TP lock are not
+ * handovers through the queue but CAS races on the word (the queue head,
+ * optimistic spinners); ordering the queue alone would leave them to
+ * whoever races fastest, and a remote thread that wins one moves the lock
+ * to its node.  So remote contenders give way while someone on the holder's
+ * node is there to take the lock, and take it when nobody is (the lock is
+ * never left idle for more than the grace), until they have waited the CNA
+ * threshold.  Prioritized waiters never give way (docs/cna.md). */
+static bool defers_to_holder(struct mutex *m, uint32_t node, uint32_t node_flags,
+			     uint64_t waited_ns)
 {
 	uint32_t q = queue_word(m), holder_node = q >> HOLDER_NODE_SHIFT;
-	if (!holder_node || holder_node - 1 == hl_topo_node() || !(queue_opts(q) & HL_PASS_CNA))
-		return false;
-	struct hl_thread *self = hl_self();
-	return !hl__thread_prio && !(self && hl_thread_is_rt(self, hl_now_ns()));
+	return holder_node && holder_node - 1 != node &&
+	       !(node_flags & (HL_NODE_F_RT | HL_NODE_F_PRIO)) &&
+	       waited_ns < hl_cna_threshold_ns() && (queue_opts(q) & HL_PASS_CNA);
+}
+
+/* Seen the word free: whether to try the CAS now, or give way (above). */
+static inline bool try_free_word(bool defer, unsigned *free_polls)
+{
+	if (!defer || ++*free_polls >= LOCAL_GRACE_POLLS)
+		return true;
+	hl_cpu_relax();
+	return false;
 }
 
 /* Step 1b: optimistic spinning.  A newcomer that found the lock held spins
- * on the word for the spin budget, if it gets a spinner slot (and, with
- * CNA, is on the holder's node), and takes the lock when it is free,
- * before it would queue and sleep.  Returns 0 or EAGAIN (go and queue). */
+ * on the word for the spin budget, if it gets a spinner slot, and takes the
+ * lock when it is free (with CNA, after a grace if it is on another node
+ * than the holder: defers_to_holder), before it would queue and sleep.
+ * Returns 0 or EAGAIN (go and queue). */
 static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
 {
-	if (spin_is_remote(m))
-		return EAGAIN;
 	uint64_t budget = hl_spin_begin();
 	if (!budget)
 		return EAGAIN;
 	int err = EAGAIN;
 	uint64_t start = hl_now_ns();
+	bool defer = defers_to_holder(m, hl_topo_node(), hl__thread_prio ? HL_NODE_F_PRIO : 0, 0);
+	struct hl_thread *self = defer ? hl_self() : NULL;
+	if (self && hl_thread_is_rt(self, start))
+		defer = false;
+	unsigned free_polls = 0;
 	for (unsigned i = 1;; i++) {
 		uint32_t w = hl_load(&m->word, HL_RELAXED);
-		/* Acquire: pairs with the unlock's release. */
-		if (!w && hl_cas(&m->word, &w, tid, HL_ACQUIRE)) {
-			err = 0;
-			break;
+		if (!w) {
+			/* Acquire: pairs with the unlock's release. */
+			if (try_free_word(defer, &free_polls) &&
+			    hl_cas(&m->word, &w, tid, HL_ACQUIRE)) {
+				err = 0;
+				break;
+			}
+			continue;
 		}
+		free_polls = 0;
 		hl_cpu_relax();
 		if (i % HEAD_CLOCK_EVERY == 0 &&
 		    (hl_now_ns() - start >= budget || hl_deadline_passed(dl)))
@@ -307,20 +333,26 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 	/* Steps 3 and 4: n is the head. */
 	budget = hl_spin_begin();
 	uint64_t spin_start = hl_now_ns();
+	bool defer = defers_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
+	unsigned free_polls = 0;
 	for (unsigned i = 1;; i++) {
 		w = hl_load(&m->word, HL_RELAXED);
 		if (!w) {
+			if (!try_free_word(defer, &free_polls))
+				continue;
 			/* Acquire: pairs with the unlock's release; the
 			 * critical section starts here. */
 			if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
 				goto owned;
 			continue;
 		}
+		free_polls = 0;
 		if (budget && i % HEAD_CLOCK_EVERY) {
 			hl_cpu_relax();
 			continue;
 		}
 		now = hl_now_ns();
+		defer = defer && defers_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
 		bool due = node_due(n, now, handoff_ns);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
@@ -349,6 +381,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		/* RELEASED: race for it again, with a new budget. */
 		budget = hl_spin_begin();
 		spin_start = hl_now_ns();
+		defer = defers_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	}
 
 owned:
@@ -521,25 +554,36 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 	uint32_t w = hl_load(&m->word, HL_RELAXED);
 	uint32_t tail = hl_load(&m->tail, HL_RELAXED);
 	uint32_t head = hl_load(&m->head, HL_RELAXED);
+	uint32_t qw = hl_load(&m->queue, HL_RELAXED);
 	char q[512] = "";
 	size_t used = 0;
 	struct hl_node *t = hl_queue_node(tail);
-	/* From the recorded head (if the word says it is current) to the tail. */
+	/* From the recorded head (if the word says it is current) to the tail,
+	 * then the secondary queue that head carries (CNA). */
 	if (t && has_live_flags(w) && head && hl__nodes) {
-		struct hl_node *n = hl_node_at(head);
+		struct hl_node *h = hl_node_at(head), *n = h;
 		for (int k = 0; n && k < 16 && used < sizeof(q) - 64; k++) {
 			uint32_t s = hl_load(&n->state, HL_RELAXED);
-			used += (size_t)snprintf(q + used, sizeof(q) - used, " %s%u:%s",
-						 k ? "-> " : "", n->tid, state_name(s));
+			used += (size_t)snprintf(q + used, sizeof(q) - used, " %s%u@%u:%s",
+						 k ? "-> " : "", n->tid, n->topo_node, state_name(s));
 			if (n == t)
 				break;
 			uint32_t nx = hl_load(&n->next, HL_RELAXED);
 			n = nx ? hl_node_at(nx) : NULL;
 		}
+		uint32_t sh = hl_load(&h->sec_head, HL_RELAXED), st = hl_load(&h->sec_tail, HL_RELAXED);
+		for (int k = 0; sh && k < 16 && used < sizeof(q) - 64; k++) {
+			n = hl_node_at(sh);
+			used += (size_t)snprintf(q + used, sizeof(q) - used, "%s%u@%u:%s",
+						 k ? " -> " : " secondary: ", n->tid, n->topo_node,
+						 state_name(hl_load(&n->state, HL_RELAXED)));
+			sh = sh == st ? 0 : hl_load(&n->next, HL_RELAXED);
+		}
 	}
-	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u%s%s",
+	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u %s%s%s",
 			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
 			(w & FLAGS) && !has_live_flags(w) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
-			used ? " queue:" : (t ? " queue: (head active, not recorded)" : ""), q);
+			queue_opts(qw) ? "cna" : "fifo",
+			used ? " queue (tid@node):" : (t ? " queue: (head active, not recorded)" : ""), q);
 }
