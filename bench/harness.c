@@ -261,6 +261,22 @@ static void parse_threads(struct bench_common *c, const char *scenario,
 			c->threads[c->nthreads++] = c->threads[i];
 }
 
+/* --topology SPEC: in effect from here on, for every run. */
+static void set_topology(const char *scenario, const char *spec)
+{
+	int err = hl_topology_set(spec);
+
+	if (err == EINVAL)
+		bench_usage_error(scenario, "--topology: '%s' is not a topology; valid: "
+				  "numa, llc, virtual:N (N = 1 to %d)", spec,
+				  HL_TOPOLOGY_MAX_NODES);
+	if (err == ENOENT)
+		bench_fatal("--topology %s: this machine does not provide that "
+			    "topology (%s); numa or virtual:N may do", spec,
+			    strerror(err));
+	bench_check(err, "hl_topology_set");
+}
+
 void bench_common_defaults(struct bench_common *c, const char *locks)
 {
 	static const unsigned threads[] = { 1, 2, 4, 8 };
@@ -292,6 +308,9 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 		if (!*v)
 			bench_usage_error(scenario, "--json: empty file name");
 		c->json = v;
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--topology"))) {
+		set_topology(scenario, v);
+		c->topology = v;
 	} else {
 		return false;
 	}
@@ -309,8 +328,17 @@ void bench_common_help(FILE *f, const char *default_locks)
 		"                     locks; the tables show the run with the median ops/s,\n"
 		"                     the JSON keeps all (default 1)\n"
 		"  --json FILE        also write the results as JSON to FILE\n"
+		"  --topology SPEC    the nodes hotlock's CNA queue sees (hl_topology_set):\n"
+		"                     numa (NUMA nodes), llc (last-level cache domains) or\n"
+		"                     virtual:N (CPU c on node c mod N, N = 1 to %d).\n"
+		"                     With virtual:N, worker i is placed on node i mod N\n"
+		"                     (hl_topology_set_thread_node) whatever CPU it runs\n"
+		"                     on, so a queue policy can be studied with more nodes\n"
+		"                     than CPUs; with numa and llc a worker is on the node\n"
+		"                     of the CPU it runs on (no pinning).  Default: the\n"
+		"                     library's (HOTLOCK_TOPOLOGY, else numa)\n"
 		"  --help             this text\n",
-		default_locks, BENCH_MAX_THREADS);
+		default_locks, BENCH_MAX_THREADS, HL_TOPOLOGY_MAX_NODES);
 }
 
 unsigned bench_cores(void)
@@ -423,6 +451,7 @@ struct worker {
 	struct bench_thread t;  /* first: its own cache line(s) */
 	struct run_state *rs;
 	pthread_t tid;
+	int node;               /* the node it is placed on; -1: its CPU's */
 	bool joined;
 };
 
@@ -462,6 +491,9 @@ static void *worker_main(void *p)
 	uint64_t csw0;
 	double cpu0;
 
+	if (w->node >= 0)
+		bench_check(hl_topology_set_thread_node(w->node),
+			    "hl_topology_set_thread_node");
 	barrier_wait(&w->rs->start);
 	hl_futex_stats_thread(&f0);
 	csw0 = thread_csw();
@@ -525,9 +557,25 @@ static void join_all(const struct bench_run_spec *spec, struct worker *w,
 	bench_exit(1);
 }
 
+/* N for a virtual:N topology in effect, whose nodes the harness assigns to
+ * the workers; 0 for numa and llc, whose nodes are the CPUs'. */
+static int virtual_nodes(void)
+{
+	static const char prefix[] = "virtual:";
+	char spec[64];
+
+	hl_topology_get(spec, sizeof spec);
+	if (strncmp(spec, prefix, sizeof prefix - 1) != 0)
+		return 0;
+	return hl_topology_nodes();
+}
+
 void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 {
 	const unsigned n = spec->threads;
+	const int place = virtual_nodes();
+	/* Only where a handoff can cross nodes; the same for every lock. */
+	const bool handoffs = spec->notes_handoffs && hl_topology_nodes() > 1;
 	struct run_state rs = { .spec = spec };
 	struct worker *w;
 	pthread_attr_t attr;
@@ -550,7 +598,11 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 		w[i].t.stop = &rs.stop;
 		w[i].t.id = i;
 		w[i].t.arg = spec->arg;
+		w[i].t.count_handoffs = handoffs;
 		w[i].rs = &rs;
+		/* Worker i on node i mod N, so that every node has workers
+		 * whatever CPUs the threads run on. */
+		w[i].node = place > 0 ? (int)(i % (unsigned)place) : -1;
 		err = pthread_create(&w[i].tid, &attr, worker_main, &w[i]);
 		if (err)
 			bench_fatal("%s: pthread_create (thread %u of %u): %s",
@@ -572,6 +624,7 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 	out->threads = n;
 	out->thread_ops = bench_xcalloc(n, sizeof *out->thread_ops);
 	out->futex_counted = spec->futex_counted;
+	out->handoffs_counted = handoffs;
 	for (unsigned i = 0; i < n; i++) {
 		const struct bench_thread *t = &w[i].t;
 
@@ -583,6 +636,8 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 		out->futex_calls += t->futex_calls;
 		out->csw += t->csw;
 		out->cpu_s += t->cpu_s;
+		out->handoffs += t->handoffs;
+		out->cross_handoffs += t->cross_handoffs;
 		first = fmin(first, t->start_s);
 		last = fmax(last, t->end_s);
 	}
@@ -591,6 +646,8 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 	/* Every op counted lies in [first start, last end]. */
 	out->wall_s = last - first;
 	out->ops_per_sec = out->wall_s > 0 ? (double)out->total_ops / out->wall_s : 0;
+	out->cross_node_share = handoffs && out->handoffs ?
+		(double)out->cross_handoffs / (double)out->handoffs : NAN;
 	free(w);
 }
 
@@ -673,15 +730,36 @@ static void cell(int width, int prec, double v)
 		printf(" %*.*f", width, prec, v);
 }
 
+/* The most CPUs other load kept busy during any of these runs. */
+static double most_other_cpus(const struct bench_sample *runs, unsigned n, double others)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (runs[k].other_cpus > others)
+			others = runs[k].other_cpus;
+	return others;
+}
+
+static void other_load_note(double others)
+{
+	if (others >= OTHER_CPUS_NOTE)
+		printf("note: other processes kept up to %.1f CPUs busy during these runs; "
+		       "expect noise (--repeat helps)\n", others);
+}
+
 static void print_table(const struct bench_suite *s, const struct bench_result *row,
 			unsigned threads)
 {
+	/* The same for every run of a suite: the topology does not change. */
+	const bool xnode = row[0].runs[row[0].median].handoffs_counted;
 	double others = 0;
 
 	printf("threads=%u\n", threads);
-	printf("%-14s %8s %8s %8s %8s %7s %9s %8s %9s %6s %6s\n", "lock", "Mops/s",
+	printf("%-14s %8s %8s %8s %8s %7s %9s %8s %9s %6s %6s", "lock", "Mops/s",
 	       "thr-min", "thr-avg", "thr-max", "min/max", "futex/kop", "csw/kop",
 	       "cpu-s/Mop", "ratio", "limit%");
+	if (xnode)
+		printf(" %6s", "xnode%");
+	putchar('\n');
 	for (size_t l = 0; l < s->nlocks; l++) {
 		const struct bench_result *r = &row[l];
 		const struct bench_sample *m = &r->runs[r->median];
@@ -699,13 +777,88 @@ static void print_table(const struct bench_suite *s, const struct bench_result *
 		cell(9, 3, v.cpu_per_mop);
 		cell(6, 2, r->ratio);
 		cell(6, 1, r->limit_share * 100);
+		if (xnode)
+			cell(6, 1, m->cross_node_share * 100);
 		putchar('\n');
-		if (m->other_cpus > others)
-			others = m->other_cpus;
+		others = most_other_cpus(m, 1, others);
 	}
-	if (others >= OTHER_CPUS_NOTE)
-		printf("note: other processes kept up to %.1f CPUs busy during these runs; "
-		       "expect noise (--repeat helps)\n", others);
+	other_load_note(others);
+}
+
+/* ---- the locktorture table ------------------------------------------------ */
+
+/* "2.707 (0.127)", and " / 1.004" after it for a lock compared with the
+ * first; "-" for what is unknown (one run has no deviation). */
+static void torture_cell(char *buf, size_t len, const struct bench_result *r,
+			 bool speedup)
+{
+	int n;
+
+	if (isnan(r->mops_sd))
+		n = snprintf(buf, len, "%.3f (-)", r->mops_mean);
+	else
+		n = snprintf(buf, len, "%.3f (%.3f)", r->mops_mean, r->mops_sd);
+	if (!speedup || n < 0 || (size_t)n >= len)
+		return;
+	if (isnan(r->speedup))
+		snprintf(buf + n, len - (size_t)n, " / -");
+	else
+		snprintf(buf + n, len - (size_t)n, " / %.3f", r->speedup);
+}
+
+/* Width of lock l's column: its heading, or room for a wide cell. */
+static int torture_width(const struct bench_suite *s, size_t l, char *head, size_t len)
+{
+	int n = snprintf(head, len, l ? "%s / speedup" : "%s", s->lock_names[l]);
+
+	return n > 26 ? n : l ? 26 : 16;
+}
+
+static void torture_heading(const struct bench_suite *s)
+{
+	char head[96];
+
+	printf("%-5s", "#thr");
+	for (size_t l = 0; l < s->nlocks; l++) {
+		int w = torture_width(s, l, head, sizeof head);
+
+		printf(" %*s", w, head);
+	}
+	putchar('\n');
+}
+
+/* Returns the most CPUs other load kept busy during the row's runs. */
+static double torture_row(const struct bench_suite *s, const struct bench_result *row)
+{
+	char head[96], buf[96];
+	double others = 0;
+
+	printf("%-5u", row[0].threads);
+	for (size_t l = 0; l < s->nlocks; l++) {
+		int w = torture_width(s, l, head, sizeof head);
+
+		torture_cell(buf, sizeof buf, &row[l], l > 0);
+		printf(" %*s", w, buf);
+		others = most_other_cpus(row[l].runs, s->common->repeat, others);
+	}
+	putchar('\n');
+	return others;
+}
+
+/* Mean and sample standard deviation of the runs' total ops, in millions. */
+static void mops_stats(struct bench_result *r, unsigned n)
+{
+	double sum = 0, sq = 0;
+
+	for (unsigned k = 0; k < n; k++)
+		sum += (double)r->runs[k].total_ops / 1e6;
+	r->mops_mean = sum / n;
+	for (unsigned k = 0; k < n; k++) {
+		double d = (double)r->runs[k].total_ops / 1e6 - r->mops_mean;
+
+		sq += d * d;
+	}
+	r->mops_sd = n > 1 ? sqrt(sq / (n - 1)) : NAN;
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -739,6 +892,12 @@ static void json_sample(struct bench_json *j, const struct bench_sample *s)
 	bench_json_number(j, "cpu_s_per_mop", v.cpu_per_mop);
 	bench_json_number(j, "wall_s", s->wall_s);
 	bench_json_number(j, "other_cpus", s->other_cpus);
+	/* Only where a handoff can cross nodes (see bench_handoff_note). */
+	if (s->handoffs_counted) {
+		bench_json_uint(j, "handoffs", s->handoffs);
+		bench_json_uint(j, "cross_node_handoffs", s->cross_handoffs);
+		bench_json_number(j, "cross_node_share", s->cross_node_share);
+	}
 }
 
 struct suite_out {
@@ -747,6 +906,8 @@ struct suite_out {
 	double base;                    /* first lock's 1-thread ops/s */
 	double limit;                   /* NAN when none */
 	double calibration_s;           /* 0: no calibration run */
+	char topology[64];              /* hl_topology_get */
+	int nodes;                      /* hl_topology_nodes */
 };
 
 static void write_suite_json(const struct bench_suite *s, const struct suite_out *o,
@@ -773,9 +934,13 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 	bench_json_end(j);
 	bench_json_uint(j, "repeat", c->repeat);
 	bench_json_string(j, "futex_interface", hl_futex_interface());
+	bench_json_string(j, "topology", o->topology);
+	bench_json_uint(j, "topology_nodes", (uint64_t)o->nodes);
+	bench_json_string(j, "table", s->locktorture_table ? "locktorture" : "median");
 	bench_json_object(j, "hotlock_config");
 	bench_json_uint(j, "spin_ns", cfg.spin_ns);
 	bench_json_uint(j, "handoff_ns", cfg.handoff_ns);
+	bench_json_uint(j, "cna_threshold_ns", cfg.cna_threshold_ns);
 	bench_json_end(j);
 	if (o->calibration_s > 0)
 		bench_json_number(j, "limit_calibration_s", o->calibration_s);
@@ -794,6 +959,11 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 		bench_json_number(j, "ratio", r->ratio);
 		bench_json_number(j, "limit_share", r->limit_share);
 		bench_json_uint(j, "median_run", r->median);
+		if (s->locktorture_table) {
+			bench_json_number(j, "total_mops_mean", r->mops_mean);
+			bench_json_number(j, "total_mops_sd", r->mops_sd);
+			bench_json_number(j, "speedup", r->speedup);
+		}
 		bench_json_array(j, "runs");
 		for (unsigned k = 0; k < c->repeat; k++) {
 			bench_json_object(j, NULL);
@@ -815,9 +985,11 @@ static void print_header(const struct bench_suite *s, const struct suite_out *o)
 	const struct bench_common *c = s->common;
 
 	printf("%s: %s duration=%gs", s->scenario, s->params, c->duration_s);
-	if (c->repeat > 1)
+	if (c->repeat > 1 && !s->locktorture_table)
 		printf(" repeat=%u (median run shown)", c->repeat);
-	printf(" cores=%u", o->cores);
+	else if (c->repeat > 1)
+		printf(" repeat=%u", c->repeat);
+	printf(" cores=%u topology=%s nodes=%d", o->cores, o->topology, o->nodes);
 	if (!isnan(o->limit)) {
 		printf("  (limit %.2f Mops/s = 1-thread %s rate %.2f", o->limit / 1e6,
 		       s->lock_names[0], o->base / 1e6);
@@ -825,7 +997,18 @@ static void print_header(const struct bench_suite *s, const struct suite_out *o)
 			printf(" from a %gs calibration run", o->calibration_s);
 		printf(" x %s)", s->limit_formula);
 	}
-	printf("\n\n");
+	putchar('\n');
+	if (s->locktorture_table) {
+		printf("Each cell: total ops of one run (x10^6), the mean over %u run%s "
+		       "(standard deviation);\nspeedup: that mean over %s's.\n",
+		       c->repeat, c->repeat > 1 ? "s" : "", s->lock_names[0]);
+		if (o->nodes > 1)
+			printf("The JSON has each run's cross_node_share.\n");
+		putchar('\n');
+		torture_heading(s);
+	} else {
+		putchar('\n');
+	}
 }
 
 /* Runs lock l at `threads` threads, with a progress line. */
@@ -846,7 +1029,10 @@ int bench_suite_run(const struct bench_suite *s)
 	/* Opened first, so that an unwritable path fails before the runs. */
 	struct bench_json *json = c->json ? bench_json_open(c->json) : NULL;
 	char what[64];
+	double torture_others = 0;
 
+	hl_topology_get(o.topology, sizeof o.topology);
+	o.nodes = hl_topology_nodes();
 	o.results = bench_xcalloc(c->nthreads * nl, sizeof *o.results);
 	progress.total = (unsigned)(c->nthreads * nl * c->repeat) + calibrate;
 	progress.done = 0;
@@ -876,8 +1062,10 @@ int bench_suite_run(const struct bench_suite *s)
 				suite_run_one(s, l, threads, c->duration_s, what,
 					      &row[l].runs[k]);
 			}
-		for (size_t l = 0; l < nl; l++)
+		for (size_t l = 0; l < nl; l++) {
 			row[l].median = median_run(row[l].runs, c->repeat);
+			mops_stats(&row[l], c->repeat);
+		}
 		if (ti == 0) {
 			if (!calibrate && s->limit_factor > 0)
 				o.base = row[0].runs[row[0].median].ops_per_sec;
@@ -892,14 +1080,22 @@ int bench_suite_run(const struct bench_suite *s)
 
 			row[l].ratio = first > 0 ? ops / first : NAN;
 			row[l].limit_share = o.limit > 0 ? ops / o.limit : NAN;
+			row[l].speedup = row[0].mops_mean > 0 ?
+				row[l].mops_mean / row[0].mops_mean : NAN;
 		}
 		progress_clear();
-		if (ti > 0)
-			putchar('\n');
-		print_table(s, row, threads);
+		if (s->locktorture_table) {
+			torture_others = fmax(torture_others, torture_row(s, row));
+		} else {
+			if (ti > 0)
+				putchar('\n');
+			print_table(s, row, threads);
+		}
 		fflush(stdout);
 	}
 	progress_clear();
+	if (s->locktorture_table)
+		other_load_note(torture_others);
 	if (json)
 		write_suite_json(s, &o, json);
 	for (size_t i = 0; i < c->nthreads * nl; i++) {

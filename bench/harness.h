@@ -1,14 +1,19 @@
 /* hotlock-bench: the harness every scenario shares.
  *
  * - command line: the options all scenarios take (--locks, --threads,
- *   --duration, --repeat, --json), number parsing, usage errors (exit 2);
+ *   --duration, --repeat, --json, --topology), number parsing, usage errors
+ *   (exit 2);
  * - one run: T threads released together from a barrier, each running the
  *   scenario's body until the main thread sets the stop flag, each measuring
- *   its own ops, futex syscalls, voluntary context switches and CPU time; a
- *   watchdog that exits 1 if the threads do not stop;
+ *   its own ops, futex syscalls, voluntary context switches and CPU time, and
+ *   (topologies of more than one node) the lock handoffs that crossed nodes;
+ *   worker i placed on node i mod N under a virtual:N topology; a watchdog
+ *   that exits 1 if the threads do not stop;
  * - a suite: every (lock, threads) pair run R times, interleaved across locks,
  *   the median run reported, ratios against the first lock, the limit, the
- *   progress line on stderr, a table per thread count on stdout, JSON out.
+ *   progress line on stderr, a table per thread count on stdout, JSON out;
+ *   or, for a locktorture-style suite, one table of each lock's mean total
+ *   ops (standard deviation) and speedup over the first lock.
  *
  * A scenario supplies the body of one thread and a function that runs one
  * (lock, threads) measurement; see scenario_mutex.c. */
@@ -20,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <hotlock/topology.h>
 
 #define BENCH_MAX_THREADS       1024u /* per run */
 #define BENCH_MAX_THREAD_COUNTS 64u   /* entries in --threads */
@@ -62,6 +69,9 @@ struct bench_common {
 	double duration_s;
 	unsigned repeat;
 	const char *json;       /* NULL: no JSON */
+	/* --topology as given, already in effect (hl_topology_set); NULL: the
+	 * library's own choice (HOTLOCK_TOPOLOGY, else numa). */
+	const char *topology;
 };
 
 /* If argv[*i] is option name ("--name VALUE" or "--name=VALUE"), returns its
@@ -83,7 +93,9 @@ void bench_list_each(const char *scenario, const char *opt, const char *list,
 
 /* Fills the defaults: threads 1,2,4,8, duration 2 s, repeat 1. */
 void bench_common_defaults(struct bench_common *c, const char *locks);
-/* Consumes argv[*i] if it is one of the common options. */
+/* Consumes argv[*i] if it is one of the common options.  --topology takes
+ * effect here: a spec hl_topology_set rejects exits 2, one this machine
+ * cannot provide exits 1. */
 bool bench_common_option(struct bench_common *c, const char *scenario,
 			 int argc, char **argv, int *i);
 /* The common options' lines for a scenario's --help. */
@@ -108,6 +120,11 @@ struct bench_thread {
 	uint64_t csw;           /* voluntary context switches (RUSAGE_THREAD) */
 	double cpu_s;           /* CLOCK_THREAD_CPUTIME_ID delta */
 	double start_s, end_s;  /* CLOCK_MONOTONIC around the body */
+	/* Set by the harness: bench_handoff_note counts (the topology has more
+	 * than one node and the scenario asked for it). */
+	bool count_handoffs;
+	uint64_t handoffs;      /* acquisitions that followed another thread's */
+	uint64_t cross_handoffs; /* ... whose previous holder was on another node */
 } __attribute__((aligned(BENCH_CACHELINE)));
 
 static inline bool bench_should_stop(const struct bench_thread *t)
@@ -121,6 +138,37 @@ static inline bool bench_should_stop(const struct bench_thread *t)
  * the harness reports it and exits 1 once the threads are joined. */
 void bench_thread_fail(struct bench_thread *t, const char *what, int err);
 
+/* Who held the lock under test last: plain variables, protected by that
+ * lock (read and written only inside its critical section).  All-zero bytes
+ * are the initial state (no holder yet). */
+struct bench_handoff {
+	unsigned holder;        /* the last holder's id + 1; 0: none yet */
+	int node;               /* its hl_topology_node() when it acquired */
+};
+
+/* Called by a body inside every critical section, with the lock held: counts
+ * the acquisition as a handoff if the previous holder was another thread, and
+ * as a cross-node one if that thread was on another node.  Does nothing when
+ * the harness does not count handoffs (one node), so every lock of a run
+ * pays the same: one load of a thread-private flag, and with counting on,
+ * hl_topology_node() and a read and write of the shared record. */
+static inline void bench_handoff_note(struct bench_thread *t, struct bench_handoff *h)
+{
+	int node;
+
+	if (!t->count_handoffs)
+		return;
+	node = hl_topology_node();
+	if (h->holder != t->id + 1) {
+		if (h->holder != 0) {
+			t->handoffs++;
+			t->cross_handoffs += h->node != node;
+		}
+		h->holder = t->id + 1;
+	}
+	h->node = node;
+}
+
 typedef uint64_t (*bench_body_fn)(struct bench_thread *t, void *arg);
 
 struct bench_run_spec {
@@ -130,6 +178,9 @@ struct bench_run_spec {
 	bench_body_fn body;
 	void *arg;
 	bool futex_counted;     /* false: futex_calls is unknown */
+	/* The body calls bench_handoff_note in its critical section; the harness
+	 * turns the counting on when the topology has more than one node. */
+	bool notes_handoffs;
 	/* Optional: called before exiting when the threads do not stop, to
 	 * print the lock's state. */
 	void (*on_hang)(void *arg);
@@ -146,6 +197,11 @@ struct bench_sample {
 	double cpu_s;           /* sum over threads */
 	double wall_s;          /* first thread's start to last thread's end */
 	double ops_per_sec;     /* total_ops / wall_s */
+	/* Handoffs (see bench_handoff_note), summed over the threads; counted
+	 * only when handoffs_counted. */
+	bool handoffs_counted;
+	uint64_t handoffs, cross_handoffs;
+	double cross_node_share; /* cross_handoffs / handoffs; NAN if not counted or none */
 	/* CPUs kept busy by everything else on the machine (other processes,
 	 * the hypervisor's steal), averaged over the run: /proc/stat's busy
 	 * time less this process's CPU time.  NAN when unknown.  On a shared
@@ -173,6 +229,12 @@ struct bench_suite {
 	double limit_factor;
 	const char *limit_formula;
 	/* Runs one measurement (exits 1 on failure, e.g. broken exclusion). */
+	/* false: a table per thread count showing the median run of each lock.
+	 * true (locktorture style, as in the CNA patches' cover letter): one
+	 * table, a row per thread count, each lock's total ops per run as mean
+	 * (standard deviation) over the runs, and each further lock's speedup,
+	 * its mean over the first lock's. */
+	bool locktorture_table;
 	void (*run)(void *ctx, size_t lock, unsigned threads,
 		    double duration_s, struct bench_sample *out);
 	/* Writes the scenario's own members of the JSON "config" object. */
@@ -188,6 +250,11 @@ struct bench_result {
 	unsigned median;                /* index of the run reported */
 	double ratio;                   /* ops/s over the first lock's */
 	double limit_share;             /* ops/s over the limit; NAN if none */
+	/* Total ops per run, in millions, over the runs: mean and sample
+	 * standard deviation (NAN for one run); the mean over the first lock's
+	 * (locktorture_table). */
+	double mops_mean, mops_sd;
+	double speedup;
 };
 
 /* Runs the whole suite: progress on stderr, the header and one table per

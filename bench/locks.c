@@ -8,6 +8,8 @@
 
 const struct bench_lock *const bench_locks[] = {
 	&bench_lock_hotlock,
+	&bench_lock_hotlock_fifo,
+	&bench_lock_hotlock_cna,
 	&bench_lock_glibc,
 	&bench_lock_glibc_adaptive,
 	&bench_lock_futex3,

@@ -35,6 +35,8 @@ struct bench_lock {
 };
 
 extern const struct bench_lock bench_lock_hotlock;
+extern const struct bench_lock bench_lock_hotlock_fifo;
+extern const struct bench_lock bench_lock_hotlock_cna;
 extern const struct bench_lock bench_lock_glibc;
 extern const struct bench_lock bench_lock_glibc_adaptive;
 extern const struct bench_lock bench_lock_futex3;

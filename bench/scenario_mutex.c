@@ -11,7 +11,21 @@
  * The limit: with one thread per CPU and a perfect lock, critical sections
  * run back to back while the NCS runs in parallel, so the rate is at most
  * the 1-thread rate x (cs + ncs) / cs, and never more than cores x the
- * 1-thread rate. */
+ * 1-thread rate.
+ *
+ * With a topology of more than one node, every critical section also notes
+ * who held the lock before (bench_handoff_note), for the share of handoffs
+ * that crossed nodes.
+ *
+ * --torture: the workload of the kernel's locktorture spinlock writer, and
+ * the table of the CNA patches' cover letter (total ops per run, mean and
+ * standard deviation over the runs, speedup over the first lock; by default
+ * mcs, the stock queue lock, against hotlock-cna).  The critical section is
+ * the one above with cs = 1 by default; outside it, instead of NCS, each
+ * thread waits a random time (torture_delay).  locktorture's writer delays
+ * while holding the lock; here the delays are outside it, so that the
+ * critical section stays short and the handover between threads, which is
+ * what a queue policy changes, decides the rate. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,15 +33,38 @@
 #include "locks.h"
 
 #define MUTEX_DEFAULT_LOCKS "hotlock,glibc,glibc-adaptive,futex3,mcs"
+#define TORTURE_DEFAULT_LOCKS "mcs,hotlock-cna"
+#define TORTURE_DEFAULT_CS 1ul
+
+/* The delays outside the lock under --torture: each op one random draw, and
+ *   0-15 pause iterations always (small, varied, so that the threads do not
+ *   fall into lockstep);
+ *   a 2 us spin in 1 op of 256 (locktorture's short udelay(2));
+ *   a 100 us spin in 1 op of 65536 (locktorture's occasional long mdelay(100),
+ *   a thousand times shorter, so that a run of a second sees several without
+ *   one thread stalling it). */
+#define TORTURE_TINY_MASK   15u      /* pause iterations: draw & mask */
+#define TORTURE_SHORT_SHIFT 4        /* short delay when these 8 bits are 0 */
+#define TORTURE_SHORT_MASK  0xffu
+#define TORTURE_SHORT_S     2e-6
+#define TORTURE_LONG_SHIFT  12       /* long delay when these 16 bits are 0 */
+#define TORTURE_LONG_MASK   0xffffu
+#define TORTURE_LONG_S      100e-6
+#define TORTURE_DELAY_TEXT \
+	"0-15 pauses, 2 us in 1 op of 256, 100 us in 1 op of 65536"
 
 struct mutex_shared {
 	_Alignas(BENCH_CACHELINE) volatile uint64_t a;  /* line A */
+	/* On line A, which every critical section writes anyway, so noting the
+	 * holder moves no extra cache line between CPUs. */
+	struct bench_handoff handoff;
 	_Alignas(BENCH_CACHELINE) volatile uint64_t b;  /* line B */
 };
 
 struct mutex_ctx {
 	const struct bench_lock *locks[BENCH_MAX_LOCKS];
 	unsigned long cs, ncs;
+	bool torture;                   /* torture_delay instead of NCS */
 	/* The run in progress. */
 	const struct bench_lock *lock;
 	void *obj;                      /* the lock object, own cache line(s) */
@@ -35,14 +72,54 @@ struct mutex_ctx {
 	char label[96];
 };
 
+/* xorshift64* (Vigna): a few cycles per draw, thread-private state. */
+static uint64_t torture_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Spins, with pause, for s seconds of wall time: a delay that means the same
+ * on every CPU, whatever a pause costs there. */
+static void spin_for(double s)
+{
+	const double end = bench_now() + s;
+
+	while (bench_now() < end)
+		bench_pause();
+}
+
+/* The delay outside the lock under --torture (see TORTURE_TINY_MASK). */
+static void torture_delay(uint64_t *rng)
+{
+	const uint64_t r = torture_random(rng);
+
+	for (unsigned i = 0; i < (r & TORTURE_TINY_MASK); i++)
+		bench_pause();
+	if (((r >> TORTURE_SHORT_SHIFT) & TORTURE_SHORT_MASK) == 0)
+		spin_for(TORTURE_SHORT_S);
+	if (((r >> TORTURE_LONG_SHIFT) & TORTURE_LONG_MASK) == 0)
+		spin_for(TORTURE_LONG_S);
+}
+
 static uint64_t mutex_body(struct bench_thread *t, void *arg)
 {
 	const struct mutex_ctx *c = arg;
 	const struct bench_lock *lk = c->lock;
 	void *obj = c->obj;
 	volatile uint64_t *a = &c->shared->a, *b = &c->shared->b;
+	struct bench_handoff *handoff = &c->shared->handoff;
 	volatile uint64_t priv = 0;
 	const unsigned long cs = c->cs, ncs = c->ncs;
+	const bool torture = c->torture;
+	/* Seeded by the thread's index (never 0): thread i draws the same
+	 * delays under every lock. */
+	uint64_t rng = 0x9E3779B97F4A7C15ull * ((uint64_t)t->id + 1);
 	uint64_t ops = 0;
 	int err;
 
@@ -51,6 +128,7 @@ static uint64_t mutex_body(struct bench_thread *t, void *arg)
 			bench_thread_fail(t, "lock", err);
 			break;
 		}
+		bench_handoff_note(t, handoff);
 		for (unsigned long i = 0; i < cs; i++) {
 			bench_pause();
 			*a += 1;
@@ -61,10 +139,13 @@ static uint64_t mutex_body(struct bench_thread *t, void *arg)
 			break;
 		}
 		ops++;
-		for (unsigned long i = 0; i < ncs; i++) {
-			bench_pause();
-			priv += 1;
-		}
+		if (torture)
+			torture_delay(&rng);
+		else
+			for (unsigned long i = 0; i < ncs; i++) {
+				bench_pause();
+				priv += 1;
+			}
 	}
 	(void)priv;
 	return ops;
@@ -105,6 +186,7 @@ static void mutex_run(void *ctx, size_t lock, unsigned threads, double duration_
 		.body = mutex_body,
 		.arg = c,
 		.futex_counted = lk->futex_counted,
+		.notes_handoffs = true,
 		.on_hang = mutex_on_hang,
 	};
 	uint64_t expect;
@@ -135,8 +217,14 @@ static void mutex_json_config(void *ctx, struct bench_json *j)
 {
 	const struct mutex_ctx *c = ctx;
 
+	bench_json_bool(j, "torture", c->torture);
 	bench_json_uint(j, "cs", c->cs);
-	bench_json_uint(j, "ncs", c->ncs);
+	if (c->torture) {
+		bench_json_null(j, "ncs");
+		bench_json_string(j, "delay_outside", TORTURE_DELAY_TEXT);
+	} else {
+		bench_json_uint(j, "ncs", c->ncs);
+	}
 }
 
 static void mutex_help(FILE *f)
@@ -151,7 +239,18 @@ static void mutex_help(FILE *f)
 		"\n"
 		"Options:\n"
 		"  --cs N             pause iterations inside the lock, at least 1 (default 100)\n"
-		"  --ncs N            pause iterations outside the lock, 0 or more (default 10)\n");
+		"  --ncs N            pause iterations outside the lock, 0 or more (default 10)\n"
+		"  --torture          locktorture-style runs and the table of the CNA\n"
+		"                     patches' cover letter: a row per thread count, each\n"
+		"                     lock's total ops per run (x10^6) as the mean over the\n"
+		"                     --repeat runs with the standard deviation in (), and\n"
+		"                     '/ speedup' = that mean over the first lock's.\n"
+		"                     Defaults: --locks " TORTURE_DEFAULT_LOCKS " (the stock queue\n"
+		"                     lock against CNA), --cs 1.  Outside the lock, instead\n"
+		"                     of NCS, a random delay (locktorture's spinlock writer:\n"
+		"                     mostly tiny, at times long): 0-15 pauses every op, a\n"
+		"                     2 us spin in 1 op of 256, a 100 us spin in 1 op of\n"
+		"                     65536.  Not with --ncs\n");
 	bench_common_help(f, MUTEX_DEFAULT_LOCKS);
 	fprintf(f,
 		"\n"
@@ -171,15 +270,29 @@ static void mutex_help(FILE *f)
 		"  limit%%     ops/s over the limit = the first lock's 1-thread rate x\n"
 		"             min(cores, (cs + ncs) / cs); without 1 in --threads a short\n"
 		"             1-thread calibration run of the first lock gives the rate\n"
+		"  xnode%%     only when the topology has more than one node: of the\n"
+		"             handoffs (acquisitions by another thread than the previous\n"
+		"             holder), the share whose previous holder was on another node\n"
+		"             (JSON cross_node_share, a fraction 0-1; '-' and null when a\n"
+		"             run had no handoff, as with 1 thread).  Counted alike for\n"
+		"             every lock: inside the critical section each thread compares\n"
+		"             its index and hl_topology_node() with the previous holder's,\n"
+		"             which lengthens every lock's critical section by the same\n"
+		"             few instructions.  --torture: in the JSON only\n"
+		"The header and the JSON give the topology in effect and its node count.\n"
 		"\n"
 		"Exit status: 0 ok, 1 a run failed (broken exclusion, a lock error, threads\n"
-		"that did not stop within duration + 30 s), 2 bad command line.\n");
+		"that did not stop within duration + 30 s) or --topology names a source\n"
+		"this machine cannot provide, 2 bad command line.\n");
 }
 
 static int mutex_main(int argc, char **argv)
 {
 	static const char *const me = "mutex";
+	/* Its address tells whether --locks was given. */
+	static const char default_locks[] = MUTEX_DEFAULT_LOCKS;
 	struct mutex_ctx c = { .cs = 100, .ncs = 10 };
+	bool cs_given = false, ncs_given = false;
 	struct bench_common common;
 	struct bench_suite suite = {
 		.scenario = me,
@@ -188,11 +301,11 @@ static int mutex_main(int argc, char **argv)
 		.json_config = mutex_json_config,
 		.ctx = &c,
 	};
-	char params[64], formula[64];
+	char params[160], formula[64];
 	unsigned cores = bench_cores();
 	double ratio;
 
-	bench_common_defaults(&common, MUTEX_DEFAULT_LOCKS);
+	bench_common_defaults(&common, default_locks);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 
@@ -202,19 +315,41 @@ static int mutex_main(int argc, char **argv)
 		}
 		if (bench_common_option(&common, me, argc, argv, &i))
 			continue;
-		if ((v = bench_opt_value(me, argc, argv, &i, "--cs")))
+		if ((v = bench_opt_value(me, argc, argv, &i, "--cs"))) {
 			c.cs = bench_parse_ulong(me, "--cs", v, 1, 1000000000UL);
-		else if ((v = bench_opt_value(me, argc, argv, &i, "--ncs")))
+			cs_given = true;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--ncs"))) {
 			c.ncs = bench_parse_ulong(me, "--ncs", v, 0, 1000000000UL);
-		else if (argv[i][0] == '-')
+			ncs_given = true;
+		} else if (strcmp(argv[i], "--torture") == 0) {
+			c.torture = true;
+		} else if (argv[i][0] == '-') {
 			bench_usage_error(me, "unknown option '%s'", argv[i]);
-		else
+		} else {
 			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (c.torture) {
+		if (ncs_given)
+			bench_usage_error(me, "--ncs does not go with --torture, whose delays "
+					  "outside the lock are random (see --help)");
+		if (!cs_given)
+			c.cs = TORTURE_DEFAULT_CS;
+		if (common.locks == default_locks)
+			common.locks = TORTURE_DEFAULT_LOCKS;
 	}
 	suite.nlocks = bench_locks_parse(me, common.locks, c.locks, BENCH_MAX_LOCKS);
 	for (size_t l = 0; l < suite.nlocks; l++)
 		suite.lock_names[l] = c.locks[l]->name;
 
+	if (c.torture) {
+		/* No limit: the random delays have no closed-form one. */
+		snprintf(params, sizeof params,
+			 "torture cs=%lu delay-outside=(" TORTURE_DELAY_TEXT ")", c.cs);
+		suite.params = params;
+		suite.locktorture_table = true;
+		return bench_suite_run(&suite);
+	}
 	ratio = (double)(c.cs + c.ncs) / (double)c.cs;
 	suite.limit_factor = ratio < cores ? ratio : cores;
 	snprintf(formula, sizeof formula, "min(%u, %lu/%lu)", cores, c.cs + c.ncs, c.cs);
