@@ -21,8 +21,8 @@
  *   secondary:  (empty)
  *      H (node A) leaves: a1 is on A, it becomes the head as in FIFO.
  *   primary:    a1 --> b1 --> a2 --> b2 --> ... --> tail
- *      a1 leaves: b1 is on B and has a successor, it moves to the
- *      secondary queue; a2 is on A and becomes the head.
+ *      a1 leaves: b1 is on B, a2 after it is on A: b1 moves to the
+ *      secondary queue and a2 becomes the head.
  *   primary:    a2 --> b2 --> ... --> tail
  *   secondary:  b1                   (carried by a2: a2.sec_head/sec_tail)
  *
@@ -31,7 +31,7 @@
  * it), and a thread passing headship on for an abandoned head reads it from
  * that node.  So it is carried through every handover, never rebuilt.
  *
- * Passing from head n (node P = n's node):
+ * Passing from head n, which prefers node P (n.pref_node, step 4):
  *  1. Flush: if the secondary queue is not empty and its first waiter has
  *     waited (since its lock call) at least the CNA threshold, it goes back
  *     in front: sec_tail.next = n.next, and sec_head is the new head, so the
@@ -41,25 +41,29 @@
  *     before (the release CAS orders that store before the link an enqueuer
  *     writes once its xchg returns sec_tail).  Nobody is lost when the
  *     primary queue empties.
- *  2. Otherwise search, unless SRO skips it: from n's successor on, the
- *     first waiter on P, or prioritized (RT or hl_thread_set_prioritized),
- *     is the new head; every waiter passed over moves to the end of the
- *     secondary queue in order, but only if it has a successor (the last
- *     node's next field is the enqueuers' to write, and moving it would need
- *     a CAS on tail): when no waiter on P is queued, the last one becomes
- *     the head and the preference moves to its node.
+ *  2. Otherwise search, unless SRO skips it: from n's successor on, find
+ *     the first waiter on P, or a
+ *     prioritized one (RT or hl_thread_set_prioritized).  If there is one,
+ *     the waiters before it move to the end of the secondary queue in
+ *     order, and it becomes the head.  If there is none, nobody moves: a
+ *     non-empty secondary queue goes back in front (its first waiter, the
+ *     one set aside longest, becomes the head), else the successor becomes
+ *     the head, as in FIFO order.  Only waiters with a successor are ever
+ *     moved, so the last node's next field stays the enqueuers' to write.
  *  3. SRO (shuffle reduction): while the secondary queue is empty the search
  *     runs with probability 1/128 only (a per-thread xorshift), so a lock
  *     whose waiters are all on one node pays one branch for CNA.  Once
  *     something was set aside, every pass searches.
+ *  4. The new head prefers its own node at its pass, except a prioritized
+ *     waiter found by the search on another node: it keeps P, so that a
+ *     prioritized waiter does not move the lock's preference.
  * Parked waiters are moved between the queues without being woken: a waiter
  * is signalled once, when it is made the head.
  *
  * Bounded waiting: a waiter set aside is back in front at the first pass
- * after the first waiter of the secondary queue has waited the threshold;
- * waiters set aside again after that are older than the threshold, so the
- * next pass flushes them again.  Each pass still hands the lock on; the
- * bound is worked out in docs/cna.md.
+ * after the first waiter of the secondary queue has waited the threshold,
+ * or at the first pass that finds nobody on P.  Each pass still hands the
+ * lock on; the bound is worked out in docs/cna.md.
  */
 
 #include <hotlock/mutex.h> /* hl_queue_policy_t */
@@ -89,6 +93,7 @@ void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uint64_t now_
 	n->wait_start_ns = now_ns;
 	n->topo_node = hl_topo_node();
 	/* Relaxed: published by the enqueue's release. */
+	hl_store(&n->pref_node, n->topo_node, HL_RELAXED);
 	hl_store(&n->sec_head, 0, HL_RELAXED);
 	hl_store(&n->sec_tail, 0, HL_RELAXED);
 }
@@ -138,6 +143,8 @@ static inline bool sro_search(void)
 	return x >> 25 == 0;            /* 7 bits of 0: 1 in 128 */
 }
 
+static struct hl_node *splice_front(struct hl_node *next, struct secq *sec);
+
 /* n's successor, waiting for its link if it is being enqueued; NULL when n
  * was the last node and the secondary queue is empty (the queue is empty
  * now).  With flush, or when n was the last node, a non-empty secondary
@@ -175,33 +182,45 @@ static struct hl_node *leave(_Atomic uint32_t *tail, struct hl_node *n, struct s
 	while (!(next = hl_load(&n->next, HL_ACQUIRE)))
 		hl_wait_for_peer(&spins);
 	if (flush && sec->head) {
-		/* Relaxed: the new head, and every later head that follows
-		 * this link, is reached through the signals' release/acquire
-		 * chain that starts after this store. */
-		hl_store(&hl_node_at(sec->tail)->next, next, HL_RELAXED);
-		struct hl_node *h = hl_node_at(sec->head);
-		*sec = (struct secq){ 0, 0 };
 		*flushed = true;
-		return h;
+		return splice_front(hl_node_at(next), sec);
 	}
 	return hl_node_at(next);
 }
 
-/* Step 2: from cur on, the first waiter on node pref or prioritized; the
- * waiters passed over go to the secondary queue. */
-static struct hl_node *search(struct hl_node *cur, uint32_t pref, struct secq *sec,
-			      uint32_t *moved)
+static inline bool prioritized(const struct hl_node *n)
+{
+	return n->flags & (HL_NODE_F_RT | HL_NODE_F_PRIO);
+}
+
+/* Step 2: from cur on, the first waiter on node pref or prioritized; NULL if
+ * there is none. */
+static struct hl_node *find_preferred(struct hl_node *cur, uint32_t pref)
 {
 	for (;;) {
-		if (cur->topo_node == pref || (cur->flags & (HL_NODE_F_RT | HL_NODE_F_PRIO)))
+		if (cur->topo_node == pref || prioritized(cur))
 			return cur;
 		/* Acquire: pairs with the enqueuer's release store of the
 		 * link; the successor's fields are visible. */
 		uint32_t nx = hl_load(&cur->next, HL_ACQUIRE);
 		if (!nx)
-			return cur;     /* the last one: nobody later to prefer */
+			return NULL;
+		cur = hl_node_at(nx);
+	}
+}
+
+/* Step 2: the waiters from cur up to (not including) found go to the end of
+ * the secondary queue; abandoned ones among them are unlinked and
+ * recycled. */
+static void set_aside(struct hl_node *cur, const struct hl_node *found, struct secq *sec,
+		      uint32_t *moved)
+{
+	while (cur != found) {
+		/* Relaxed: read with acquire by find_preferred already, and
+		 * only the head changes a link that has been written. */
+		struct hl_node *nx = hl_node_at(hl_load(&cur->next, HL_RELAXED));
 		/* Relaxed: ABANDONED is final, and its owner no longer
-		 * touches the node; it is unlinked here and recycled. */
+		 * touches the node. */
 		if (hl_load(&cur->state, HL_RELAXED) == HL_NODE_ABANDONED) {
 			hl_node_recycle(cur);
 		} else {
@@ -214,8 +233,19 @@ static struct hl_node *search(struct hl_node *cur, uint32_t pref, struct secq *s
 			sec->tail = cur->index;
 			++*moved;
 		}
-		cur = hl_node_at(nx);
+		cur = nx;
 	}
+}
+
+/* Step 2 without a waiter on the preferred node: the secondary queue goes
+ * in front of next (n's successor); its first waiter is returned. */
+static struct hl_node *splice_front(struct hl_node *next, struct secq *sec)
+{
+	/* Relaxed: as in leave(). */
+	hl_store(&hl_node_at(sec->tail)->next, next->index, HL_RELAXED);
+	struct hl_node *h = hl_node_at(sec->head);
+	*sec = (struct secq){ 0, 0 };
+	return h;
 }
 
 struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts)
@@ -225,7 +255,7 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 	 * the lock-word release, HL_PASS_DEFER) through which this thread
 	 * came to pass headship on from n. */
 	struct secq sec = { hl_load(&n->sec_head, HL_RELAXED), hl_load(&n->sec_tail, HL_RELAXED) };
-	const uint32_t pref = n->topo_node;
+	const uint32_t pref = hl_load(&n->pref_node, HL_RELAXED);     /* as sec */
 	for (;;) {
 		struct hl_queue_event ev = { .from_node = pref, .cna = cna };
 		/* Without CNA (the policy changed while waiters were set
@@ -241,12 +271,23 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 			hl_node_recycle(n);
 		if (!next)
 			return NULL;
+		uint32_t next_pref = next->topo_node;
 		if (cna && !ev.flushed && (sec.head || sro_search())) {
 			ev.searched = true;
-			next = search(next, pref, &sec, &ev.moved);
+			struct hl_node *found = find_preferred(next, pref);
+			if (found) {
+				set_aside(next, found, &sec, &ev.moved);
+				next = found;
+				next_pref = pref;       /* its node, or kept (step 4) */
+			} else if (sec.head) {
+				next = splice_front(next, &sec);
+				next_pref = next->topo_node;
+				ev.flushed = true;
+			}
 		}
 		/* Relaxed: published by the signal below, or by the caller's
 		 * release of the lock word (HL_PASS_DEFER). */
+		hl_store(&next->pref_node, next_pref, HL_RELAXED);
 		hl_store(&next->sec_head, sec.head, HL_RELAXED);
 		hl_store(&next->sec_tail, sec.tail, HL_RELAXED);
 		/* Acquire: pairs with the test's release store of its

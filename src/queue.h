@@ -71,7 +71,7 @@ HL_HIDDEN bool hl_queue_policy_is_cna(uint32_t policy);
  * secondary queue (it may be walked through the nodes' next fields, from
  * sec_head, until sec_tail).  NULL (the default) costs one load per pass. */
 struct hl_queue_event {
-	uint32_t from_node;     /* the node of the head that left (preferred) */
+	uint32_t from_node;     /* the node preferred by the head that left */
 	uint32_t to_node;       /* the node of the new head */
 	struct hl_node *head;   /* the new head */
 	uint32_t sec_head, sec_tail;    /* secondary queue handed to it */

@@ -76,13 +76,15 @@ struct hl_node {
 	_Atomic uint32_t pool_next;     /* free-list link (thread.c) */
 	uint64_t wait_start_ns;         /* CLOCK_MONOTONIC when the wait began */
 	uint32_t topo_node;             /* the waiter's node (topology.h) */
-	/* The CNA secondary queue (queue.c), carried by the queue head: node
-	 * indices of its first and last waiter, 0 when empty.  Written by the
-	 * thread that makes this node the head, before it signals it; read by
-	 * whoever passes headship on from this node. */
+	/* CNA (queue.c), carried by the queue head: the node preferred at the
+	 * next handover, and the secondary queue (node indices of its first
+	 * and last waiter, 0 when empty).  Written by the thread that makes
+	 * this node the head, before it signals it; read by whoever passes
+	 * headship on from this node. */
+	_Atomic uint32_t pref_node;
 	_Atomic uint32_t sec_head;
 	_Atomic uint32_t sec_tail;
-	uint32_t reserved[5];
+	uint32_t reserved[4];
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
