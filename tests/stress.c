@@ -370,6 +370,8 @@ static void *worker_main(void *arg)
 	bool has_read = ops->rdlock && ops->rdunlock && c->pct_read > 0;
 
 	atomic_store_explicit(&w->tid, test_gettid(), memory_order_relaxed);
+	if (ops->thread_init)
+		ops->thread_init(ops->obj, w->idx);
 	pthread_barrier_wait(&r->start);
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {

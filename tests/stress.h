@@ -72,6 +72,10 @@ typedef struct stress_ops {
 	 * short timeout, for instance); the harness closes its critical section
 	 * around the call.  0 or ETIMEDOUT. */
 	int (*relock)(void *obj);
+	/* Optional: called by each worker (index 0..threads-1) on its own
+	 * thread before its first operation, before the run starts (to place
+	 * the thread on a node, make it prioritized, ...). */
+	void (*thread_init)(void *obj, int index);
 } stress_ops_t;
 
 typedef struct stress_config {

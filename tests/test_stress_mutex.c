@@ -1,9 +1,17 @@
 /* Stress test of hl_mutex through the stress harness (stress.h).
  *
- * Usage: test_stress_mutex MULT   -- runs with MULT x the online CPU count
- * threads (ctest runs 2, 4 and 8; and, through the environment, 4 with
- * spinning off and handoff at once, 8 with a 100 us handoff threshold, 4 with
- * the 10 ms maximum spin budget).  Each invocation runs four workloads:
+ * Usage: test_stress_mutex MULT [--cna NODES] [--expect-cna]
+ *   MULT x the online CPU count threads (ctest runs 2, 4 and 8; and, through
+ *   the environment, 4 with spinning off and handoff at once, 8 with a
+ *   100 us handoff threshold, 4 with the 10 ms maximum spin budget).
+ *   --cna NODES: the topology is virtual:NODES, every mutex is set to
+ *   HL_QUEUE_CNA and worker i places itself on node i % NODES before it
+ *   starts (ctest: 2x, 4x, 8x with 4 nodes, and 4x with spinning off,
+ *   handoff at once and a CNA threshold of 0, a flush at every handover).
+ *   --expect-cna: asserts that the mutexes, left at HL_QUEUE_DEFAULT, use
+ *   CNA (ctest sets HOTLOCK_TOPOLOGY=virtual:2 and places no thread: the
+ *   nodes come from the CPUs the workers run on).
+ * Each invocation runs four workloads:
  *   lock      lock() only;
  *   mixed     30% trylock, 30% timedlock (CLOCK_MONOTONIC, random timeouts
  *             0..200 us, one in ten already expired), 40% lock;
@@ -15,7 +23,8 @@
  * deadline, no thread stuck for the watchdog's 10 s; every thread completed
  * at least one acquisition in lock-only runs and at least one operation in
  * the others; afterwards the mutex is free (owner 0, trylock succeeds,
- * destroy returns 0, not EBUSY: no waiter left behind).
+ * destroy returns 0, not EBUSY: no waiter left behind); with --cna or
+ * --expect-cna, the mutex's policy (hl_mutex_queue) is CNA.
  * Duration of each run: HOTLOCK_STRESS_MS (default 1500 ms, 700 ms in
  * sanitizer builds).  Seed: HOTLOCK_SEED (printed). */
 #include "common.h"
@@ -33,6 +42,16 @@ static int m_timedlock(void *o, const struct timespec *abs)
 static int m_describe(void *o, char *buf, size_t len)
 {
 	return hl_mutex_describe(o, buf, len);
+}
+
+/* --cna: worker i counts as being on node i % cna_nodes. */
+static int cna_nodes;
+
+static void place_thread(void *o, int index)
+{
+	(void)o;
+	REQUIRE(hl_topology_set_thread_node(index % cna_nodes) == 0,
+		"hl_topology_set_thread_node(%d)", index % cna_nodes);
 }
 
 struct workload {
@@ -54,15 +73,34 @@ int main(int argc, char **argv)
 	long cpus = online_cpus();
 	int threads = (int)(mult * cpus);
 	uint64_t seed = test_seed(0x5eed0001);
+	bool expect_cna = false;
 	hl_config_t hc;
-	char name[64];
+	char name[64], topo[64];
 
 	REQUIRE(mult > 0 && threads > 0 && threads <= 4096, "bad multiplier %s", argv[1]);
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--cna") == 0 && i + 1 < argc) {
+			cna_nodes = atoi(argv[++i]);
+			REQUIRE(cna_nodes >= 1 && cna_nodes <= HL_TOPOLOGY_MAX_NODES,
+				"bad node count %s", argv[i]);
+			snprintf(topo, sizeof(topo), "virtual:%d", cna_nodes);
+			REQUIRE(hl_topology_set(topo) == 0, "hl_topology_set(%s)", topo);
+		} else if (strcmp(argv[i], "--expect-cna") == 0) {
+			expect_cna = true;
+		} else {
+			REQUIRE(false, "unknown argument %s", argv[i]);
+		}
+	}
 	hl_config_get(&hc);
+	hl_topology_get(topo, sizeof(topo));
 	printf("test_stress_mutex: %d threads (%ldx %ld CPUs), %d ms per run, seed 0x%llx, "
-	       "spin_ns %llu, handoff_ns %llu%s\n",
+	       "spin_ns %llu, handoff_ns %llu, topology %s (%d nodes), queue %s%s, "
+	       "cna_threshold_ns %llu%s\n",
 	       threads, mult, cpus, stress_duration_ms(), (unsigned long long)seed,
 	       (unsigned long long)hc.spin_ns, (unsigned long long)hc.handoff_ns,
+	       topo, hl_topology_nodes(), cna_nodes ? "cna" : "default",
+	       cna_nodes ? ", threads placed round-robin" : "",
+	       (unsigned long long)hc.cna_threshold_ns,
 	       HOTLOCK_SANITIZED ? ", sanitizer build" : "");
 	fflush(stdout);
 
@@ -81,6 +119,7 @@ int main(int argc, char **argv)
 			.timedlock = m_timedlock,
 			.unlock = m_unlock,
 			.describe = m_describe,
+			.thread_init = cna_nodes ? place_thread : NULL,
 		};
 		int bad;
 		bool lock_only = wl->pct_trylock == 0 && wl->pct_timedlock == 0;
@@ -89,8 +128,14 @@ int main(int argc, char **argv)
 		if (wi % 2)
 			*m = init;
 		ops.obj = m;
+		if (cna_nodes)
+			CHECK_RC(hl_mutex_set_queue(m, HL_QUEUE_CNA), 0);
+		if (cna_nodes || expect_cna)
+			CHECK(hl_mutex_queue(m) == HL_QUEUE_CNA, "%s: the mutex uses policy %d, "
+			      "not CNA", wl->name, hl_mutex_queue(m));
 		stress_config_default(&cfg);
-		snprintf(name, sizeof(name), "%s x%d", wl->name, threads);
+		snprintf(name, sizeof(name), "%s x%d%s", wl->name, threads,
+			 cna_nodes || expect_cna ? " cna" : "");
 		cfg.label = name;
 		cfg.threads = threads;
 		cfg.seed = seed + wi;
