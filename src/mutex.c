@@ -15,8 +15,11 @@
  *                             must hand it over (no stealing)
  *   tail  (u32)   last queued waiter node (queue.h), 0 when none
  *   head  (u32)   the node that set WAKE/HANDOFF (valid while either is set)
- *   queue (u32)   the queue order, hl_queue_policy_t (0: FIFO or CNA as the
- *                 topology and HOTLOCK_QUEUE say, decided at each handover)
+ *   queue (u32)   bits  0-7   the queue order, hl_queue_policy_t (0: FIFO
+ *                             or CNA as the topology and HOTLOCK_QUEUE say,
+ *                             decided at each handover)
+ *                 bits  8-31  with CNA, 1 + the node of the last slow-path
+ *                             owner: a hint for contenders (step 1b)
  *
  *   word value              meaning
  *   ----------------------  -------------------------------------------------
@@ -35,7 +38,10 @@
  *     waiters are queued: lock stealing, the TP protocol's throughput.
  *  1b. Optimistic spinning: with a spinner slot (wait.h), spin on the word
  *     for the spin budget, taking it with CAS(0 -> tid) when free.  Nobody
- *     can take it while a handoff is due (the word is never 0 then).
+ *     can take it while a handoff is due (the word is never 0 then).  With
+ *     CNA, a contender on another node than the holder's gives a free word
+ *     a grace of a microsecond first, and so does a queue head until it
+ *     has waited the CNA threshold (defers_to_holder).
  *  2. Otherwise take this thread's node, stamp it (TID, start time, RT flag)
  *     and enqueue it.  With a predecessor, park on the node until made head,
  *     or handed the lock if we were made head while parked (step 5).  Only
@@ -113,7 +119,7 @@ struct mutex {
 	_Atomic uint32_t word;
 	_Atomic uint32_t tail;
 	_Atomic uint32_t head;
-	_Atomic uint32_t queue;         /* hl_queue_policy_t */
+	_Atomic uint32_t queue;         /* policy | holder node (above) */
 };
 
 _Static_assert(sizeof(struct mutex) == sizeof(hl_mutex_t), "layout");
