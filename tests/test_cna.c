@@ -106,6 +106,7 @@
  * Seed: HOTLOCK_SEED (printed).  HOTLOCK_CNA_TEST_MS scales the runs (1000
  * = as listed above). */
 #include "common.h"
+#include "mutex_ops.h"
 #include "stress.h"
 
 #include <hotlock/hotlock.h>
@@ -288,15 +289,6 @@ static void obs_stop(void)
 
 /* ---- the runs ---- */
 
-static int m_lock(void *o) { return hl_mutex_lock(o); }
-static int m_trylock(void *o) { return hl_mutex_trylock(o); }
-static int m_unlock(void *o) { return hl_mutex_unlock(o); }
-static int m_timedlock(void *o, const struct timespec *abs)
-{
-	return hl_mutex_timedlock(o, CLOCK_MONOTONIC, abs);
-}
-static int m_describe(void *o, char *buf, size_t len) { return hl_mutex_describe(o, buf, len); }
-
 /* Placement of the workers of the current run (set before the run). */
 static int g_nodes;
 static bool g_one_node;
@@ -392,15 +384,7 @@ static void run(struct run *r)
 {
 	hl_mutex_t *m = calloc(1, sizeof(*m));
 	hl_config_t c0, c;
-	stress_ops_t ops = {
-		.name = "hl_mutex",
-		.lock = m_lock,
-		.trylock = m_trylock,
-		.timedlock = m_timedlock,
-		.unlock = m_unlock,
-		.describe = m_describe,
-		.thread_init = place,
-	};
+	stress_ops_t ops = mutex_stress_ops(m);
 	stress_config_t cfg;
 	hl_futex_stats_t a, b;
 	char spec[32];
@@ -409,7 +393,7 @@ static void run(struct run *r)
 	snprintf(spec, sizeof(spec), "virtual:%d", r->nodes);
 	REQUIRE(hl_topology_set(spec) == 0, "hl_topology_set(%s)", spec);
 	CHECK_RC(hl_mutex_set_queue(m, r->policy), 0);
-	ops.obj = m;
+	ops.thread_init = place;
 	g_nodes = r->nodes;
 	g_one_node = r->one_node;
 	g_prio_mask = r->prio_mask;

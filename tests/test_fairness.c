@@ -34,26 +34,17 @@
  * made (shorter) and checked for exclusion and progress only; the bounds are
  * printed but not asserted. */
 #include "common.h"
+#include "mutex_ops.h"
 #include "stress.h"
 
 #include <hotlock/hotlock.h>
-
-static int m_lock(void *o) { return hl_mutex_lock(o); }
-static int m_unlock(void *o) { return hl_mutex_unlock(o); }
-static int m_describe(void *o, char *buf, size_t len) { return hl_mutex_describe(o, buf, len); }
 
 #define THREADS 8
 
 static int run(const char *label, int duration_ms, bool assert_bounds, uint64_t seed)
 {
 	hl_mutex_t m = HL_MUTEX_INIT;
-	stress_ops_t ops = {
-		.name = "hl_mutex",
-		.obj = &m,
-		.lock = m_lock,
-		.unlock = m_unlock,
-		.describe = m_describe,
-	};
+	stress_ops_t ops = mutex_stress_ops(&m);
 	stress_config_t cfg;
 	stress_result_t res;
 	hl_config_t hc;

@@ -28,21 +28,11 @@
  * Duration of each run: HOTLOCK_STRESS_MS (default 1500 ms, 700 ms in
  * sanitizer builds).  Seed: HOTLOCK_SEED (printed). */
 #include "common.h"
+#include "mutex_ops.h"
 #include "stress.h"
 
 #include <hotlock/hotlock.h>
 
-static int m_lock(void *o) { return hl_mutex_lock(o); }
-static int m_trylock(void *o) { return hl_mutex_trylock(o); }
-static int m_unlock(void *o) { return hl_mutex_unlock(o); }
-static int m_timedlock(void *o, const struct timespec *abs)
-{
-	return hl_mutex_timedlock(o, CLOCK_MONOTONIC, abs);
-}
-static int m_describe(void *o, char *buf, size_t len)
-{
-	return hl_mutex_describe(o, buf, len);
-}
 
 /* --cna: worker i counts as being on node i % cna_nodes. */
 static int cna_nodes;
@@ -112,22 +102,14 @@ int main(int argc, char **argv)
 		hl_mutex_t init = HL_MUTEX_INIT;
 		stress_config_t cfg;
 		stress_result_t res;
-		stress_ops_t ops = {
-			.name = "hl_mutex",
-			.lock = m_lock,
-			.trylock = m_trylock,
-			.timedlock = m_timedlock,
-			.unlock = m_unlock,
-			.describe = m_describe,
-			.thread_init = cna_nodes ? place_thread : NULL,
-		};
+		stress_ops_t ops = mutex_stress_ops(m);
 		int bad;
 		bool lock_only = wl->pct_trylock == 0 && wl->pct_timedlock == 0;
 
 		REQUIRE(m, "out of memory");
 		if (wi % 2)
 			*m = init;
-		ops.obj = m;
+		ops.thread_init = cna_nodes ? place_thread : NULL;
 		if (cna_nodes)
 			CHECK_RC(hl_mutex_set_queue(m, HL_QUEUE_CNA), 0);
 		if (cna_nodes || expect_cna)

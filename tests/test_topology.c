@@ -377,15 +377,23 @@ struct peer {
 	int cpu_node;
 };
 
-static void *child_main(void *p)
+/* hl_topology_node() read while the thread stayed on one CPU (*cpu). */
+static int node_on_stable_cpu(int *cpu)
 {
-	struct peer *pr = p;
 	int c1, n, c2;
 	do {
 		c1 = sched_getcpu();
 		n = hl_topology_node();
 		c2 = sched_getcpu();
 	} while (c1 != c2);
+	*cpu = c1;
+	return n;
+}
+
+static void *child_main(void *p)
+{
+	struct peer *pr = p;
+	int c1, n = node_on_stable_cpu(&c1);
 	pr->child_node = n == hl_topology_cpu_node(c1) ? -100 : n; /* -100: as expected */
 	return NULL;
 }
@@ -394,15 +402,8 @@ static void *peer_main(void *p)
 {
 	struct peer *pr = p;
 	pthread_t th;
-	int c1, n, c2;
-	do {
-		c1 = sched_getcpu();
-		n = hl_topology_node();
-		c2 = sched_getcpu();
-	} while (c1 != c2);
-	pr->node = n;
-	pr->cpu = c1;
-	pr->cpu_node = hl_topology_cpu_node(c1);
+	pr->node = node_on_stable_cpu(&pr->cpu);
+	pr->cpu_node = hl_topology_cpu_node(pr->cpu);
 	pr->prio = hl_thread_prioritized();
 	REQUIRE(hl_topology_set_thread_node(3) == 0, "peer: set_thread_node(3)");
 	REQUIRE(hl_thread_set_prioritized(1) == 0, "peer: set_prioritized(1)");
