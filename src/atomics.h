@@ -42,6 +42,7 @@
 #define hl_fetch_or(p, v, mo)   atomic_fetch_or_explicit((p), (v), (mo))
 #define hl_fetch_and(p, v, mo)  atomic_fetch_and_explicit((p), (v), (mo))
 #define hl_fetch_add(p, v, mo)  atomic_fetch_add_explicit((p), (v), (mo))
+#define hl_fetch_sub(p, v, mo)  atomic_fetch_sub_explicit((p), (v), (mo))
 
 static inline void hl_cpu_relax(void)
 {

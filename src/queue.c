@@ -248,6 +248,52 @@ static struct hl_node *splice_front(struct hl_node *next, struct secq *sec)
 	return h;
 }
 
+uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_node *w, void *arg),
+			  void *arg, uint32_t max, uint32_t *first)
+{
+	uint32_t taken = 0, last = 0;
+	struct hl_node *pred = n;
+	*first = 0;
+	while (taken < max) {
+		/* Acquire: pairs with the enqueuer's release store of the
+		 * link; the waiter's fields are visible. */
+		uint32_t idx = hl_load(&pred->next, HL_ACQUIRE);
+		if (!idx)
+			break;
+		struct hl_node *w = hl_node_at(idx);
+		/* Acquire: as above, for w's successor. */
+		uint32_t nx = hl_load(&w->next, HL_ACQUIRE);
+		if (!nx)
+			break;          /* the last node stays */
+		/* Relaxed: ABANDONED is final (see search's set_aside). */
+		bool gone = hl_load(&w->state, HL_RELAXED) == HL_NODE_ABANDONED;
+		int what = gone ? HL_EXTRACT_TAKE : classify(w, arg);
+		if (what == HL_EXTRACT_STOP)
+			break;
+		if (what == HL_EXTRACT_SKIP) {
+			pred = w;
+			continue;
+		}
+		/* Relaxed: the interior of the chain is the head's; the
+		 * successors the head reaches later were published to it by
+		 * acquire loads already. */
+		hl_store(&pred->next, nx, HL_RELAXED);
+		if (gone) {
+			hl_node_recycle(w);
+			continue;
+		}
+		/* Relaxed: w is the caller's now; its signal publishes. */
+		hl_store(&w->next, 0, HL_RELAXED);
+		if (last)
+			hl_store(&hl_node_at(last)->next, w->index, HL_RELAXED);
+		else
+			*first = w->index;
+		last = w->index;
+		taken++;
+	}
+	return taken;
+}
+
 struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts)
 {
 	const bool cna = opts & HL_PASS_CNA;

@@ -62,6 +62,25 @@ enum {
 HL_HIDDEN struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n,
 					     unsigned opts);
 
+/* What hl_queue_extract does with a waiter behind the head. */
+enum {
+	HL_EXTRACT_SKIP,        /* leave it in the queue, look further */
+	HL_EXTRACT_TAKE,        /* take it out */
+	HL_EXTRACT_STOP,        /* leave it and everything behind it */
+};
+
+/* Head n (the caller holds headship) takes out of the queue, in order, the
+ * waiters behind it that classify() says to take, until one it says to stop
+ * at, the last node (which stays: its next field is the enqueuers' to
+ * write), or max taken.  Abandoned waiters met on the way are unlinked and
+ * recycled.  The waiters taken are not signalled: they are returned as a
+ * list linked through their next fields, from *first (0-terminated), and
+ * now belong to the caller, who must signal each of them (or recycle it if
+ * the signal is refused).  Returns how many were taken. */
+HL_HIDDEN uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_node *w,
+									void *arg),
+				    void *arg, uint32_t max, uint32_t *first);
+
 /* Whether a queue of policy p (hl_queue_policy_t) orders by node now:
  * HL_QUEUE_DEFAULT resolves through HOTLOCK_QUEUE and the topology. */
 HL_HIDDEN bool hl_queue_policy_is_cna(uint32_t policy);

@@ -64,10 +64,11 @@ static uint32_t wait_claimed(struct hl_node *n)
  * HL_WAIT_TIMEDOUT, or the signal of a waker that got there first. */
 static uint32_t abandon(struct hl_node *n, uint32_t seen)
 {
-	/* Acquire on failure: we then read the signal and act on it.  On
-	 * success nothing is published: the node's links were published when
-	 * it was queued, and wakers read ABANDONED only to skip the node. */
-	while (!hl_cas(&n->state, &seen, HL_NODE_ABANDONED, HL_ACQUIRE)) {
+	/* Acquire on failure: we then read the signal and act on it.
+	 * Release on success: our accesses to the node (its fields, read
+	 * while waiting) happen before whoever recycles it (thread.c) and the
+	 * node's next owner. */
+	while (!hl_cas(&n->state, &seen, HL_NODE_ABANDONED, HL_ACQ_REL)) {
 		if (seen == HL_NODE_CLAIMED)
 			return wait_claimed(n);
 		if (seen != HL_NODE_WAITING && seen != HL_NODE_PARKED)
@@ -76,7 +77,38 @@ static uint32_t abandon(struct hl_node *n, uint32_t seen)
 	return HL_WAIT_TIMEDOUT;
 }
 
+/* CLOCK_MONOTONIC nanoseconds at which deadline dl passes: exact for a
+ * monotonic one, as of now for a realtime one (only used to choose when to
+ * wake up; the deadline itself is checked on its own clock). */
+static uint64_t deadline_mono_ns(const struct hl_deadline *dl)
+{
+	uint64_t abs = hl_ts_to_ns(&dl->abs);
+	if (dl->clock == CLOCK_MONOTONIC)
+		return abs;
+	uint64_t real = hl_clock_ns(CLOCK_REALTIME), mono = hl_now_ns();
+	return abs > real ? mono + (abs - real) : mono;
+}
+
+/* Parks on n (state PARKED) until signalled, the deadline, or wake_ns. */
+static int park(struct hl_node *n, const struct hl_deadline *dl, uint64_t wake_ns)
+{
+	if (!wake_ns)
+		return hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED,
+				     dl ? dl->clock : CLOCK_MONOTONIC, dl ? &dl->abs : NULL);
+	uint64_t until = wake_ns;
+	if (dl && deadline_mono_ns(dl) < until)
+		until = deadline_mono_ns(dl);
+	struct timespec ts = { (time_t)(until / HL_NSEC_PER_SEC), (long)(until % HL_NSEC_PER_SEC) };
+	return hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED, CLOCK_MONOTONIC, &ts);
+}
+
 uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl, uint64_t spin_ns)
+{
+	return hl_node_wait_until(n, dl, spin_ns, 0);
+}
+
+uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl, uint64_t spin_ns,
+			    uint64_t wake_ns)
 {
 	uint32_t s;
 	if (spin_ns) {
@@ -101,13 +133,21 @@ uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl, uint64_t 
 	if (!hl_cas(&n->state, &s, HL_NODE_PARKED, HL_ACQUIRE))
 		goto signalled;
 	for (;;) {
-		int r = hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED,
-				      dl ? dl->clock : CLOCK_MONOTONIC, dl ? &dl->abs : NULL);
+		int r = park(n, dl, wake_ns);
 		s = hl_load(&n->state, HL_ACQUIRE);
 		if (s != HL_NODE_PARKED)
 			goto signalled;
-		if (r == ETIMEDOUT || (dl && hl_deadline_passed(dl)))
+		if ((r == ETIMEDOUT && !wake_ns) || (dl && hl_deadline_passed(dl)))
 			return abandon(n, HL_NODE_PARKED);
+		if (wake_ns && hl_now_ns() >= wake_ns) {
+			/* Back to WAITING, still armed, so that the next wait
+			 * starts clean.  Relaxed on success: nothing is
+			 * published; acquire on failure: a signal won. */
+			s = HL_NODE_PARKED;
+			if (hl_cas(&n->state, &s, HL_NODE_WAITING, HL_ACQUIRE))
+				return HL_WAIT_WOKEN;
+			goto signalled;
+		}
 	}
 signalled:
 	if (s == HL_NODE_CLAIMED)

@@ -58,13 +58,17 @@ enum {
 	HL_SIG_HEAD = 8,        /* you are the head of the waiter queue */
 	HL_SIG_RELEASED = 9,    /* the lock you wait for was released: retry */
 	HL_SIG_HANDED = 10,     /* the lock was handed to you: you own it */
+	HL_SIG_GROUP = 11,      /* hl_rwlock: a read share was granted to you
+				   with your group; you are out of the queue */
 	HL_WAIT_TIMEDOUT = 0xffffffffu,
+	HL_WAIT_WOKEN = 0xfffffffeu,    /* hl_node_wait_until's wake-up time */
 };
 
 /* Node flags, set by the owner before the node is published. */
 enum {
 	HL_NODE_F_RT = 1u << 0,         /* SCHED_FIFO/SCHED_RR waiter */
 	HL_NODE_F_PRIO = 1u << 1,       /* hl_thread_set_prioritized(1) */
+	HL_NODE_F_READER = 1u << 2,     /* hl_rwlock: a wait for the read side */
 };
 
 struct hl_node {
@@ -129,6 +133,13 @@ static inline void hl_node_arm(struct hl_node *n)
  * before the signal are visible). */
 HL_HIDDEN uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl,
 				uint64_t spin_ns);
+
+/* hl_node_wait, and also returns HL_WAIT_WOKEN once CLOCK_MONOTONIC passes
+ * wake_ns (0: never) while n is parked and unsignalled: the node is then
+ * WAITING again, still armed (a waker may signal it at any time), and the
+ * caller waits again when it has done what it woke up for. */
+HL_HIDDEN uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl,
+				      uint64_t spin_ns, uint64_t wake_ns);
 
 /* Delivers sig to n: no syscall if the waiter was spinning, one futex_wake if
  * it had parked.  Returns false, and changes nothing, if n was abandoned.

@@ -5,6 +5,7 @@
 #include <hotlock/config.h>
 #include <hotlock/futex.h>
 #include <hotlock/mutex.h>
+#include <hotlock/rwlock.h>
 #include <hotlock/topology.h>
 
 #define HOTLOCK_VERSION_MAJOR 0

@@ -1,0 +1,65 @@
+/* hotlock: hl_rwlock_t, a reader-writer lock whose whole state is one 64-bit
+ * word (writer owner, reader count, waiters, handoff: seed 004), with the TP
+ * policy of hl_mutex (readers and writers steal until the queue head is due a
+ * handoff) and reader grouping (seed 000): readers queued behind writers are
+ * granted together with the first of them.  See docs/rwlock.md and the
+ * design comment in src/rwlock.c. */
+#ifndef HOTLOCK_RWLOCK_H
+#define HOTLOCK_RWLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h> /* clockid_t, also in strict ISO C mode */
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* All-zero bytes are an unlocked rwlock.  The fields are private: accessed
+ * atomically by the library only (src/rwlock.c pins the layout). */
+typedef struct hl_rwlock {
+	uint64_t state_;    /* writer TID | WAKE | HANDOFF | reader count */
+	uint32_t tail_;     /* last queued waiter node (index | fork generation) */
+	uint32_t head_;     /* queue head that waits for the releaser's signal */
+} hl_rwlock_t;
+
+#define HL_RWLOCK_INIT { 0, 0, 0 }
+
+/* The most readers that may hold the lock at once; one more gets EAGAIN. */
+#define HL_RWLOCK_MAX_READERS 0x7fffffffu
+
+/* Every call returns 0 or an errno value, as pthread does. */
+int hl_rwlock_init(hl_rwlock_t *l);
+int hl_rwlock_destroy(hl_rwlock_t *l);      /* EBUSY if held or waited on */
+/* EDEADLK if the caller holds it for writing; EAGAIN if HL_RWLOCK_MAX_READERS
+ * hold it already. */
+int hl_rwlock_rdlock(hl_rwlock_t *l);
+int hl_rwlock_wrlock(hl_rwlock_t *l);       /* EDEADLK if the caller holds it for writing */
+int hl_rwlock_tryrdlock(hl_rwlock_t *l);    /* EBUSY if it cannot be had now; EAGAIN as rdlock */
+int hl_rwlock_trywrlock(hl_rwlock_t *l);    /* EBUSY if held (by anyone) */
+/* Wait until the absolute time abstime on clock (CLOCK_REALTIME or
+ * CLOCK_MONOTONIC).  EINVAL: unknown clock or tv_nsec outside [0, 1e9);
+ * ETIMEDOUT; EDEADLK and EAGAIN as above. */
+int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime);
+int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime);
+/* Releases the caller's hold, read or write.  EPERM if the lock is neither
+ * held for writing by the caller nor held for reading (a read hold is not
+ * tracked per thread). */
+int hl_rwlock_unlock(hl_rwlock_t *l);
+/* The caller's write hold becomes a read hold, with no writer in between.
+ * EPERM if the caller does not hold it for writing. */
+int hl_rwlock_downgrade(hl_rwlock_t *l);
+
+/* Diagnostics: the writer's TID (0 if none) and the reader count, as read
+ * in one load. */
+void hl_rwlock_holders(const hl_rwlock_t *l, uint32_t *writer_tid, uint32_t *readers);
+/* One line describing the state word and the waiter queue into buf, for
+ * watchdogs.  Racy by nature; never blocks.  Returns the length snprintf
+ * would have written. */
+int hl_rwlock_describe(const hl_rwlock_t *l, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,680 @@
+/* hl_rwlock_t: a reader-writer lock whose whole state is one 64-bit word
+ * (seed 004: owner, reader count and flags read in one load), with the TP
+ * policy of hl_mutex (seed 000: stealing until the queue head is due a
+ * handoff) and reader grouping (seed 000: readers queued behind writers are
+ * granted together).  It waits on the waiting core (wait.h) and the MCS
+ * waiter queue (queue.h), in FIFO order.
+ *
+ * State (16 bytes, all-zero = unlocked):
+ *
+ *   state (u64)  bits  0-21  writer TID, 0 when no writer
+ *                bits 22-29  GEN: the fork generation in which the flags
+ *                            were set (flags of another one count as absent)
+ *                bit  30     WAKE: the queue head waits on its node for the
+ *                            signal of whoever releases the last hold
+ *                bit  31     HANDOFF: the head is due the lock; the last
+ *                            release hands it over, nobody steals
+ *                bits 32-63  reader count
+ *   tail  (u32)  last queued waiter node (queue.h), 0 when none
+ *   head  (u32)  the node that set WAKE/HANDOFF (valid while either is set)
+ *
+ *   state                      meaning
+ *   -------------------------  ----------------------------------------------
+ *   0                          free (waiters may be queued: the head is active)
+ *   tid                        write-held
+ *   k << 32                    read-held by k readers
+ *   ... | WAKE                 held; the head sleeps until the last release
+ *   ... | WAKE | HANDOFF       held; the last release hands the lock to the
+ *                              head (its TID, or a count of 1 for a reader)
+ *   (never a writer and readers at once; the flags always carry GEN)
+ *
+ * The low 32 bits are hl_mutex's word (src/mutex.c) with the reader count
+ * above them; the protocol is hl_mutex's with a read side.
+ *
+ * Lock:
+ *  1. Fast path.  Write: CAS(0 -> tid).  Read: CAS(s -> s + 1 reader) when
+ *     there is no writer and no live HANDOFF: readers steal from queued
+ *     writers until one is due.
+ *  1b. Optimistic spinning, with a spinner slot, for the spin budget: a
+ *     writer spins while a writer holds the lock (or it is free), never on
+ *     readers (their holds have no bound); a reader spins while a writer
+ *     holds it.
+ *  2. Queue: stamp this thread's node (a reader's carries HL_NODE_F_READER)
+ *     and enqueue it; behind another waiter, park until made head, or until
+ *     handed the lock (a handoff, or a reader group granted by its head).
+ *  3. As head, spin on the word, taking it when it can (write: nobody holds
+ *     it; read: no writer holds it).
+ *  4. Spun out, or due (waited longer than the handoff threshold, or an RT
+ *     thread): publish the node in `head`, arm it, CAS WAKE (and HANDOFF
+ *     when due) into the held word, and wait: HANDED, the lock is ours;
+ *     RELEASED, back to 3.
+ *  5. Having the lock: a reader takes the readers queued behind it out of
+ *     the queue (up to a writer that is due, or the last node, whose link
+ *     is the enqueuers'), adds them to the reader count and signals them
+ *     HANDED: a queue R W R W R W is served R R R, then W W W.  Then leave
+ *     the queue as hl_mutex does: a parked successor is recorded in `head`
+ *     with WAKE set, so the last release wakes it; a due one is woken now.
+ *
+ * Unlock (the last hold goes, with WAKE): with HANDOFF, claim the head's
+ * node, write its TID (or one reader) into the word, post HANDED; without,
+ * store 0 and signal RELEASED.  A head that gave up refuses; the releaser
+ * then passes headship on in its place.  Only the last hold sees WAKE at
+ * 0: a reader's release that leaves others holding is a plain decrement.
+ *
+ * Bounded waiting: as hl_mutex; in addition a reader queued behind a due
+ * writer is never granted ahead of it (step 5 stops there), and readers do
+ * not steal while HANDOFF is set.
+ *
+ * Downgrade: the writer's TID becomes one reader in one CAS; if the head is
+ * a reader waiting for the writer, it is woken to take its share now.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <hotlock/rwlock.h>
+
+#include "config.h"
+#include "queue.h"
+#include "thread.h"
+#include "wait.h"
+
+#define WRITER_MASK 0x003fffffull
+#define GEN_SHIFT   22
+#define GEN_MASK    (0xffull << GEN_SHIFT)
+#define WAKE        (1ull << 30)
+#define HANDOFF     (1ull << 31)
+#define FLAGS       (WAKE | HANDOFF)
+#define ONE_READER  (1ull << 32)
+
+struct rwlock {
+	_Atomic uint64_t state;
+	_Atomic uint32_t tail;
+	_Atomic uint32_t head;
+};
+
+_Static_assert(sizeof(struct rwlock) == sizeof(hl_rwlock_t), "layout");
+_Static_assert(_Alignof(struct rwlock) == _Alignof(hl_rwlock_t), "layout");
+_Static_assert(offsetof(struct rwlock, state) == offsetof(hl_rwlock_t, state_), "layout");
+_Static_assert(offsetof(struct rwlock, tail) == offsetof(hl_rwlock_t, tail_), "layout");
+_Static_assert(offsetof(struct rwlock, head) == offsetof(hl_rwlock_t, head_), "layout");
+_Static_assert(sizeof(hl_rwlock_t) <= 16, "hl_rwlock_t must fit in 16 bytes");
+_Static_assert(HL_RWLOCK_MAX_READERS + (uint64_t)HL_MAX_NODES <= 0xffffffffull,
+	       "a reader group granted at the maximum cannot overflow the count");
+
+/* Clock reads while spinning on the word: one per this many pauses. */
+#define CLOCK_EVERY 64
+
+static inline struct rwlock *R(hl_rwlock_t *l) { return (struct rwlock *)l; }
+
+static inline uint32_t writer(uint64_t s) { return (uint32_t)(s & WRITER_MASK); }
+static inline uint32_t readers(uint64_t s) { return (uint32_t)(s >> 32); }
+static inline bool held(uint64_t s) { return writer(s) || readers(s); }
+
+static inline bool has_live_flags(uint64_t s)
+{
+	return (s & FLAGS) && ((s >> GEN_SHIFT) & 0xff) == hl_fork_gen();
+}
+
+/* s without flags of a fork parent (they mean nothing here). */
+static inline uint64_t clean(uint64_t s)
+{
+	return has_live_flags(s) ? s : s & ~(FLAGS | GEN_MASK);
+}
+
+/* The flags a head sets now: WAKE, HANDOFF if due, this generation. */
+static inline uint64_t flags_now(bool due)
+{
+	return WAKE | (due ? HANDOFF : 0) | (uint64_t)hl_fork_gen() << GEN_SHIFT;
+}
+
+static inline bool owned_by_me(uint64_t s, uint32_t tid)
+{
+	uint32_t w = writer(s);
+	/* In a fork child the forking thread's TID changed (see mutex.c). */
+	return w == tid || (w && w == hl__prefork_tid);
+}
+
+static inline bool is_reader(const struct hl_node *n)
+{
+	return n->flags & HL_NODE_F_READER;
+}
+
+static bool node_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns)
+{
+	return (n->flags & HL_NODE_F_RT) || now - n->wait_start_ns >= handoff_ns;
+}
+
+/* The state after taking the lock from s, or 0 if it cannot be taken now
+ * (0 is never a held state).  A reader may share it with readers unless a
+ * handoff is due (a queue head's own flags are never in s when it looks:
+ * the releaser that woke it cleared them); a writer needs it free. */
+static inline uint64_t take(uint64_t s, bool reader, uint32_t tid)
+{
+	s = clean(s);
+	if (reader)
+		return !writer(s) && !(s & HANDOFF) && readers(s) < HL_RWLOCK_MAX_READERS ?
+			s + ONE_READER : 0;
+	return s ? 0 : tid;
+}
+
+/* Fallback when this thread has no node (see mutex.c's lock_poll). */
+static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
+{
+	long sleep_ns = 1000;
+	for (;;) {
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid);
+		/* Acquire: the critical section starts here. */
+		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+			return 0;
+		if (hl_deadline_passed(dl))
+			return ETIMEDOUT;
+		struct timespec ts = { 0, sleep_ns };
+		nanosleep(&ts, NULL);
+		if (sleep_ns < 1000000)
+			sleep_ns *= 2;
+	}
+}
+
+/* Step 1b.  Returns 0, or EAGAIN: go and queue. */
+static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
+{
+	uint64_t budget = hl_spin_begin();
+	if (!budget)
+		return EAGAIN;
+	int err = EAGAIN;
+	uint64_t start = hl_now_ns();
+	for (unsigned i = 1;; i++) {
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid);
+		/* Acquire: pairs with the release of the last hold. */
+		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
+			err = 0;
+			break;
+		}
+		s = clean(s);
+		/* Spin only on a writer: readers' holds have no bound, and a
+		 * due handoff is not for us. */
+		if ((!reader && readers(s)) || (s & HANDOFF))
+			break;
+		hl_cpu_relax();
+		if (i % CLOCK_EVERY == 0 &&
+		    (hl_now_ns() - start >= budget || hl_deadline_passed(dl)))
+			break;
+	}
+	hl_spin_end();
+	return err;
+}
+
+/* Step 5, the reader group: which waiters behind the head go with it. */
+struct group {
+	uint64_t now, handoff_ns;
+};
+
+static int group_member(const struct hl_node *w, void *arg)
+{
+	const struct group *g = arg;
+	if (is_reader(w))
+		return HL_EXTRACT_TAKE;
+	/* A writer: readers behind it may pass it unless it is due. */
+	return node_due(w, g->now, g->handoff_ns) ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
+}
+
+static void grant_group(struct rwlock *l, struct hl_node *n)
+{
+	struct group g = { hl_now_ns(), hl_handoff_ns() };
+	uint32_t first;
+	uint32_t count = hl_queue_extract(n, group_member, &g, HL_MAX_NODES, &first);
+	if (!count)
+		return;
+	/* The count covers every member before any of them runs (its unlock
+	 * decrements it).  Relaxed: we hold a read share, so the lock stays
+	 * read-held and no writer can come in meanwhile; each member
+	 * synchronizes with its signal's release.  No overflow: see the
+	 * static assertion on HL_RWLOCK_MAX_READERS. */
+	hl_fetch_add(&l->state, count * ONE_READER, HL_RELAXED);
+	for (uint32_t idx = first; idx;) {
+		struct hl_node *w = hl_node_at(idx);
+		/* Relaxed: the list is ours (hl_queue_extract); read before
+		 * the signal hands the node back to its owner. */
+		idx = hl_load(&w->next, HL_RELAXED);
+		if (!hl_node_signal(w, HL_SIG_GROUP)) {
+			/* It gave up: its share goes (ours keeps the count
+			 * above 0, so nobody needs waking), and the node is
+			 * ours to recycle, out of the queue. */
+			hl_fetch_sub(&l->state, ONE_READER, HL_RELAXED);
+			hl_node_recycle(w);
+		}
+	}
+}
+
+/* Once the waiter n that set WAKE (as head, or recorded as head by step 5)
+ * is due while the lock stays held, it adds HANDOFF: otherwise readers that
+ * keep stealing the lock would keep it read-held, and the last release that
+ * wakes the head would never come. */
+static void mark_due(struct rwlock *l, const struct hl_node *n)
+{
+	/* Acquire: pairs with the release that set WAKE after `head`. */
+	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	/* Relaxed `head`: ordered by that acquire.  Live flags naming n are
+	 * n's: there is one head at a time, and the release that ended an
+	 * earlier wait of the same node cleared its flags. */
+	while (has_live_flags(s) && !(s & HANDOFF) && hl_load(&l->head, HL_RELAXED) == n->index) {
+		/* Release: as the head's own flag CAS (step 4). */
+		if (hl_cas(&l->state, &s, s | HANDOFF, HL_ACQ_REL))
+			return;
+	}
+}
+
+/* How often a due waiter that is not signalled looks again (mark_due). */
+#define DUE_RECHECK_NS 1000000ull
+
+/* Waits on n for a signal (steps 2 and 4).  A wait that is not due yet
+ * wakes up when it becomes due, and every DUE_RECHECK_NS or handoff
+ * threshold after that, to mark it so (mark_due): a queued waiter may be
+ * recorded as head by step 5 at any time, even between two of its looks. */
+static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_deadline *dl,
+			  uint64_t spin_ns, bool due, uint64_t handoff_ns)
+{
+	const uint64_t every = handoff_ns > DUE_RECHECK_NS ? handoff_ns : DUE_RECHECK_NS;
+	uint64_t wake = due ? 0 : n->wait_start_ns + handoff_ns;
+	for (;;) {
+		uint32_t sig = hl_node_wait_until(n, dl, spin_ns, wake);
+		if (sig != HL_WAIT_WOKEN)
+			return sig;
+		mark_due(l, n);
+		wake = hl_now_ns() + every;
+		spin_ns = 0;
+	}
+}
+
+/* Step 5: the lock is ours; n leaves the queue. */
+static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
+{
+	struct hl_node *d = hl_queue_pass_head(&l->tail, n, HL_PASS_DEFER);
+	if (!d)
+		return;
+	if (node_due(d, hl_now_ns(), hl_handoff_ns()) || (reader && is_reader(d))) {
+		/* As in mutex.c: a due successor is woken now, to set HANDOFF
+		 * itself.  So is a reader behind a reader (the last node,
+		 * which its group could not take): it may share the lock now
+		 * rather than sleep until the last reader leaves. */
+		if (!hl_node_signal(d, HL_SIG_HEAD))
+			hl_queue_pass_head(&l->tail, d, 0);     /* it gave up */
+		return;
+	}
+	/* Relaxed: published by the release fetch_or below. */
+	hl_store(&l->head, d->index, HL_RELAXED);
+	/* Release: pairs with the acquire load of the releaser, which then
+	 * reads `head`.  We hold the lock, so it stays held until then; no
+	 * other live flags can be in the word (only a head sets them, and the
+	 * release that woke us cleared ours). */
+	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
+}
+
+static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
+{
+	if (lock_spin(l, reader, tid, dl) == 0)
+		return 0;
+	if (hl_deadline_passed(dl))
+		return ETIMEDOUT;
+	struct hl_thread *self = hl_self();
+	struct hl_node *n = hl_thread_node_get(self);
+	if (hl_unlikely(!n))
+		return lock_poll(l, reader, tid, dl);
+
+	uint64_t now = hl_now_ns();
+	hl_queue_node_init(n, self, now);
+	if (reader)
+		n->flags |= HL_NODE_F_READER;
+	hl_node_arm(n);
+	const uint64_t handoff_ns = hl_handoff_ns();
+	uint64_t budget = 0;    /* != 0 while we hold a spinner slot */
+	uint32_t sig;
+
+	/* Step 2. */
+	if (hl_queue_enqueue(&l->tail, n)) {
+		sig = wait_node(l, n, dl, 0, false, handoff_ns);
+		if (sig == HL_WAIT_TIMEDOUT)
+			goto abandoned;
+		if (sig == HL_SIG_GROUP) {
+			/* A read share granted with our group: we are out of
+			 * the queue, with nothing to pass on. */
+			hl_thread_node_put(self);
+			return 0;
+		}
+		if (sig == HL_SIG_HANDED)
+			goto owned;
+	}
+
+	/* Steps 3 and 4: n is the head. */
+	budget = hl_spin_begin();
+	uint64_t spin_start = hl_now_ns();
+	for (unsigned i = 1;; i++) {
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid);
+		if (ns) {
+			/* Acquire: pairs with the release of the last hold;
+			 * the critical section starts here. */
+			if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+				goto owned;
+			continue;
+		}
+		if (budget && i % CLOCK_EVERY) {
+			hl_cpu_relax();
+			continue;
+		}
+		now = hl_now_ns();
+		bool due = node_due(n, now, handoff_ns);
+		if (hl_deadline_passed(dl))
+			goto timeout_head;
+		if (!due && now - spin_start < budget)
+			continue;
+		if (!held(clean(s)))
+			continue;       /* free: take it (above) */
+		/* Relaxed: published by the release CAS below. */
+		hl_store(&l->head, n->index, HL_RELAXED);
+		hl_node_arm(n);
+		/* Release: `head` and the armed node are visible to the last
+		 * releaser, whose acquire load sees the flags.  The flags
+		 * replace stale ones of a fork parent (the head is the only
+		 * setter of live ones). */
+		uint64_t flagged = (clean(s) & ~FLAGS & ~GEN_MASK) | flags_now(due);
+		if (!hl_cas(&l->state, &s, flagged, HL_RELEASE))
+			continue;
+		sig = wait_node(l, n, dl, due ? budget : 0, due, handoff_ns);
+		if (budget)
+			hl_spin_end();
+		budget = 0;
+		if (sig == HL_SIG_HANDED)
+			goto owned;
+		if (sig == HL_WAIT_TIMEDOUT)
+			goto abandoned;         /* the releaser passes headship on */
+		budget = hl_spin_begin();       /* RELEASED: race again */
+		spin_start = hl_now_ns();
+	}
+
+owned:
+	if (budget)
+		hl_spin_end();
+	if (reader)
+		grant_group(l, n);
+	leave_queue(l, n, reader);
+	hl_thread_node_put(self);
+	return 0;
+
+timeout_head:
+	if (budget)
+		hl_spin_end();
+	hl_queue_pass_head(&l->tail, n, 0);
+	hl_thread_node_put(self);
+	return ETIMEDOUT;
+
+abandoned:
+	hl_thread_node_abandoned(self);
+	return ETIMEDOUT;
+}
+
+/* The last hold goes, and s has live WAKE: hand the lock to the head or
+ * wake it (see Unlock above).  Returns false if the word changed under us
+ * (a reader stole a share: retry as a plain release). */
+static bool release_to_head(struct rwlock *l, uint64_t s)
+{
+	/* Relaxed: the acquire load that showed WAKE synchronized with the
+	 * release that set it, which followed the store to `head`. */
+	struct hl_node *h = hl_node_at(hl_load(&l->head, HL_RELAXED));
+	const bool handoff = s & HANDOFF;
+	bool parked;
+	if (handoff && hl_node_claim(h, &parked)) {
+		uint64_t ns = is_reader(h) ? ONE_READER : h->tid;
+		/* Release: our critical section is visible to the new holder,
+		 * which synchronizes with us through the post, not through
+		 * the word.  Acquire: so the other readers' releases (the
+		 * RMWs we read from) reach it too, through us.  With HANDOFF
+		 * nobody steals, and we are the last holder: the word cannot
+		 * change under us. */
+		if (!hl_cas(&l->state, &s, ns, HL_ACQ_REL))
+			hl__bug("rwlock: the word changed during a handoff", (unsigned long)s);
+		hl_node_post(h, HL_SIG_HANDED, parked);
+		return true;
+	}
+	/* Release: pairs with the next holder's acquire of the word; acquire:
+	 * as above, for a head that is signalled without reading the word
+	 * again first (a reader head that is then HANDED by someone else
+	 * reads it).  Without HANDOFF a reader may have stolen a share since
+	 * s was read. */
+	if (!hl_cas(&l->state, &s, 0, HL_ACQ_REL)) {
+		if (handoff)
+			hl__bug("rwlock: the word changed during a release", (unsigned long)s);
+		return false;
+	}
+	if (handoff || !hl_node_signal(h, HL_SIG_RELEASED))
+		hl_queue_pass_head(&l->tail, h, 0);     /* h gave up */
+	return true;
+}
+
+int hl_rwlock_init(hl_rwlock_t *l)
+{
+	memset(l, 0, sizeof(*l));
+	return 0;
+}
+
+int hl_rwlock_destroy(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	/* Acquire: a destroy that returns 0 happens after the last unlock. */
+	uint64_t s = clean(hl_load(&l->state, HL_ACQUIRE));
+	if (s || hl_queue_node(hl_load(&l->tail, HL_ACQUIRE)))
+		return EBUSY;
+	return 0;
+}
+
+/* rdlock and its timed and deadline-less forms. */
+static int rdlock(struct rwlock *l, const struct hl_deadline *dl)
+{
+	uint32_t tid = hl_tid();
+	uint64_t s = hl_load(&l->state, HL_RELAXED), ns;
+	/* A CAS that fails because another reader came or went is retried
+	 * here: only a writer or a due handoff sends a reader to the slow
+	 * path.  Acquire: pairs with the release of the last write hold. */
+	while ((ns = take(s, true, tid)))
+		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+			return 0;
+	if (owned_by_me(s, tid))
+		return EDEADLK;
+	if (readers(s) >= HL_RWLOCK_MAX_READERS)
+		return EAGAIN;
+	if (hl_deadline_passed(dl))
+		return ETIMEDOUT;
+	return lock_slow(l, true, tid, dl);
+}
+
+static int wrlock(struct rwlock *l, const struct hl_deadline *dl)
+{
+	uint32_t tid = hl_tid();
+	uint64_t s = 0;
+	/* Acquire: pairs with the release of the last hold. */
+	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
+		return 0;
+	if (owned_by_me(s, tid))
+		return EDEADLK;
+	if (hl_deadline_passed(dl))
+		return ETIMEDOUT;
+	return lock_slow(l, false, tid, dl);
+}
+
+int hl_rwlock_rdlock(hl_rwlock_t *l)
+{
+	return rdlock(R(l), NULL);
+}
+
+int hl_rwlock_wrlock(hl_rwlock_t *l)
+{
+	return wrlock(R(l), NULL);
+}
+
+int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	struct hl_deadline dl;
+	int err = hl_deadline_init(&dl, clock, abstime);
+	return err ? err : rdlock(R(l), &dl);
+}
+
+int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	struct hl_deadline dl;
+	int err = hl_deadline_init(&dl, clock, abstime);
+	return err ? err : wrlock(R(l), &dl);
+}
+
+int hl_rwlock_tryrdlock(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	uint32_t tid = hl_tid();
+	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	for (;;) {
+		uint64_t ns = take(s, true, tid);
+		if (!ns)
+			return owned_by_me(s, tid) ? EDEADLK :
+			       readers(s) >= HL_RWLOCK_MAX_READERS ? EAGAIN : EBUSY;
+		/* Acquire: as rdlock.  A failed CAS (another reader came or
+		 * went) is retried: tryrdlock fails only when a reader could
+		 * not have the lock now. */
+		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+			return 0;
+	}
+}
+
+int hl_rwlock_trywrlock(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	uint64_t s = 0;
+	/* Acquire: as wrlock. */
+	if (hl_cas(&l->state, &s, hl_tid(), HL_ACQUIRE))
+		return 0;
+	return owned_by_me(s, hl_tid()) ? EDEADLK : EBUSY;
+}
+
+/* A reader released the last share of s (now s: count 0, no writer, live
+ * WAKE): wake the head or hand it the lock.  A reader may steal a share
+ * meanwhile (without HANDOFF): its release inherits the duty.  The head
+ * may add HANDOFF meanwhile (mark_due): look again. */
+static void last_reader_out(struct rwlock *l, uint64_t s)
+{
+	while (!release_to_head(l, s)) {
+		/* Acquire: as in hl_rwlock_unlock. */
+		s = hl_load(&l->state, HL_ACQUIRE);
+		if (held(s) || !has_live_flags(s))
+			return;
+	}
+}
+
+int hl_rwlock_unlock(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	uint32_t tid = hl_tid();
+	/* Acquire on every (re)load: a WAKE seen synchronizes with the head's
+	 * release CAS, so that `head` can be read. */
+	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	if (!writer(s)) {
+		if (!readers(s))
+			return EPERM;
+		/* A read share: one RMW.  Release: our reads happen before a
+		 * later writer's acquire.  Acquire: the last reader out carries
+		 * the other readers' releases on to a head it hands the lock
+		 * to (release_to_head). */
+		uint64_t old = hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
+		if (readers(old) == 1 && has_live_flags(old))
+			last_reader_out(l, old - ONE_READER);
+		/* A fork parent's flags left alone with no holder are
+		 * dropped by the next acquisition (take). */
+		return 0;
+	}
+	for (;;) {
+		if (!owned_by_me(s, tid))
+			return EPERM;
+		if (has_live_flags(s)) {
+			if (release_to_head(l, s))
+				return 0;
+			s = hl_load(&l->state, HL_ACQUIRE);
+			continue;
+		}
+		/* No flags, or a fork parent's: the word becomes 0.  Release:
+		 * the critical section happens before the next holder's
+		 * acquire; acquire on failure, as the loads. */
+		if (hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+			return 0;
+	}
+}
+
+int hl_rwlock_downgrade(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	uint32_t tid = hl_tid();
+	/* Acquire: as in unlock. */
+	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	for (;;) {
+		if (!writer(s) || !owned_by_me(s, tid))
+			return EPERM;
+		/* Relaxed: the acquire load that showed WAKE ordered it. */
+		struct hl_node *h = has_live_flags(s) ? hl_node_at(hl_load(&l->head, HL_RELAXED)) : NULL;
+		if (h && is_reader(h)) {
+			/* The head is a reader waiting for us: readers may
+			 * come in now.  Clear the flags and let it race again
+			 * (release: as unlock). */
+			if (!hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
+				continue;
+			if (!hl_node_signal(h, HL_SIG_RELEASED))
+				hl_queue_pass_head(&l->tail, h, 0);     /* h gave up */
+			return 0;
+		}
+		/* A writer head (or none) keeps waiting, for the readers now.
+		 * Release: our writes are visible to the readers that come in
+		 * and to the next writer. */
+		uint64_t ns = (h ? s & (FLAGS | GEN_MASK) : 0) | ONE_READER;
+		if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
+			return 0;
+	}
+}
+
+void hl_rwlock_holders(const hl_rwlock_t *pl, uint32_t *writer_tid, uint32_t *nreaders)
+{
+	/* Relaxed: a diagnostic snapshot, in one load. */
+	uint64_t s = hl_load(&((struct rwlock *)pl)->state, HL_RELAXED);
+	if (writer_tid)
+		*writer_tid = writer(s);
+	if (nreaders)
+		*nreaders = readers(s);
+}
+
+/* Reads node fields other threads write: racy on purpose (see mutex.c). */
+__attribute__((no_sanitize("thread")))
+int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
+{
+	struct rwlock *l = (struct rwlock *)pl;
+	/* Relaxed throughout: a racy snapshot for diagnostics. */
+	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	uint32_t tail = hl_load(&l->tail, HL_RELAXED);
+	uint32_t head = hl_load(&l->head, HL_RELAXED);
+	char q[512] = "";
+	size_t used = 0;
+	struct hl_node *t = hl_queue_node(tail);
+	if (t && has_live_flags(s) && head && hl__nodes) {
+		struct hl_node *n = hl_node_at(head);
+		for (int k = 0; n && k < 16 && used < sizeof(q) - 64; k++) {
+			used += (size_t)snprintf(q + used, sizeof(q) - used, " %s%c%u:%u",
+						 k ? "-> " : "", is_reader(n) ? 'R' : 'W', n->tid,
+						 hl_load(&n->state, HL_RELAXED));
+			if (n == t)
+				break;
+			uint32_t nx = hl_load(&n->next, HL_RELAXED);
+			n = nx ? hl_node_at(nx) : NULL;
+		}
+	}
+	return snprintf(buf, len,
+			"hl_rwlock state=0x%016llx writer=%u readers=%u%s%s%s tail=%s%u head=%u%s%s",
+			(unsigned long long)s, writer(s), readers(s), (s & WAKE) ? " WAKE" : "",
+			(s & HANDOFF) ? " HANDOFF" : "",
+			(s & FLAGS) && !has_live_flags(s) ? " (stale: fork parent's)" : "",
+			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
+			used ? " queue (kind tid:state):" :
+			       (t ? " queue: (head active, not recorded)" : ""), q);
+}
