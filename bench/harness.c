@@ -142,6 +142,17 @@ void *bench_xcalloc(size_t n, size_t size)
 	return p;
 }
 
+void *bench_alloc_lines(size_t size)
+{
+	size_t rounded = (size + BENCH_CACHELINE - 1) / BENCH_CACHELINE * BENCH_CACHELINE;
+	void *p = aligned_alloc(BENCH_CACHELINE, rounded ? rounded : BENCH_CACHELINE);
+
+	if (!p)
+		bench_fatal("out of memory");
+	memset(p, 0, rounded ? rounded : BENCH_CACHELINE);
+	return p;
+}
+
 /* ---- command line -------------------------------------------------------- */
 
 const char *bench_opt_value(const char *scenario, int argc, char **argv,
@@ -300,6 +311,7 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 		c->locks = v;
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--threads"))) {
 		parse_threads(c, scenario, v);
+		c->threads_given = true;
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--duration"))) {
 		c->duration_s = bench_parse_seconds(scenario, "--duration", v, 86400);
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--repeat"))) {
@@ -315,6 +327,25 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 		return false;
 	}
 	return true;
+}
+
+void bench_parse_args(const char *scenario, int argc, char **argv,
+		      struct bench_common *c, void (*help)(FILE *f),
+		      bool (*option)(void *ctx, int argc, char **argv, int *i),
+		      void *ctx)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			help(stdout);
+			exit(0);
+		}
+		if (bench_common_option(c, scenario, argc, argv, &i) ||
+		    option(ctx, argc, argv, &i))
+			continue;
+		if (argv[i][0] == '-')
+			bench_usage_error(scenario, "unknown option '%s'", argv[i]);
+		bench_usage_error(scenario, "unexpected argument '%s'", argv[i]);
+	}
 }
 
 void bench_common_help(FILE *f, const char *default_locks)
@@ -557,6 +588,18 @@ static void join_all(const struct bench_run_spec *spec, struct worker *w,
 	bench_exit(1);
 }
 
+void bench_print_lock_state(const char *name,
+			    int (*describe)(const void *l, char *buf, size_t len),
+			    const void *l)
+{
+	char buf[512];
+
+	if (!describe)
+		return;
+	describe(l, buf, sizeof buf);
+	fprintf(stderr, "hotlock-bench: %s lock state: %s\n", name, buf);
+}
+
 /* N for a virtual:N topology in effect, whose nodes the harness assigns to
  * the workers; 0 for numa and llc, whose nodes are the CPUs'. */
 static int virtual_nodes(void)
@@ -592,6 +635,16 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 	bench_check(pthread_attr_init(&attr), "pthread_attr_init");
 	/* Small stacks, so that 1024 threads are cheap. */
 	bench_check(pthread_attr_setstacksize(&attr, 256 * 1024), "pthread_attr_setstacksize");
+	if (spec->fifo_priority > 0) {
+		struct sched_param sp = { .sched_priority = spec->fifo_priority };
+
+		bench_check(pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED),
+			    "pthread_attr_setinheritsched");
+		bench_check(pthread_attr_setschedpolicy(&attr, SCHED_FIFO),
+			    "pthread_attr_setschedpolicy");
+		bench_check(pthread_attr_setschedparam(&attr, &sp),
+			    "pthread_attr_setschedparam");
+	}
 	for (unsigned i = 0; i < n; i++) {
 		int err;
 
@@ -654,7 +707,9 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 void bench_sample_free(struct bench_sample *s)
 {
 	free(s->thread_ops);
+	free(s->extra);
 	s->thread_ops = NULL;
+	s->extra = NULL;
 }
 
 /* ---- derived figures ------------------------------------------------------ */
@@ -690,7 +745,7 @@ static void sample_view(const struct bench_sample *s, struct sample_view *v)
 	v->cpu_per_mop = per_ops(s->cpu_s, s->total_ops, 1e6);
 }
 
-static double per_wall(const struct bench_sample *s, double x)
+double bench_per_wall(const struct bench_sample *s, double x)
 {
 	return s->wall_s > 0 ? x / s->wall_s : NAN;
 }
@@ -746,41 +801,194 @@ static void other_load_note(double others)
 		       "expect noise (--repeat helps)\n", others);
 }
 
+/* ---- the standard columns ------------------------------------------------ */
+
+static double col_mops(const struct bench_result *r)
+{
+	return bench_result_sample(r)->ops_per_sec / 1e6;
+}
+
+/* Which of a run's per-thread figures a column shows. */
+enum thread_figure { THR_MIN, THR_AVG, THR_MAX };
+
+static double thread_mops(const struct bench_result *r, enum thread_figure f)
+{
+	const struct bench_sample *m = bench_result_sample(r);
+	struct sample_view v;
+
+	sample_view(m, &v);
+	return bench_per_wall(m, f == THR_MIN ? (double)v.min :
+			      f == THR_MAX ? (double)v.max : v.avg) / 1e6;
+}
+
+static double col_thr_min(const struct bench_result *r) { return thread_mops(r, THR_MIN); }
+static double col_thr_avg(const struct bench_result *r) { return thread_mops(r, THR_AVG); }
+static double col_thr_max(const struct bench_result *r) { return thread_mops(r, THR_MAX); }
+
+static double col_fairness(const struct bench_result *r)
+{
+	struct sample_view v;
+
+	sample_view(bench_result_sample(r), &v);
+	return v.max ? (double)v.min / (double)v.max : NAN;
+}
+
+static double col_futex(const struct bench_result *r)
+{
+	struct sample_view v;
+
+	sample_view(bench_result_sample(r), &v);
+	return v.futex_per_kop;
+}
+
+static double col_csw(const struct bench_result *r)
+{
+	struct sample_view v;
+
+	sample_view(bench_result_sample(r), &v);
+	return v.csw_per_kop;
+}
+
+static double col_cpu(const struct bench_result *r)
+{
+	struct sample_view v;
+
+	sample_view(bench_result_sample(r), &v);
+	return v.cpu_per_mop;
+}
+
+static double col_ratio(const struct bench_result *r)
+{
+	return r->ratio;
+}
+
+static double col_limit(const struct bench_result *r)
+{
+	return r->limit_share * 100;
+}
+
+static double col_xnode(const struct bench_result *r)
+{
+	return bench_result_sample(r)->cross_node_share * 100;
+}
+
+const struct bench_column bench_col_mops = { "Mops/s", "total rate, Mops/s", 8, 3, col_mops };
+const struct bench_column bench_col_thr_min = { "thr-min", "per-thread minimum, Mops/s", 8, 3, col_thr_min };
+const struct bench_column bench_col_thr_avg = { "thr-avg", "per-thread average, Mops/s", 8, 3, col_thr_avg };
+const struct bench_column bench_col_thr_max = { "thr-max", "per-thread maximum, Mops/s", 8, 3, col_thr_max };
+const struct bench_column bench_col_fairness = { "min/max", "per-thread min/max", 7, 2, col_fairness };
+const struct bench_column bench_col_futex = { "futex/kop", "futex calls per 1000 ops", 9, 2, col_futex };
+const struct bench_column bench_col_csw = { "csw/kop", "context switches per 1000 ops", 8, 2, col_csw };
+const struct bench_column bench_col_cpu = { "cpu-s/Mop", "CPU seconds per million ops", 9, 3, col_cpu };
+const struct bench_column bench_col_ratio = { "ratio", "ops/s over the first lock's", 6, 2, col_ratio };
+const struct bench_column bench_col_limit = { "limit%", "ops/s over the limit, %", 6, 1, col_limit };
+static const struct bench_column col_xnode_def = { "xnode%", "cross-node handoffs, %", 6, 1, col_xnode };
+
+static const struct bench_column *const mutex_columns[] = {
+	&bench_col_mops, &bench_col_thr_min, &bench_col_thr_avg, &bench_col_thr_max,
+	&bench_col_fairness, &bench_col_futex, &bench_col_csw, &bench_col_cpu,
+	&bench_col_ratio, &bench_col_limit,
+};
+
 static void print_table(const struct bench_suite *s, const struct bench_result *row,
 			unsigned threads)
 {
+	const struct bench_column *const *cols = s->columns ? s->columns : mutex_columns;
+	const size_t ncols = s->columns ? s->ncolumns :
+		sizeof mutex_columns / sizeof mutex_columns[0];
 	/* The same for every run of a suite: the topology does not change. */
-	const bool xnode = row[0].runs[row[0].median].handoffs_counted;
+	const bool xnode = bench_result_sample(&row[0])->handoffs_counted;
+	int namew = 14;
 	double others = 0;
 
+	for (size_t l = 0; l < s->nlocks; l++)
+		if ((int)strlen(s->lock_names[l]) > namew)
+			namew = (int)strlen(s->lock_names[l]);
 	printf("threads=%u\n", threads);
-	printf("%-14s %8s %8s %8s %8s %7s %9s %8s %9s %6s %6s", "lock", "Mops/s",
-	       "thr-min", "thr-avg", "thr-max", "min/max", "futex/kop", "csw/kop",
-	       "cpu-s/Mop", "ratio", "limit%");
+	printf("%-*s", namew, "lock");
+	for (size_t k = 0; k < ncols; k++)
+		printf(" %*s", cols[k]->width, cols[k]->head);
 	if (xnode)
-		printf(" %6s", "xnode%");
+		printf(" %*s", col_xnode_def.width, col_xnode_def.head);
 	putchar('\n');
 	for (size_t l = 0; l < s->nlocks; l++) {
 		const struct bench_result *r = &row[l];
-		const struct bench_sample *m = &r->runs[r->median];
-		struct sample_view v;
 
-		sample_view(m, &v);
-		printf("%-14s", s->lock_names[l]);
-		cell(8, 3, m->ops_per_sec / 1e6);
-		cell(8, 3, per_wall(m, (double)v.min) / 1e6);
-		cell(8, 3, per_wall(m, v.avg) / 1e6);
-		cell(8, 3, per_wall(m, (double)v.max) / 1e6);
-		cell(7, 2, v.max ? (double)v.min / (double)v.max : NAN);
-		cell(9, 2, v.futex_per_kop);
-		cell(8, 2, v.csw_per_kop);
-		cell(9, 3, v.cpu_per_mop);
-		cell(6, 2, r->ratio);
-		cell(6, 1, r->limit_share * 100);
+		printf("%-*s", namew, s->lock_names[l]);
+		for (size_t k = 0; k < ncols; k++)
+			cell(cols[k]->width, cols[k]->prec, cols[k]->value(r));
 		if (xnode)
-			cell(6, 1, m->cross_node_share * 100);
+			cell(col_xnode_def.width, col_xnode_def.prec, col_xnode_def.value(r));
 		putchar('\n');
-		others = most_other_cpus(m, 1, others);
+		others = most_other_cpus(bench_result_sample(r), 1, others);
+	}
+	other_load_note(others);
+}
+
+/* A summary table: a row per thread count, a column per lock, the cells
+ * col's value for each (lock, threads).  A lock named GROUP/NAME is headed
+ * NAME, under a heading GROUP over the neighbouring columns of its group
+ * (rwsem's LOCK/MODE entries). */
+static size_t group_len(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	return slash ? (size_t)(slash - name) : 0;
+}
+
+static const char *leaf_name(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	return slash ? slash + 1 : name;
+}
+
+static void print_summary(const struct bench_suite *s, const struct bench_result *results,
+			  const struct bench_column *col)
+{
+	const struct bench_common *c = s->common;
+	const char *const *names = s->lock_names;
+	int w[BENCH_MAX_LOCKS];
+	bool grouped = false;
+	double others = 0;
+
+	for (size_t l = 0; l < s->nlocks; l++) {
+		int leaf = (int)strlen(leaf_name(names[l]));
+
+		w[l] = leaf > col->width ? leaf : col->width;
+		grouped |= group_len(names[l]) > 0;
+	}
+	printf("%s\n", col->title ? col->title : col->head);
+	if (grouped) {
+		printf("%-7s", "");
+		for (size_t l0 = 0, l1; l0 < s->nlocks; l0 = l1) {
+			const size_t g = group_len(names[l0]);
+			int span = -1;
+
+			for (l1 = l0; l1 < s->nlocks && group_len(names[l1]) == g &&
+			     strncmp(names[l1], names[l0], g) == 0; l1++)
+				span += w[l1] + 1;
+			if ((int)g > span) {    /* widen the group to fit its name */
+				w[l1 - 1] += (int)g - span;
+				span = (int)g;
+			}
+			printf(" %*.*s", span, (int)g, names[l0]);
+		}
+		putchar('\n');
+	}
+	printf("%-7s", "threads");
+	for (size_t l = 0; l < s->nlocks; l++)
+		printf(" %*s", w[l], leaf_name(names[l]));
+	putchar('\n');
+	for (size_t ti = 0; ti < c->nthreads; ti++) {
+		printf("%-7u", c->threads[ti]);
+		for (size_t l = 0; l < s->nlocks; l++) {
+			const struct bench_result *r = &results[ti * s->nlocks + l];
+
+			cell(w[l], col->prec, col->value(r));
+			others = most_other_cpus(bench_result_sample(r), 1, others);
+		}
+		putchar('\n');
 	}
 	other_load_note(others);
 }
@@ -864,7 +1072,8 @@ static void mops_stats(struct bench_result *r, unsigned n)
 /* ---- JSON ---------------------------------------------------------------- */
 
 /* The measured members of one run (also of a result, for its median run). */
-static void json_sample(struct bench_json *j, const struct bench_sample *s)
+static void json_sample(const struct bench_suite *suite, struct bench_json *j,
+			const struct bench_sample *s)
 {
 	struct sample_view v;
 
@@ -878,9 +1087,9 @@ static void json_sample(struct bench_json *j, const struct bench_sample *s)
 	bench_json_uint(j, "thread_ops_min", v.min);
 	bench_json_number(j, "thread_ops_avg", v.avg);
 	bench_json_uint(j, "thread_ops_max", v.max);
-	bench_json_number(j, "thread_ops_per_sec_min", per_wall(s, (double)v.min));
-	bench_json_number(j, "thread_ops_per_sec_avg", per_wall(s, v.avg));
-	bench_json_number(j, "thread_ops_per_sec_max", per_wall(s, (double)v.max));
+	bench_json_number(j, "thread_ops_per_sec_min", bench_per_wall(s, (double)v.min));
+	bench_json_number(j, "thread_ops_per_sec_avg", bench_per_wall(s, v.avg));
+	bench_json_number(j, "thread_ops_per_sec_max", bench_per_wall(s, (double)v.max));
 	if (s->futex_counted)
 		bench_json_uint(j, "futex_calls", s->futex_calls);
 	else
@@ -898,6 +1107,8 @@ static void json_sample(struct bench_json *j, const struct bench_sample *s)
 		bench_json_uint(j, "cross_node_handoffs", s->cross_handoffs);
 		bench_json_number(j, "cross_node_share", s->cross_node_share);
 	}
+	if (suite->json_sample)
+		suite->json_sample(suite->ctx, j, s);
 }
 
 struct suite_out {
@@ -955,7 +1166,7 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 		bench_json_object(j, NULL);
 		bench_json_string(j, "lock", s->lock_names[r->lock]);
 		bench_json_uint(j, "threads", r->threads);
-		json_sample(j, &r->runs[r->median]);
+		json_sample(s, j, bench_result_sample(r));
 		bench_json_number(j, "ratio", r->ratio);
 		bench_json_number(j, "limit_share", r->limit_share);
 		bench_json_uint(j, "median_run", r->median);
@@ -967,7 +1178,7 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 		bench_json_array(j, "runs");
 		for (unsigned k = 0; k < c->repeat; k++) {
 			bench_json_object(j, NULL);
-			json_sample(j, &r->runs[k]);
+			json_sample(s, j, &r->runs[k]);
 			bench_json_end(j);
 		}
 		bench_json_end(j);
@@ -1086,7 +1297,7 @@ int bench_suite_run(const struct bench_suite *s)
 		progress_clear();
 		if (s->locktorture_table) {
 			torture_others = fmax(torture_others, torture_row(s, row));
-		} else {
+		} else if (!s->summary_only) {
 			if (ti > 0)
 				putchar('\n');
 			print_table(s, row, threads);
@@ -1096,6 +1307,11 @@ int bench_suite_run(const struct bench_suite *s)
 	progress_clear();
 	if (s->locktorture_table)
 		other_load_note(torture_others);
+	for (size_t k = 0; k < s->nsummary; k++) {
+		if (k > 0 || !s->summary_only)
+			putchar('\n');
+		print_summary(s, o.results, s->summary[k]);
+	}
 	if (json)
 		write_suite_json(s, &o, json);
 	for (size_t i = 0; i < c->nthreads * nl; i++) {

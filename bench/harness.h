@@ -11,9 +11,13 @@
  *   that exits 1 if the threads do not stop;
  * - a suite: every (lock, threads) pair run R times, interleaved across locks,
  *   the median run reported, ratios against the first lock, the limit, the
- *   progress line on stderr, a table per thread count on stdout, JSON out;
- *   or, for a locktorture-style suite, one table of each lock's mean total
- *   ops (standard deviation) and speedup over the first lock.
+ *   progress line on stderr, a table per thread count on stdout (the mutex
+ *   columns, or the scenario's own), summary tables (a row per thread
+ *   count, a column per lock), JSON out (with the scenario's own members
+ *   per run, from the run's extra figures); or, for a locktorture-style
+ *   suite, one table of each lock's mean total ops (standard deviation) and
+ *   speedup over the first lock;
+ * - optionally, the workers under SCHED_FIFO (bench_run_spec.fifo_priority).
  *
  * A scenario supplies the body of one thread and a function that runs one
  * (lock, threads) measurement; see scenario_mutex.c. */
@@ -47,6 +51,20 @@ static inline void bench_pause(void)
 #endif
 }
 
+/* xorshift64* (Vigna): a few cycles per draw, for thread-private state that
+ * is never 0.  Seed it from the thread's index, so that thread i draws the
+ * same sequence under every lock. */
+static inline uint64_t bench_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
 /* ---- errors ---------------------------------------------------------- */
 
 /* "hotlock-bench SCENARIO: error: ..." and a usage hint on stderr; exit 2. */
@@ -59,6 +77,10 @@ _Noreturn void bench_fatal(const char *fmt, ...)
 void bench_check(int err, const char *what);
 /* calloc that exits 1 when out of memory (and never returns NULL for 0). */
 void *bench_xcalloc(size_t n, size_t size);
+/* size bytes (at least one line) on cache lines of their own, zeroed:
+ * what a static initialiser gives a lock object.  free() releases it;
+ * exits 1 when out of memory. */
+void *bench_alloc_lines(size_t size);
 
 /* ---- command line ---------------------------------------------------- */
 
@@ -72,6 +94,7 @@ struct bench_common {
 	/* --topology as given, already in effect (hl_topology_set); NULL: the
 	 * library's own choice (HOTLOCK_TOPOLOGY, else numa). */
 	const char *topology;
+	bool threads_given;     /* --threads was on the command line */
 };
 
 /* If argv[*i] is option name ("--name VALUE" or "--name=VALUE"), returns its
@@ -100,6 +123,14 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 			 int argc, char **argv, int *i);
 /* The common options' lines for a scenario's --help. */
 void bench_common_help(FILE *f, const char *default_locks);
+/* Parses a scenario's command line (argv[0] is the scenario's name):
+ * --help or -h prints help(stdout) and exits 0; the common options go into
+ * c (see bench_common_option); option, when it returns true, has consumed
+ * argv[*i] as one of the scenario's own; anything else exits 2. */
+void bench_parse_args(const char *scenario, int argc, char **argv,
+		      struct bench_common *c, void (*help)(FILE *f),
+		      bool (*option)(void *ctx, int argc, char **argv, int *i),
+		      void *ctx);
 
 /* CPUs in the calling thread's affinity mask. */
 unsigned bench_cores(void);
@@ -184,6 +215,10 @@ struct bench_run_spec {
 	/* Optional: called before exiting when the threads do not stop, to
 	 * print the lock's state. */
 	void (*on_hang)(void *arg);
+	/* > 0: the workers run under SCHED_FIFO at this priority (the caller
+	 * has made sure the process may); 0: they inherit the caller's
+	 * policy. */
+	int fifo_priority;
 };
 
 /* What one run measured. */
@@ -207,7 +242,16 @@ struct bench_sample {
 	 * time less this process's CPU time.  NAN when unknown.  On a shared
 	 * machine this tells a disturbed run from a slow lock. */
 	double other_cpus;
+	/* The scenario's own figures for this run, set by its run function
+	 * after bench_run; released with free() by bench_sample_free. */
+	void *extra;
 };
+
+/* For an on_hang: "hotlock-bench: NAME lock state: ..." on stderr, from
+ * the adapter's describe (nothing when it has none). */
+void bench_print_lock_state(const char *name,
+			    int (*describe)(const void *l, char *buf, size_t len),
+			    const void *l);
 
 /* Runs spec and fills out; on any failure prints why and exits 1.  Never
  * waits more than duration + 30 s for the threads to stop. */
@@ -215,6 +259,54 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out);
 void bench_sample_free(struct bench_sample *s);
 
 /* ---- a suite: locks x thread counts x repeats ------------------------ */
+
+/* All runs of one (lock, threads) pair. */
+struct bench_result {
+	size_t lock;
+	unsigned threads;
+	struct bench_sample *runs;      /* [repeat] */
+	unsigned median;                /* index of the run reported */
+	double ratio;                   /* ops/s over the first lock's */
+	double limit_share;             /* ops/s over the limit; NAN if none */
+	/* Total ops per run, in millions, over the runs: mean and sample
+	 * standard deviation (NAN for one run); the mean over the first lock's
+	 * (locktorture_table). */
+	double mops_mean, mops_sd;
+	double speedup;
+};
+
+/* The run a table shows for a result. */
+static inline const struct bench_sample *bench_result_sample(const struct bench_result *r)
+{
+	return &r->runs[r->median];
+}
+
+/* One column of a suite's tables. */
+struct bench_column {
+	const char *head;       /* heading, right-aligned over the cells */
+	/* What the column shows, as the heading of a summary table
+	 * ("per-thread average, Mops/s"); NULL: head. */
+	const char *title;
+	int width, prec;        /* printf field width and precision of a cell */
+	/* The cell of one (lock, threads) result; NAN prints "-". */
+	double (*value)(const struct bench_result *r);
+};
+
+/* The mutex table's columns (see scenario_mutex.c's --help), for a scenario
+ * that composes its own list. */
+extern const struct bench_column bench_col_mops;        /* Mops/s */
+extern const struct bench_column bench_col_thr_min;     /* per-thread Mops/s */
+extern const struct bench_column bench_col_thr_avg;
+extern const struct bench_column bench_col_thr_max;
+extern const struct bench_column bench_col_fairness;    /* min/max */
+extern const struct bench_column bench_col_futex;       /* futex/kop */
+extern const struct bench_column bench_col_csw;         /* csw/kop */
+extern const struct bench_column bench_col_cpu;         /* cpu-s/Mop */
+extern const struct bench_column bench_col_ratio;
+extern const struct bench_column bench_col_limit;       /* limit% */
+
+/* x per second of the run's wall time (a rate), NAN when it had none. */
+double bench_per_wall(const struct bench_sample *s, double x);
 
 struct bench_suite {
 	const char *scenario;           /* "mutex" */
@@ -239,22 +331,24 @@ struct bench_suite {
 		    double duration_s, struct bench_sample *out);
 	/* Writes the scenario's own members of the JSON "config" object. */
 	void (*json_config)(void *ctx, struct bench_json *j);
+	/* Optional: writes the scenario's own members of one run's JSON
+	 * object (from s->extra), after the harness's. */
+	void (*json_sample)(void *ctx, struct bench_json *j,
+			    const struct bench_sample *s);
+	/* The columns of the table per thread count; NULL: the mutex table's
+	 * (Mops/s, thr-min, thr-avg, thr-max, min/max, futex/kop, csw/kop,
+	 * cpu-s/Mop, ratio, limit%).  xnode% follows where handoffs are
+	 * counted. */
+	const struct bench_column *const *columns;
+	size_t ncolumns;
+	/* Optional: after the last table, one summary table per column here,
+	 * a row per thread count and a column per lock (the shape of the
+	 * seeds' scaling tables). */
+	const struct bench_column *const *summary;
+	size_t nsummary;
+	/* true: the summary tables only, no table per thread count. */
+	bool summary_only;
 	void *ctx;
-};
-
-/* All runs of one (lock, threads) pair. */
-struct bench_result {
-	size_t lock;
-	unsigned threads;
-	struct bench_sample *runs;      /* [repeat] */
-	unsigned median;                /* index of the run reported */
-	double ratio;                   /* ops/s over the first lock's */
-	double limit_share;             /* ops/s over the limit; NAN if none */
-	/* Total ops per run, in millions, over the runs: mean and sample
-	 * standard deviation (NAN for one run); the mean over the first lock's
-	 * (locktorture_table). */
-	double mops_mean, mops_sd;
-	double speedup;
 };
 
 /* Runs the whole suite: progress on stderr, the header and one table per
@@ -288,5 +382,7 @@ struct bench_scenario {
 
 extern const struct bench_scenario bench_scenario_mutex;
 extern const struct bench_scenario bench_scenario_wake;
+extern const struct bench_scenario bench_scenario_rwlock;
+extern const struct bench_scenario bench_scenario_rwsem;
 
 #endif

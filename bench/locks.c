@@ -1,10 +1,77 @@
-/* hotlock-bench: the registry of mutual-exclusion lock adapters, and the
- * parsing of --locks against it. */
+/* hotlock-bench: registries of adapters (the parsing of --locks against
+ * one, and its listing), and the registry of mutual-exclusion locks. */
 #include "locks.h"
 
 #include <string.h>
 
 #include "harness.h"
+
+size_t bench_registry_find(const struct bench_registry *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->n && strcmp(r->name(i), name) != 0; i++)
+		;
+	return i;
+}
+
+/* "hotlock, glibc, ..." for error messages. */
+static void valid_names(const struct bench_registry *r, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->n && n < len; i++) {
+		int w = snprintf(buf + n, len - n, "%s%s", i ? ", " : "", r->name(i));
+
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
+struct registry_parse {
+	const char *scenario;
+	const struct bench_registry *r;
+	size_t *out;
+	size_t n, max;
+};
+
+static void registry_item(void *ctx, const char *name)
+{
+	struct registry_parse *rp = ctx;
+	size_t k = bench_registry_find(rp->r, name);
+	char valid[256];
+
+	if (k == rp->r->n) {
+		valid_names(rp->r, valid, sizeof valid);
+		bench_usage_error(rp->scenario, "--locks: unknown lock '%s' (valid: %s)",
+				  name, valid);
+	}
+	for (size_t i = 0; i < rp->n; i++)
+		if (rp->out[i] == k)
+			bench_usage_error(rp->scenario, "--locks: '%s' is listed twice", name);
+	if (rp->n == rp->max)
+		bench_usage_error(rp->scenario, "--locks: more than %zu locks", rp->max);
+	rp->out[rp->n++] = k;
+}
+
+size_t bench_registry_parse(const char *scenario, const struct bench_registry *r,
+			    const char *list, size_t *out, size_t max)
+{
+	struct registry_parse rp = { .scenario = scenario, .r = r, .out = out, .max = max };
+
+	bench_list_each(scenario, "--locks", list, registry_item, &rp);
+	return rp.n;
+}
+
+void bench_registry_print(const struct bench_registry *r, FILE *f, const char *indent)
+{
+	for (size_t i = 0; i < r->n; i++)
+		fprintf(f, "%s%-15s %s\n", indent, r->name(i), r->summary(i));
+}
+
+/* ---- the mutual-exclusion locks ------------------------------------------- */
 
 const struct bench_lock *const bench_locks[] = {
 	&bench_lock_hotlock,
@@ -15,69 +82,12 @@ const struct bench_lock *const bench_locks[] = {
 	&bench_lock_futex3,
 	&bench_lock_mcs,
 };
-const size_t bench_nlocks = sizeof bench_locks / sizeof bench_locks[0];
+BENCH_REGISTRY_DEFINE(bench_lock, bench_locks, bench_nlocks, lock_registry,
+		      bench_locks_parse, bench_locks_print)
 
 const struct bench_lock *bench_lock_find(const char *name)
 {
-	for (size_t i = 0; i < bench_nlocks; i++)
-		if (strcmp(bench_locks[i]->name, name) == 0)
-			return bench_locks[i];
-	return NULL;
-}
+	size_t i = bench_registry_find(&lock_registry, name);
 
-/* "hotlock, glibc, ..." for error messages. */
-static void valid_names(char *buf, size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < bench_nlocks && n < len; i++) {
-		int w = snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
-				 bench_locks[i]->name);
-
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
-}
-
-struct locks_parse {
-	const char *scenario;
-	const struct bench_lock **out;
-	size_t n, max;
-};
-
-static void locks_item(void *ctx, const char *name)
-{
-	struct locks_parse *lp = ctx;
-	const struct bench_lock *lk = bench_lock_find(name);
-	char valid[256];
-
-	if (!lk) {
-		valid_names(valid, sizeof valid);
-		bench_usage_error(lp->scenario, "--locks: unknown lock '%s' (valid: %s)",
-				  name, valid);
-	}
-	for (size_t i = 0; i < lp->n; i++)
-		if (lp->out[i] == lk)
-			bench_usage_error(lp->scenario, "--locks: '%s' is listed twice", name);
-	if (lp->n == lp->max)
-		bench_usage_error(lp->scenario, "--locks: more than %zu locks", lp->max);
-	lp->out[lp->n++] = lk;
-}
-
-size_t bench_locks_parse(const char *scenario, const char *list,
-			 const struct bench_lock **out, size_t max)
-{
-	struct locks_parse lp = { .scenario = scenario, .out = out, .max = max };
-
-	bench_list_each(scenario, "--locks", list, locks_item, &lp);
-	return lp.n;
-}
-
-void bench_locks_print(FILE *f, const char *indent)
-{
-	for (size_t i = 0; i < bench_nlocks; i++)
-		fprintf(f, "%s%-15s %s\n", indent, bench_locks[i]->name,
-			bench_locks[i]->summary);
+	return i < bench_nlocks ? bench_locks[i] : NULL;
 }

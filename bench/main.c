@@ -5,10 +5,13 @@
 
 #include "harness.h"
 #include "locks.h"
+#include "rwlocks.h"
 
 static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_mutex,
 	&bench_scenario_wake,
+	&bench_scenario_rwlock,
+	&bench_scenario_rwsem,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
@@ -37,9 +40,14 @@ static void help(FILE *f)
 	bench_locks_print(f, "  ");
 	fprintf(f,
 		"\n"
+		"Locks (reader-writer; the rwlock and rwsem scenarios):\n");
+	bench_rwlocks_print(f, "  ");
+	fprintf(f,
+		"\n"
 		"Futex syscalls are counted by hotlock's futex layer, so they are known for\n"
-		"hotlock and futex3 (and are 0 for mcs, which never sleeps); glibc makes its\n"
-		"own futex calls, which cannot be counted: tables show '-', JSON null.\n"
+		"hotlock, futex3 and ww-rw (and are 0 for mcs, which never sleeps); glibc\n"
+		"makes its own futex calls, which cannot be counted: tables show '-', JSON\n"
+		"null.\n"
 		"\n"
 		"Exit status: 0 ok, 1 a run failed, 2 bad command line.\n");
 }
@@ -57,6 +65,8 @@ int main(int argc, char **argv)
 		print_scenarios(stdout);
 		printf("locks:\n");
 		bench_locks_print(stdout, "  ");
+		printf("rwlocks:\n");
+		bench_rwlocks_print(stdout, "  ");
 		return 0;
 	}
 	for (size_t i = 0; i < NSCENARIOS; i++)

@@ -65,24 +65,13 @@ struct mutex_ctx {
 	const struct bench_lock *locks[BENCH_MAX_LOCKS];
 	unsigned long cs, ncs;
 	bool torture;                   /* torture_delay instead of NCS */
+	bool cs_given, ncs_given;       /* on the command line */
 	/* The run in progress. */
 	const struct bench_lock *lock;
 	void *obj;                      /* the lock object, own cache line(s) */
 	struct mutex_shared *shared;
 	char label[96];
 };
-
-/* xorshift64* (Vigna): a few cycles per draw, thread-private state. */
-static uint64_t torture_random(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}
 
 /* Spins, with pause, for s seconds of wall time: a delay that means the same
  * on every CPU, whatever a pause costs there. */
@@ -97,7 +86,7 @@ static void spin_for(double s)
 /* The delay outside the lock under --torture (see TORTURE_TINY_MASK). */
 static void torture_delay(uint64_t *rng)
 {
-	const uint64_t r = torture_random(rng);
+	const uint64_t r = bench_random(rng);
 
 	for (unsigned i = 0; i < (r & TORTURE_TINY_MASK); i++)
 		bench_pause();
@@ -154,24 +143,8 @@ static uint64_t mutex_body(struct bench_thread *t, void *arg)
 static void mutex_on_hang(void *arg)
 {
 	const struct mutex_ctx *c = arg;
-	char buf[512];
 
-	if (!c->lock->describe)
-		return;
-	c->lock->describe(c->obj, buf, sizeof buf);
-	fprintf(stderr, "hotlock-bench: %s lock state: %s\n", c->lock->name, buf);
-}
-
-static void *alloc_lines(size_t size)
-{
-	size_t rounded = (size + BENCH_CACHELINE - 1) / BENCH_CACHELINE * BENCH_CACHELINE;
-	void *p = aligned_alloc(BENCH_CACHELINE, rounded ? rounded : BENCH_CACHELINE);
-
-	if (!p)
-		bench_fatal("out of memory");
-	/* All-zero bytes: what a static initialiser gives; init runs anyway. */
-	memset(p, 0, rounded);
-	return p;
+	bench_print_lock_state(c->lock->name, c->lock->describe, c->obj);
 }
 
 static void mutex_run(void *ctx, size_t lock, unsigned threads, double duration_s,
@@ -193,8 +166,9 @@ static void mutex_run(void *ctx, size_t lock, unsigned threads, double duration_
 
 	snprintf(c->label, sizeof c->label, "mutex %s threads=%u", lk->name, threads);
 	c->lock = lk;
-	c->obj = alloc_lines(lk->size);
-	c->shared = alloc_lines(sizeof *c->shared);
+	/* All-zero bytes: what a static initialiser gives; init runs anyway. */
+	c->obj = bench_alloc_lines(lk->size);
+	c->shared = bench_alloc_lines(sizeof *c->shared);
 	bench_check(lk->init(c->obj), c->label);
 
 	bench_run(&spec, out);
@@ -286,13 +260,33 @@ static void mutex_help(FILE *f)
 		"this machine cannot provide, 2 bad command line.\n");
 }
 
+/* The scenario's own options (bench_parse_args). */
+static bool mutex_option(void *ctx, int argc, char **argv, int *i)
+{
+	static const char *const me = "mutex";
+	struct mutex_ctx *c = ctx;
+	const char *v;
+
+	if ((v = bench_opt_value(me, argc, argv, i, "--cs"))) {
+		c->cs = bench_parse_ulong(me, "--cs", v, 1, 1000000000UL);
+		c->cs_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--ncs"))) {
+		c->ncs = bench_parse_ulong(me, "--ncs", v, 0, 1000000000UL);
+		c->ncs_given = true;
+	} else if (strcmp(argv[*i], "--torture") == 0) {
+		c->torture = true;
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static int mutex_main(int argc, char **argv)
 {
 	static const char *const me = "mutex";
 	/* Its address tells whether --locks was given. */
 	static const char default_locks[] = MUTEX_DEFAULT_LOCKS;
 	struct mutex_ctx c = { .cs = 100, .ncs = 10 };
-	bool cs_given = false, ncs_given = false;
 	struct bench_common common;
 	struct bench_suite suite = {
 		.scenario = me,
@@ -306,34 +300,12 @@ static int mutex_main(int argc, char **argv)
 	double ratio;
 
 	bench_common_defaults(&common, default_locks);
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			mutex_help(stdout);
-			return 0;
-		}
-		if (bench_common_option(&common, me, argc, argv, &i))
-			continue;
-		if ((v = bench_opt_value(me, argc, argv, &i, "--cs"))) {
-			c.cs = bench_parse_ulong(me, "--cs", v, 1, 1000000000UL);
-			cs_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--ncs"))) {
-			c.ncs = bench_parse_ulong(me, "--ncs", v, 0, 1000000000UL);
-			ncs_given = true;
-		} else if (strcmp(argv[i], "--torture") == 0) {
-			c.torture = true;
-		} else if (argv[i][0] == '-') {
-			bench_usage_error(me, "unknown option '%s'", argv[i]);
-		} else {
-			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
-		}
-	}
+	bench_parse_args(me, argc, argv, &common, mutex_help, mutex_option, &c);
 	if (c.torture) {
-		if (ncs_given)
+		if (c.ncs_given)
 			bench_usage_error(me, "--ncs does not go with --torture, whose delays "
 					  "outside the lock are random (see --help)");
-		if (!cs_given)
+		if (!c.cs_given)
 			c.cs = TORTURE_DEFAULT_CS;
 		if (common.locks == default_locks)
 			common.locks = TORTURE_DEFAULT_LOCKS;

@@ -1,0 +1,71 @@
+/* hotlock-bench: the adapter interface for reader-writer locks, and the
+ * registry of those the rwlock and rwsem scenarios can compare (--locks).
+ *
+ * As for the mutual-exclusion locks of locks.h: an adapter wraps one
+ * implementation behind function pointers, so that every lock pays the same
+ * indirect call per operation; the scenario allocates `size` bytes, aligned
+ * to a cache line and zeroed, and calls init before a run and destroy after
+ * it; every function returns 0 or an errno value.  The unlock is split by
+ * side, so that a lock whose unlock must be told which side it releases can
+ * be wrapped; one that finds out itself (pthread, hl_rwlock) gives the same
+ * function for both.
+ *
+ * Adding a lock (hotlock-rw, say): its adapter file, say lock_hotlock_rw.c
+ * (in bench/CMakeLists.txt), defining `const struct bench_rwlock
+ * bench_rwlock_hotlock`; its extern line below; its line in bench_rwlocks[]
+ * in rwlocks.c; and, to compare it by default, its line in
+ * BENCH_RWLOCK_DEFAULTS. */
+#ifndef HOTLOCK_BENCH_RWLOCKS_H
+#define HOTLOCK_BENCH_RWLOCKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct bench_rwlock {
+	const char *name;       /* what --locks takes */
+	const char *summary;    /* one line for --list and --help */
+	size_t size;            /* bytes of the lock object */
+	int (*init)(void *l);
+	int (*destroy)(void *l);
+	int (*rdlock)(void *l);
+	int (*wrlock)(void *l);
+	int (*rdunlock)(void *l);  /* releases a read hold */
+	int (*wrunlock)(void *l);  /* releases the write hold */
+	/* Optional: one line describing the lock's state, for the watchdog's
+	 * report when a run does not stop.  NULL when the lock has none. */
+	int (*describe)(const void *l, char *buf, size_t len);
+	/* True when hl_futex_stats sees every futex syscall the lock makes
+	 * (the scenarios then count them by operation); false for glibc, whose
+	 * futex calls are its own: the tables print "-" and the JSON null. */
+	bool futex_counted;
+};
+
+extern const struct bench_rwlock bench_rwlock_hotlock;
+extern const struct bench_rwlock bench_rwlock_glibc;
+extern const struct bench_rwlock bench_rwlock_glibc_writer;
+extern const struct bench_rwlock bench_rwlock_ww;
+extern const struct bench_rwlock bench_rwlock_ww_writer;
+
+/* The locks the rwlock and rwsem scenarios compare by default, the first
+ * being the baseline of their ratios.  One line per lock, so that adding
+ * one (hotlock-rw goes first) is one line. */
+#define BENCH_RWLOCK_DEFAULTS \
+	"hotlock-rw,"         \
+	"glibc-rw,"           \
+	"glibc-rw-writer,"    \
+	"ww-rw,"              \
+	"ww-rw-writer"
+
+/* Every registered reader-writer lock, in the order --list shows them. */
+extern const struct bench_rwlock *const bench_rwlocks[];
+extern const size_t bench_nrwlocks;
+
+/* Parses a --locks list of reader-writer locks as bench_locks_parse does
+ * mutexes (errors exit 2).  Returns how many it stored in out[]. */
+size_t bench_rwlocks_parse(const char *scenario, const char *list,
+			   const struct bench_rwlock **out, size_t max);
+/* Writes "name  summary" lines, one per registered reader-writer lock. */
+void bench_rwlocks_print(FILE *f, const char *indent);
+
+#endif
