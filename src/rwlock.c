@@ -311,6 +311,27 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
 	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
 }
 
+/* A waiter gave up (its node is ABANDONED).  If the flags in the word are
+ * its own (it was the head that set them, or step 5 recorded it), it takes
+ * them back, and with them the duty of passing headship on: left there, a
+ * HANDOFF would keep new readers out for as long as the current ones hold
+ * the lock, for a writer that is gone.  The CAS decides between it and the
+ * last release, which would otherwise find the node abandoned and pass
+ * headship on itself (release_to_head). */
+static void withdraw_flags(struct rwlock *l, struct hl_node *n)
+{
+	/* Acquire: as in mark_due. */
+	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	while (has_live_flags(s) && hl_load(&l->head, HL_RELAXED) == n->index) {
+		/* Release: the word stays held; nothing is published but the
+		 * absence of the flags.  Acquire on failure, as the load. */
+		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQ_REL)) {
+			hl_queue_pass_head(&l->tail, n, 0);     /* recycles n */
+			return;
+		}
+	}
+}
+
 static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
 {
 	if (lock_spin(l, reader, tid, dl) == 0)
@@ -409,6 +430,7 @@ timeout_head:
 	return ETIMEDOUT;
 
 abandoned:
+	withdraw_flags(l, n);
 	hl_thread_node_abandoned(self);
 	return ETIMEDOUT;
 }
@@ -429,8 +451,9 @@ static bool release_to_head(struct rwlock *l, uint64_t s)
 		 * which synchronizes with us through the post, not through
 		 * the word.  Acquire: so the other readers' releases (the
 		 * RMWs we read from) reach it too, through us.  With HANDOFF
-		 * nobody steals, and we are the last holder: the word cannot
-		 * change under us. */
+		 * nobody steals, we are the last holder, and the head we
+		 * claimed can no longer give up: the word cannot change under
+		 * us. */
 		if (!hl_cas(&l->state, &s, ns, HL_ACQ_REL))
 			hl__bug("rwlock: the word changed during a handoff", (unsigned long)s);
 		hl_node_post(h, HL_SIG_HANDED, parked);
@@ -441,11 +464,9 @@ static bool release_to_head(struct rwlock *l, uint64_t s)
 	 * again first (a reader head that is then HANDED by someone else
 	 * reads it).  Without HANDOFF a reader may have stolen a share since
 	 * s was read. */
-	if (!hl_cas(&l->state, &s, 0, HL_ACQ_REL)) {
-		if (handoff)
-			hl__bug("rwlock: the word changed during a release", (unsigned long)s);
-		return false;
-	}
+	if (!hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+		return false;   /* a reader came in, or the head that gave up
+				   took its flags back (withdraw_flags) */
 	if (handoff || !hl_node_signal(h, HL_SIG_RELEASED))
 		hl_queue_pass_head(&l->tail, h, 0);     /* h gave up */
 	return true;
@@ -528,13 +549,11 @@ int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec
 int hl_rwlock_tryrdlock(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
-	uint32_t tid = hl_tid();
 	uint64_t s = hl_load(&l->state, HL_RELAXED);
 	for (;;) {
-		uint64_t ns = take(s, true, tid);
+		uint64_t ns = take(s, true, 0);
 		if (!ns)
-			return owned_by_me(s, tid) ? EDEADLK :
-			       readers(s) >= HL_RWLOCK_MAX_READERS ? EAGAIN : EBUSY;
+			return readers(s) >= HL_RWLOCK_MAX_READERS ? EAGAIN : EBUSY;
 		/* Acquire: as rdlock.  A failed CAS (another reader came or
 		 * went) is retried: tryrdlock fails only when a reader could
 		 * not have the lock now. */
@@ -548,9 +567,7 @@ int hl_rwlock_trywrlock(hl_rwlock_t *pl)
 	struct rwlock *l = R(pl);
 	uint64_t s = 0;
 	/* Acquire: as wrlock. */
-	if (hl_cas(&l->state, &s, hl_tid(), HL_ACQUIRE))
-		return 0;
-	return owned_by_me(s, hl_tid()) ? EDEADLK : EBUSY;
+	return hl_cas(&l->state, &s, hl_tid(), HL_ACQUIRE) ? 0 : EBUSY;
 }
 
 /* A reader released the last share of s (now s: count 0, no writer, live

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 static hl_mutex_t lock = HL_MUTEX_INIT;
+static hl_rwlock_t rwlock = HL_RWLOCK_INIT;
 
 int main(void)
 {
@@ -18,6 +19,12 @@ int main(void)
 	fails += hl_mutex_trylock(&lock) == 0;
 	fails += hl_mutex_unlock(&lock) != 0;
 	fails += hl_mutex_destroy(&lock) != 0;
+	fails += hl_rwlock_rdlock(&rwlock) != 0;
+	fails += hl_rwlock_trywrlock(&rwlock) == 0;
+	fails += hl_rwlock_unlock(&rwlock) != 0;
+	fails += hl_rwlock_wrlock(&rwlock) != 0;
+	fails += hl_rwlock_unlock(&rwlock) != 0;
+	fails += hl_rwlock_destroy(&rwlock) != 0;
 	hl_futex_stats_thread(&st);
 	fails += hl_futex_stats_calls(&st) != 0;
 	printf("strict C11 header test: %s\n", fails ? "FAILED" : "ok");

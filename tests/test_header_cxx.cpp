@@ -3,12 +3,15 @@
 // extern "C" linkage, that HL_MUTEX_INIT initialises an hl_mutex_t in C++
 // (namespace scope, automatic, member initialiser), that hl_mutex_t fits in
 // 16 bytes and is trivially copyable/standard layout (so it can sit in
-// C++ objects and shared memory); at run time that lock/trylock/unlock,
-// timedlock, owner, describe, the futex and config calls link and behave.
+// C++ objects and shared memory); the same for hl_rwlock_t and
+// HL_RWLOCK_INIT; at run time that lock/trylock/unlock, timedlock, owner,
+// describe, the futex and config calls link and behave, and that the rwlock
+// calls (rdlock, trywrlock, wrlock, unlock, holders, describe, destroy) do.
 #include <hotlock/hotlock.h>
 #include <hotlock/config.h>   // each header alone, and twice: include guards
 #include <hotlock/futex.h>
 #include <hotlock/mutex.h>
+#include <hotlock/rwlock.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -24,8 +27,17 @@ static_assert(sizeof(hl_mutex_t) <= 16, "hl_mutex_t must fit in 16 bytes");
 static_assert(std::is_trivially_copyable<hl_mutex_t>::value, "plain C struct");
 static_assert(std::is_standard_layout<hl_mutex_t>::value, "plain C struct");
 static_assert(HOTLOCK_VERSION_MAJOR >= 0, "version macros");
+static_assert(sizeof(hl_rwlock_t) <= 16, "hl_rwlock_t must fit in 16 bytes");
+static_assert(std::is_trivially_copyable<hl_rwlock_t>::value, "plain C struct");
+static_assert(std::is_standard_layout<hl_rwlock_t>::value, "plain C struct");
 
 static hl_mutex_t g_m = HL_MUTEX_INIT;
+static hl_rwlock_t g_rw = HL_RWLOCK_INIT;
+
+struct Guarded {
+	hl_rwlock_t rw = HL_RWLOCK_INIT;
+	int value = 0;
+};
 
 // A BasicLockable wrapper, as a C++ user would write it.
 class HotMutex {
@@ -89,6 +101,25 @@ int main()
 		t.join();
 	EXPECT(counter == 4 * 20000);
 	EXPECT(hl_mutex_destroy(hm.native()) == 0);
+
+	// The rwlock: namespace scope, automatic and member initialisers.
+	hl_rwlock_t lrw = HL_RWLOCK_INIT;
+	Guarded gd;
+	uint32_t wtid = 1, nrd = 1;
+	EXPECT(hl_rwlock_rdlock(&g_rw) == 0);
+	EXPECT(hl_rwlock_trywrlock(&g_rw) == EBUSY);
+	hl_rwlock_holders(&g_rw, &wtid, &nrd);
+	EXPECT(wtid == 0 && nrd == 1);
+	EXPECT(hl_rwlock_unlock(&g_rw) == 0);
+	EXPECT(hl_rwlock_wrlock(&lrw) == 0);
+	EXPECT(hl_rwlock_describe(&lrw, buf, sizeof buf) > 0);
+	EXPECT(hl_rwlock_unlock(&lrw) == 0);
+	EXPECT(hl_rwlock_destroy(&lrw) == 0);
+	EXPECT(hl_rwlock_wrlock(&gd.rw) == 0);
+	gd.value = 1;
+	EXPECT(hl_rwlock_downgrade(&gd.rw) == 0);
+	EXPECT(hl_rwlock_unlock(&gd.rw) == 0);
+	EXPECT(hl_rwlock_destroy(&gd.rw) == 0 && gd.value == 1);
 
 	hl_futex_stats_t st;
 	hl_futex_stats_thread(&st);
