@@ -318,15 +318,18 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
  * the lock, for a writer that is gone.  The CAS decides between it and the
  * last release, which would otherwise find the node abandoned and pass
  * headship on itself (release_to_head). */
-static void withdraw_flags(struct rwlock *l, struct hl_node *n)
+static void withdraw_flags(struct rwlock *l, uint32_t idx)
 {
-	/* Acquire: as in mark_due. */
+	/* The node is not touched unless the CAS wins: until then the last
+	 * release may find it abandoned and recycle it.  Hence its index,
+	 * read before it was abandoned.  Acquire: as in mark_due. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
-	while (has_live_flags(s) && hl_load(&l->head, HL_RELAXED) == n->index) {
+	while (has_live_flags(s) && hl_load(&l->head, HL_RELAXED) == idx) {
 		/* Release: the word stays held; nothing is published but the
 		 * absence of the flags.  Acquire on failure, as the load. */
 		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQ_REL)) {
-			hl_queue_pass_head(&l->tail, n, 0);     /* recycles n */
+			/* Nobody else passes on from it now. */
+			hl_queue_pass_head(&l->tail, hl_node_at(idx), 0);   /* recycles it */
 			return;
 		}
 	}
@@ -343,6 +346,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 	if (hl_unlikely(!n))
 		return lock_poll(l, reader, tid, dl);
 
+	const uint32_t idx = n->index;  /* see withdraw_flags */
 	uint64_t now = hl_now_ns();
 	hl_queue_node_init(n, self, now);
 	if (reader)
@@ -430,7 +434,7 @@ timeout_head:
 	return ETIMEDOUT;
 
 abandoned:
-	withdraw_flags(l, n);
+	withdraw_flags(l, idx);
 	hl_thread_node_abandoned(self);
 	return ETIMEDOUT;
 }
