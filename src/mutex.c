@@ -535,24 +535,7 @@ uint32_t hl_mutex_owner(const hl_mutex_t *pm)
 	return hl_load(&((struct mutex *)pm)->word, HL_RELAXED) & OWNER_MASK;
 }
 
-static const char *state_name(uint32_t s)
-{
-	switch (s) {
-	case HL_NODE_FREE: return "free";
-	case HL_NODE_WAITING: return "spin";
-	case HL_NODE_PARKED: return "park";
-	case HL_NODE_ABANDONED: return "gone";
-	case HL_NODE_CLAIMED: return "claimed";
-	case HL_SIG_HEAD: return "head";
-	case HL_SIG_RELEASED: return "released";
-	case HL_SIG_HANDED: return "handed";
-	default: return "?";
-	}
-}
-
-/* Reads node fields other threads write: racy on purpose, for a watchdog
- * that must print something whatever state the lock is in. */
-__attribute__((no_sanitize("thread")))
+/* A racy snapshot, for watchdogs (see hl_queue_describe). */
 int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 {
 	struct mutex *m = (struct mutex *)pm;
@@ -561,35 +544,15 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 	uint32_t tail = hl_load(&m->tail, HL_RELAXED);
 	uint32_t head = hl_load(&m->head, HL_RELAXED);
 	uint32_t qw = hl_load(&m->queue, HL_RELAXED);
-	char q[512] = "";
-	size_t used = 0;
+	char q[512];
 	struct hl_node *t = hl_queue_node(tail);
-	/* From the recorded head (if the word says it is current) to the tail,
-	 * then the secondary queue that head carries (CNA). */
-	if (t && has_live_flags(w) && head && hl__nodes) {
-		struct hl_node *h = hl_node_at(head), *n = h;
-		for (int k = 0; n && k < 16 && used < sizeof(q) - 64; k++) {
-			uint32_t s = hl_load(&n->state, HL_RELAXED);
-			used += (size_t)snprintf(q + used, sizeof(q) - used, " %s%u@%u:%s",
-						 k ? "-> " : "", n->tid, n->topo_node, state_name(s));
-			if (n == t)
-				break;
-			uint32_t nx = hl_load(&n->next, HL_RELAXED);
-			n = nx ? hl_node_at(nx) : NULL;
-		}
-		uint32_t sh = hl_load(&h->sec_head, HL_RELAXED), st = hl_load(&h->sec_tail, HL_RELAXED);
-		for (int k = 0; sh && k < 16 && used < sizeof(q) - 64; k++) {
-			n = hl_node_at(sh);
-			used += (size_t)snprintf(q + used, sizeof(q) - used, "%s%u@%u:%s",
-						 k ? " -> " : " secondary: ", n->tid, n->topo_node,
-						 state_name(hl_load(&n->state, HL_RELAXED)));
-			sh = sh == st ? 0 : hl_load(&n->next, HL_RELAXED);
-		}
-	}
+	/* From the recorded head, if the word says it is current. */
+	size_t used = t && has_live_flags(w) ? hl_queue_describe(q, sizeof(q), head, t) : 0;
+	q[used] = 0;
 	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u %s%s%s",
 			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
 			(w & FLAGS) && !has_live_flags(w) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
 			queue_opts(qw) ? "cna" : "fifo",
-			used ? " queue (tid@node):" : (t ? " queue: (head active, not recorded)" : ""), q);
+			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""), q);
 }

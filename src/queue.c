@@ -66,6 +66,8 @@
  * lock on; the bound is worked out in docs/cna.md.
  */
 
+#include <stdio.h>
+
 #include <hotlock/mutex.h> /* hl_queue_policy_t */
 
 #include "config.h"
@@ -355,4 +357,58 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 			return NULL;
 		n = next;       /* abandoned: it leaves the queue too */
 	}
+}
+
+static const char *state_name(uint32_t s)
+{
+	switch (s) {
+	case HL_NODE_FREE: return "free";
+	case HL_NODE_WAITING: return "spin";
+	case HL_NODE_PARKED: return "park";
+	case HL_NODE_ABANDONED: return "gone";
+	case HL_NODE_CLAIMED: return "claimed";
+	case HL_SIG_HEAD: return "head";
+	case HL_SIG_RELEASED: return "released";
+	case HL_SIG_HANDED: return "handed";
+	case HL_SIG_GROUP: return "group";
+	default: return "?";
+	}
+}
+
+/* One waiter, " tid@node:state", R before the TID for a reader. */
+__attribute__((no_sanitize("thread")))
+static size_t describe_node(char *buf, size_t len, const char *sep, const struct hl_node *n)
+{
+	/* Relaxed: a racy snapshot (see hl_queue_describe). */
+	int w = snprintf(buf, len, "%s%s%u@%u:%s", sep,
+			 (n->flags & HL_NODE_F_READER) ? "R" : "", n->tid, n->topo_node,
+			 state_name(hl_load(&n->state, HL_RELAXED)));
+	return w < 0 ? 0 : (size_t)w < len ? (size_t)w : len - 1;
+}
+
+/* Reads node fields other threads write: racy on purpose, for a watchdog
+ * that must print something whatever state the lock is in. */
+__attribute__((no_sanitize("thread")))
+size_t hl_queue_describe(char *buf, size_t len, uint32_t head, const struct hl_node *tail)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	if (!head || !tail || !hl__nodes || len < 64)
+		return 0;
+	const struct hl_node *h = hl_node_at(head), *n = h;
+	for (int k = 0; n && k < 16 && used < len - 64; k++) {
+		used += describe_node(buf + used, len - used, k ? " -> " : " ", n);
+		if (n == tail)
+			break;
+		/* Relaxed: as above. */
+		uint32_t nx = hl_load(&n->next, HL_RELAXED);
+		n = nx ? hl_node_at(nx) : NULL;
+	}
+	uint32_t sh = hl_load(&h->sec_head, HL_RELAXED), st = hl_load(&h->sec_tail, HL_RELAXED);
+	for (int k = 0; sh && k < 16 && used < len - 64; k++) {
+		n = hl_node_at(sh);
+		used += describe_node(buf + used, len - used, k ? " -> " : " secondary:", n);
+		sh = sh == st ? 0 : hl_load(&n->next, HL_RELAXED);
+	}
+	return used;
 }

@@ -81,6 +81,13 @@ HL_HIDDEN uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const str
 									void *arg),
 				    void *arg, uint32_t max, uint32_t *first);
 
+/* Diagnostics for a lock's describe(): writes the waiters from node index
+ * head to tail (at most 16), then the secondary queue head carries, as
+ * " tid@node:state" items (R before a reader's TID), into buf (len >= 64).
+ * Racy by nature; never blocks.  Returns the length written. */
+HL_HIDDEN size_t hl_queue_describe(char *buf, size_t len, uint32_t head,
+				   const struct hl_node *tail);
+
 /* Whether a queue of policy p (hl_queue_policy_t) orders by node now:
  * HL_QUEUE_DEFAULT resolves through HOTLOCK_QUEUE and the topology. */
 HL_HIDDEN bool hl_queue_policy_is_cna(uint32_t policy);

@@ -666,8 +666,7 @@ void hl_rwlock_holders(const hl_rwlock_t *pl, uint32_t *writer_tid, uint32_t *nr
 		*nreaders = readers(s);
 }
 
-/* Reads node fields other threads write: racy on purpose (see mutex.c). */
-__attribute__((no_sanitize("thread")))
+/* A racy snapshot, for watchdogs (see hl_queue_describe). */
 int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 {
 	struct rwlock *l = (struct rwlock *)pl;
@@ -675,27 +674,17 @@ int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 	uint64_t s = hl_load(&l->state, HL_RELAXED);
 	uint32_t tail = hl_load(&l->tail, HL_RELAXED);
 	uint32_t head = hl_load(&l->head, HL_RELAXED);
-	char q[512] = "";
-	size_t used = 0;
+	char q[512];
 	struct hl_node *t = hl_queue_node(tail);
-	if (t && has_live_flags(s) && head && hl__nodes) {
-		struct hl_node *n = hl_node_at(head);
-		for (int k = 0; n && k < 16 && used < sizeof(q) - 64; k++) {
-			used += (size_t)snprintf(q + used, sizeof(q) - used, " %s%c%u:%u",
-						 k ? "-> " : "", is_reader(n) ? 'R' : 'W', n->tid,
-						 hl_load(&n->state, HL_RELAXED));
-			if (n == t)
-				break;
-			uint32_t nx = hl_load(&n->next, HL_RELAXED);
-			n = nx ? hl_node_at(nx) : NULL;
-		}
-	}
+	/* From the recorded head, if the word says it is current. */
+	size_t used = t && has_live_flags(s) ? hl_queue_describe(q, sizeof(q), head, t) : 0;
+	q[used] = 0;
 	return snprintf(buf, len,
 			"hl_rwlock state=0x%016llx writer=%u readers=%u%s%s%s tail=%s%u head=%u%s%s",
 			(unsigned long long)s, writer(s), readers(s), (s & WAKE) ? " WAKE" : "",
 			(s & HANDOFF) ? " HANDOFF" : "",
 			(s & FLAGS) && !has_live_flags(s) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
-			used ? " queue (kind tid:state):" :
+			used ? " queue (tid@node:state):" :
 			       (t ? " queue: (head active, not recorded)" : ""), q);
 }

@@ -57,8 +57,9 @@ static inline stress_ops_t rwlock_stress_ops(hl_rwlock_t *l)
 }
 
 /* Whether hl_rwlock_describe lists thread tid in the waiter queue as a
- * waiter of kind 'R' or 'W' (" R<tid>:<node state>").  The queue is listed
- * once its head has parked and recorded itself. */
+ * waiter of kind 'R' or 'W' (" R<tid>@<node>:<state>" for a reader,
+ * " <tid>@..." for a writer).  The queue is listed once its head has parked
+ * and recorded itself. */
 static inline bool rwlock_describe_lists(const hl_rwlock_t *l, char kind, uint32_t tid,
 					 char *line, size_t len)
 {
@@ -66,7 +67,7 @@ static inline bool rwlock_describe_lists(const hl_rwlock_t *l, char kind, uint32
 	const char *q;
 	hl_rwlock_describe(l, line, len);
 	q = strstr(line, " queue");
-	snprintf(pat, sizeof(pat), " %c%u:", kind, tid);
+	snprintf(pat, sizeof(pat), " %s%u@", kind == 'R' ? "R" : "", tid);
 	return q && strstr(q, pat) != NULL;
 }
 
