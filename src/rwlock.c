@@ -153,8 +153,13 @@ static inline uint64_t take(uint64_t s, bool reader, uint32_t tid)
 {
 	s = clean(s);
 	if (reader)
-		return !writer(s) && !(s & HANDOFF) && readers(s) < HL_RWLOCK_MAX_READERS ?
-			s + ONE_READER : 0;
+		/* Not from live flags with no holder either: the last reader
+		 * out is between its decrement and its release to the head
+		 * (last_reader_out).  A share taken then would make a second
+		 * "last reader out" of the same flags, and both would act on
+		 * the head (found by tests/models/rwlock.pml). */
+		return !writer(s) && !(s & HANDOFF) && readers(s) < HL_RWLOCK_MAX_READERS &&
+		       (readers(s) || !(s & FLAGS)) ? s + ONE_READER : 0;
 	return s ? 0 : tid;
 }
 
@@ -311,30 +316,6 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
 	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
 }
 
-/* A waiter gave up (its node is ABANDONED).  If the flags in the word are
- * its own (it was the head that set them, or step 5 recorded it), it takes
- * them back, and with them the duty of passing headship on: left there, a
- * HANDOFF would keep new readers out for as long as the current ones hold
- * the lock, for a writer that is gone.  The CAS decides between it and the
- * last release, which would otherwise find the node abandoned and pass
- * headship on itself (release_to_head). */
-static void withdraw_flags(struct rwlock *l, uint32_t idx)
-{
-	/* The node is not touched unless the CAS wins: until then the last
-	 * release may find it abandoned and recycle it.  Hence its index,
-	 * read before it was abandoned.  Acquire: as in mark_due. */
-	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
-	while (has_live_flags(s) && hl_load(&l->head, HL_RELAXED) == idx) {
-		/* Release: the word stays held; nothing is published but the
-		 * absence of the flags.  Acquire on failure, as the load. */
-		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQ_REL)) {
-			/* Nobody else passes on from it now. */
-			hl_queue_pass_head(&l->tail, hl_node_at(idx), 0);   /* recycles it */
-			return;
-		}
-	}
-}
-
 static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
 {
 	if (lock_spin(l, reader, tid, dl) == 0)
@@ -346,7 +327,6 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 	if (hl_unlikely(!n))
 		return lock_poll(l, reader, tid, dl);
 
-	const uint32_t idx = n->index;  /* see withdraw_flags */
 	uint64_t now = hl_now_ns();
 	hl_queue_node_init(n, self, now);
 	if (reader)
@@ -434,7 +414,10 @@ timeout_head:
 	return ETIMEDOUT;
 
 abandoned:
-	withdraw_flags(l, idx);
+	/* Flags of ours in the word stay until the last release, which finds
+	 * the node abandoned and passes headship on (a due writer that gave up
+	 * keeps new readers out until then, as if it still waited: see
+	 * docs/rwlock.md). */
 	hl_thread_node_abandoned(self);
 	return ETIMEDOUT;
 }
@@ -455,9 +438,8 @@ static bool release_to_head(struct rwlock *l, uint64_t s)
 		 * which synchronizes with us through the post, not through
 		 * the word.  Acquire: so the other readers' releases (the
 		 * RMWs we read from) reach it too, through us.  With HANDOFF
-		 * nobody steals, we are the last holder, and the head we
-		 * claimed can no longer give up: the word cannot change under
-		 * us. */
+		 * nobody steals and we are the last holder: the word cannot
+		 * change under us. */
 		if (!hl_cas(&l->state, &s, ns, HL_ACQ_REL))
 			hl__bug("rwlock: the word changed during a handoff", (unsigned long)s);
 		hl_node_post(h, HL_SIG_HANDED, parked);
@@ -468,9 +450,11 @@ static bool release_to_head(struct rwlock *l, uint64_t s)
 	 * again first (a reader head that is then HANDED by someone else
 	 * reads it).  Without HANDOFF a reader may have stolen a share since
 	 * s was read. */
-	if (!hl_cas(&l->state, &s, 0, HL_ACQ_REL))
-		return false;   /* a reader came in, or the head that gave up
-				   took its flags back (withdraw_flags) */
+	if (!hl_cas(&l->state, &s, 0, HL_ACQ_REL)) {
+		if (handoff)
+			hl__bug("rwlock: the word changed during a release", (unsigned long)s);
+		return false;   /* a reader came in (no HANDOFF) */
+	}
 	if (handoff || !hl_node_signal(h, HL_SIG_RELEASED))
 		hl_queue_pass_head(&l->tail, h, 0);     /* h gave up */
 	return true;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the spin models of hotlock's protocols and their seeded-bug variants.
 #
-# Each row: MODEL DEFINES EXPECT.  EXPECT is "ok" (spin must search the whole
-# state space and find no error) or the error a seeded bug must produce
-# ("deadlock": an invalid end state, i.e. a thread left blocked for good;
-# "assert": an assertion violated).  A bug variant that spin does not reject
-# fails this test: a check that cannot fail is a defect.
+# Each row: MODEL|DEFINES|EXPECT[|CFLAGS].  EXPECT is "ok" (spin must search
+# the whole state space and find no error) or the error a seeded bug must
+# produce ("deadlock": an invalid end state, i.e. a thread left blocked for
+# good; "assert": an assertion violated).  A bug variant that spin does not
+# reject fails this test: a check that cannot fail is a defect.  CFLAGS
+# overrides the optimization of pan (below).
 #
 # Usage: run.sh SPIN_BIN CC MODELS_DIR
 set -uo pipefail
@@ -40,6 +41,24 @@ rows=(
 	"cna.pml|-DBUG_SPLICE_NO_CLEAR|assert"
 	"cna.pml|-DPRIO -DBUG_MOVE_PRIORITIZED|assert"
 	"cna.pml|-DBUG_DEFER_NO_SECONDARY|deadlock"
+	# rwlock.pml's pan takes 5 s to compile with -O2 and searches its
+	# rows about as fast without: -O0 throughout.
+	"rwlock.pml||ok|-O0"
+	"rwlock.pml|-DTIMED -DDOWNGRADE|ok|-O0"
+	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DTIMED -DDOWNGRADE|ok|-O0"
+	"rwlock.pml|-DREADERS=1 -DITER=2 -DTIMED -DDOWNGRADE|ok|-O0"
+	"rwlock.pml|-DREADERS=3|ok|-O0"
+	"rwlock.pml|-DBUG_STEAL_FROM_RELEASE|assert"
+	"rwlock.pml|-DBUG_READER_IGNORES_HANDOFF|assert"
+	"rwlock.pml|-DBUG_LAST_READER_NO_WAKE|deadlock"
+	"rwlock.pml|-DBUG_LAST_READER_NO_RETRY|deadlock"
+	"rwlock.pml|-DBUG_GROUP_COUNT_AFTER_SIGNAL|assert"
+	"rwlock.pml|-DBUG_NO_MARK_DUE|assert"
+	"rwlock.pml|-DBUG_RECORD_PLAIN_STORE|deadlock"
+	"rwlock.pml|-DBUG_GROUP_TAKES_LAST|assert"
+	"rwlock.pml|-DTIMED -DBUG_GROUP_REFUSED_KEEPS_COUNT|assert"
+	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DDOWNGRADE -DBUG_DOWNGRADE_DROPS_FLAGS|assert"
+	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DTIMED -DBUG_WITHDRAW_FLAGS|assert"
 )
 
 # Seconds since start, to one decimal (each row reports what it took:
@@ -51,7 +70,7 @@ passed=0
 failed=0
 start_all=$(now_ds)
 for row in "${rows[@]}"; do
-	IFS='|' read -r model defs expect <<<"$row"
+	IFS='|' read -r model defs expect cflags <<<"$row"
 	name="$model${defs:+ $defs}"
 	start=$(now_ds)
 	run="$work/run"
@@ -60,6 +79,7 @@ for row in "${rows[@]}"; do
 	# row's time is the compiler's, so it does without optimization.
 	opt=-O2
 	[ "$expect" = ok ] || opt=-O0
+	[ -z "$cflags" ] || opt=$cflags
 	# shellcheck disable=SC2086
 	if ! (cd "$run" && "$spin_bin" $defs -a "$dir/$model" >spin.log 2>&1 &&
 	      "$cc" $opt -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1); then

@@ -1,0 +1,945 @@
+/* Model of hl_rwlock (src/rwlock.c) on the FIFO waiter queue (src/queue.c)
+ * and the waiting core (src/wait.c).
+ *
+ * Modelled functions: rdlock / wrlock (fast paths; optimistic spinning,
+ * lock_spin, as repeated attempts), lock_slow (enqueue, wait on the node:
+ * HEAD, HANDED and GROUP; the head loop with take and the WAKE or
+ * WAKE|HANDOFF CAS into a held word; RELEASED: race again; a head's
+ * timeout), wait_node with hl_node_wait_until's timed wake-up and
+ * mark_due, grant_group with hl_queue_extract and group_member,
+ * leave_queue (pass_head with HL_PASS_DEFER, a parked successor recorded
+ * in `head` with WAKE, a due one or a reader behind a reader owner woken at
+ * once), hl_rwlock_unlock (the writer's CAS to 0 or release_to_head, the
+ * reader's fetch_sub and last_reader_out), release_to_head (claim + post
+ * HANDED with HANDOFF, else the CAS to 0 and RELEASED; a head that gave
+ * up: headship passed on in its place), hl_rwlock_downgrade (-DDOWNGRADE),
+ * hl_queue_enqueue, hl_queue_pass_head (FIFO, recycling abandoned nodes),
+ * hl_node_signal, hl_node_claim + hl_node_post.
+ *
+ * The protocol modelled is src/rwlock.c as of b0eb798 with one fix, which
+ * spin showed to be needed: take() refuses a reader a word with live flags
+ * and no holder.  That word exists only between the last reader's
+ * fetch_sub and its release_to_head, and a reader that steals a share
+ * there becomes a second "last reader out" of the same flags.  Two
+ * variants reproduce src/rwlock.c as it is at 5b504ba, and spin rejects
+ * both: BUG_STEAL_FROM_RELEASE (take() without that test) and
+ * BUG_WITHDRAW_FLAGS (withdraw_flags, added by dfd51fe and eb9c997: a head
+ * that gives up takes its flags back).  See docs/verification.md.
+ *
+ * Abstractions:
+ *  - Sequential consistency, as in the other models.
+ *  - The state word is its fields (writer, reader count, WAKE, HANDOFF),
+ *    changed together in one step wherever the C code uses one CAS or RMW;
+ *    a CAS compares every field.  GEN, the fork generation, is left out
+ *    (flags are always live within one process), and so are the spinner
+ *    slots, lock_poll (the take retried, as the fast path here) and the
+ *    reader count's limit.
+ *  - Time is not modelled: whether a waiter is due (at the head's flag
+ *    CAS, in group_member's look at a writer, in leave_queue), whether a
+ *    spin budget is spent and whether a deadline passed are free choices,
+ *    so every timing is explored.  Going to the queue is a free choice at
+ *    every fast-path attempt (a stale load, a spent budget), as in
+ *    mutex.pml.
+ *  - The waiting core is the node's state, as in cna.pml (parking and
+ *    futex wake-ups are checked in wait.pml): a parked waiter returns when
+ *    its node leaves PARKED, and a deadline is taken after parking (giving
+ *    up before it shows others nothing that giving up right after parking
+ *    does not).  hl_node_wait_until's wake-up (HL_WAIT_WOKEN: the waiter
+ *    turned due, or looks again) happens only while live flags name the
+ *    waiter's node without HANDOFF, i.e. when its mark_due has something
+ *    to do.  Any other wake-up takes the node from PARKED back to WAITING
+ *    and parks it again: the states on the way are those of a waiter that
+ *    has not parked yet, so no interleaving is lost, and a waiter that can
+ *    never be signalled stays blocked (an invalid end state) instead of
+ *    waking for ever.
+ *  - Steps merged, each one with a single read or write of shared state:
+ *    the node's fields with the enqueue's xchg (private until then); the
+ *    head's load of a held word, `head`, the arming and the flag CAS (a CAS
+ *    that fails is a retry, and nobody reads `head` or the node while no
+ *    flags are set); mark_due's load, its look at `head` and its CAS
+ *    (`head` does not change while flags naming n are set: only n in its
+ *    head loop, or the holder recording n, writes it); hl_queue_extract's
+ *    reads of the link into a waiter, its own
+ *    link and its state (a non-zero link changes only by the head's hand,
+ *    so the reads act as if at the moment of the last one), with the
+ *    unlinking of the interior of the chain, which is the head's.
+ *  - Each lock call uses a fresh node (node reuse is the waiting core's
+ *    business); READERS reader threads and WRITERS writer threads make
+ *    ITER lock calls each.  A node whose life ended (put back by its owner,
+ *    or recycled) must not be signalled, claimed or recycled again: in the
+ *    C code it may be in use for another wait by then.
+ *
+ * Properties:
+ *  R1 exclusion: a writer in its critical section is alone there, readers
+ *     share it; the word agrees: a writer in its critical section is the
+ *     word's writer with no readers, and the reader count covers every
+ *     thread that holds a read share (the ghost rholders, from the
+ *     acquisition to the unlock's decrement) at every acquisition, grant
+ *     and release (assert);
+ *  R2 no lost wake-up and no deadlock: every thread finishes (no invalid end
+ *     state), timed-out waiters and heads included;
+ *  R3 handoff: once HANDOFF is in the word, or the waiter that the flags
+ *     name has woken up due (its mark_due returned), the next holder is
+ *     that waiter: no reader steals a share, no writer or head takes the
+ *     lock, no group is granted first (the ghost handoff_to, checked at
+ *     every acquisition), and the handoff goes to that waiter; the CAS of a
+ *     handoff, and of a release with HANDOFF, never fails (the hl__bug
+ *     checks of release_to_head).  The debt is dropped only when the
+ *     waiter gave up (the release passes headship on), or by a downgrade
+ *     that wakes a reader head (by design woken to race for its share, not
+ *     handed one);
+ *  R4 clean end state: the word free (no writer, no readers, no flags), the
+ *     queue empty, and every node's life ended exactly once (put back by
+ *     its owner, or abandoned and recycled) (assert);
+ *  R5 reader groups: a member is a live, waiting reader node queued behind
+ *     the granting head, never the last node; after the extraction no
+ *     member is reachable from the head; the granter holds a read share,
+ *     and no writer and no flags are in the word while the group is
+ *     counted and signalled; a queue head never finds flags in the word
+ *     (only a head sets them, and the release that woke it cleared its
+ *     own), and neither does leave_queue's fetch_or (assert).
+ *
+ * Seeded bugs (-D):
+ *  BUG_STEAL_FROM_RELEASE        a reader takes a share from a word with
+ *                                live flags and no holder (take() in
+ *                                src/rwlock.c before the fix): with
+ *                                mark_due adding HANDOFF meanwhile, the
+ *                                stealer's release and the first last
+ *                                reader's retry both hand the lock to the
+ *                                head, and the second claims a node that
+ *                                has been handed it already (assert: a
+ *                                node whose life ended is claimed; hl__bug
+ *                                in the C code);
+ *  BUG_READER_IGNORES_HANDOFF    a reader's take ignores HANDOFF (R3);
+ *  BUG_LAST_READER_NO_WAKE       the last reader out does not run
+ *                                last_reader_out: the head that set WAKE
+ *                                sleeps for good (R2);
+ *  BUG_LAST_READER_NO_RETRY      last_reader_out does not look again when
+ *                                release_to_head finds the word changed:
+ *                                the head's mark_due added HANDOFF between
+ *                                the decrement and the CAS, and nobody is
+ *                                left to hand it the lock (R2);
+ *  BUG_GROUP_COUNT_AFTER_SIGNAL  grant_group adds the group to the count
+ *                                after signalling the members: a member
+ *                                holds a share the word does not count (R1;
+ *                                without that check, 2 readers and 2
+ *                                writers show the member's unlock taking
+ *                                the count to 0 under the granter and a
+ *                                writer coming in);
+ *  BUG_NO_MARK_DUE               a due waiter's wake-up does not add
+ *                                HANDOFF: readers keep stealing past it
+ *                                (R3: the starvation that mark_due
+ *                                prevents, seen at its first steal);
+ *  BUG_RECORD_PLAIN_STORE        leave_queue sets WAKE with a load and a
+ *                                store instead of a fetch_or: a reader
+ *                                owner overwrites a concurrent reader's
+ *                                release, the count never drains and the
+ *                                recorded writer sleeps for good (R2);
+ *  BUG_GROUP_TAKES_LAST          hl_queue_extract takes the last node too,
+ *                                whose link is the enqueuers' (R5; without
+ *                                that check, the next enqueuer links behind
+ *                                a node that left the queue and is never
+ *                                woken, R2);
+ *  BUG_GROUP_REFUSED_KEEPS_COUNT a group member that gave up (-DTIMED)
+ *                                keeps its share in the count: the lock
+ *                                stays read-held (R4);
+ *  BUG_DOWNGRADE_DROPS_FLAGS     a downgrade writes one reader without the
+ *                                flags of a writer head (-DDOWNGRADE, 2
+ *                                writers): a due head is overtaken (R3),
+ *                                one that is not due sleeps for good;
+ *  BUG_WITHDRAW_FLAGS            withdraw_flags as in src/rwlock.c at
+ *                                5b504ba (-DTIMED): a waiter that gave up
+ *                                with its flags in the word CASes them away
+ *                                and passes headship on from its node,
+ *                                which recycles it.  A holder that read the
+ *                                flags and `head` before that then claims
+ *                                or signals the recycled node (R4; hl__bug
+ *                                in the C code), or, once a new head has
+ *                                set flags that make the word equal to
+ *                                what it read, succeeds in its CAS and
+ *                                signals the old node while the new head
+ *                                is never woken.
+
+ *
+ * Variants: READERS (default 2), WRITERS (default 1), ITER (default 1);
+ * -DTIMED lets each lock call be timed or not (a queued waiter may abandon
+ * its node, a head may time out while spinning or waiting); -DDOWNGRADE
+ * lets a writer downgrade or not before it unlocks; -DREACH=k turns
+ * reachability marker k into an assertion (listed in docs/verification.md).
+ */
+
+#ifndef READERS
+#define READERS 2
+#endif
+#ifndef WRITERS
+#define WRITERS 1
+#endif
+#ifndef ITER
+#define ITER 1
+#endif
+#define NTHREADS (READERS + WRITERS)
+#define NNODES (NTHREADS * ITER)
+
+/* node states (wait.h) */
+#define N_FREE      0
+#define N_WAITING   1
+#define N_PARKED    2
+#define N_ABANDONED 3
+#define N_CLAIMED   4
+#define S_HEAD      8
+#define S_RELEASED  9
+#define S_HANDED    10
+#define S_GROUP     11
+#define S_WOKEN     254
+#define S_TIMEDOUT  255
+
+/* node life (ghost) */
+#define L_NEW  0
+#define L_USED 1        /* enqueued, not yet put back or recycled */
+#define L_GONE 2
+
+#ifdef REACH
+#define reach(k) assert(REACH != k)
+#else
+#define reach(k) skip
+#endif
+
+/* The state word (writer TID, reader count, WAKE, HANDOFF), the tail and
+ * head words. */
+byte w_writer = 0;
+byte w_readers = 0;
+bool w_wake = false;
+bool w_handoff = false;
+byte tail = 0;          /* node index, 0 = empty */
+byte head = 0;          /* node that set (or was given) WAKE */
+
+/* Nodes 1..NNODES. */
+byte nstate[NNODES + 1];
+byte nnext[NNODES + 1];
+byte nowner[NNODES + 1];        /* thread that owns the node */
+bool nreader[NNODES + 1];       /* HL_NODE_F_READER */
+
+/* ghosts */
+byte life[NNODES + 1];
+bool member[NNODES + 1];        /* R5: taken into the group being granted */
+byte in_w = 0;                  /* R1: writers in the critical section */
+byte in_r = 0;                  /*     readers in it */
+byte rholders = 0;              /* R1: threads holding a read share */
+byte handoff_to = 0;            /* R3: the thread the lock is owed to */
+byte finished = 0;
+
+#define FLAGS_SET (w_wake || w_handoff)
+
+/* take() for a reader: no writer, no HANDOFF, and not a word that the
+ * last reader out is releasing to the head (no holder, live flags). */
+#if defined(BUG_READER_IGNORES_HANDOFF)
+#define READER_TAKE (w_writer == 0 && (w_readers != 0 || !w_wake))
+#elif defined(BUG_STEAL_FROM_RELEASE)
+#define READER_TAKE (w_writer == 0 && !w_handoff)
+#else
+#define READER_TAKE (w_writer == 0 && !w_handoff && (w_readers != 0 || !w_wake))
+#endif
+
+/* R3: at every acquisition by thread t */
+#define R3_OK(t) (handoff_to == 0 || handoff_to == (t))
+
+/* ---- waiting core ---------------------------------------------------------- */
+
+/* hl_node_wait_until(n, ...): park (the spin phase of a due head is a
+ * waiter that has not parked yet), return the signal; with a deadline give
+ * up; wake up (S_WOKEN, node WAITING again) only when mark_due has
+ * something to do (see the header). */
+inline wait_until(wu_n, wu_sig, wu_timed)
+{
+	do
+	:: atomic { nstate[wu_n] != N_WAITING -> wu_sig = nstate[wu_n] }; break
+	:: atomic { nstate[wu_n] == N_WAITING -> nstate[wu_n] = N_PARKED };
+	   do
+	   :: atomic { nstate[wu_n] != N_PARKED -> wu_sig = nstate[wu_n] }; break
+	   :: atomic {
+		nstate[wu_n] == N_PARKED && w_wake && !w_handoff && head == wu_n ->
+			nstate[wu_n] = N_WAITING; wu_sig = S_WOKEN
+	      };
+	      break
+#ifdef TIMED
+	   :: wu_timed ->
+		atomic {
+			if
+			:: nstate[wu_n] == N_PARKED -> nstate[wu_n] = N_ABANDONED; wu_sig = S_TIMEDOUT
+			:: else -> wu_sig = nstate[wu_n]
+			fi
+		};
+		break
+#endif
+	   od;
+	   break
+	od;
+	if
+	:: wu_sig == N_CLAIMED -> atomic { nstate[wu_n] != N_CLAIMED -> wu_sig = nstate[wu_n] }
+	:: else -> skip
+	fi
+}
+
+/* mark_due(n): n woke up due; if live flags name it without HANDOFF, add
+ * HANDOFF (one step, see the header).  R3: from now on the lock is owed to
+ * n's owner while the flags name n. */
+inline mark_due(md_n)
+{
+	atomic {
+#ifndef BUG_NO_MARK_DUE
+		if
+		:: w_wake && !w_handoff && head == md_n -> reach(6); w_handoff = true
+		:: else -> skip
+		fi;
+#endif
+		if
+		:: w_wake && head == md_n ->
+			assert(handoff_to == 0 || handoff_to == nowner[md_n]);
+			handoff_to = nowner[md_n]
+		:: else -> skip
+		fi
+	}
+}
+
+/* wait_node: wait, and mark due at every wake-up. */
+inline wait_node(wn_n, wn_sig, wn_timed)
+{
+	do
+	:: wait_until(wn_n, wn_sig, wn_timed);
+	   if
+	   :: wn_sig == S_WOKEN -> mark_due(wn_n)
+	   :: else -> break
+	   fi
+	od
+}
+
+/* hl_node_signal(x, s): ok = false if x was abandoned. */
+inline node_signal(ns_x, ns_s, ns_ok)
+{
+	atomic {
+		assert(life[ns_x] == L_USED);
+		assert(nstate[ns_x] == N_WAITING || nstate[ns_x] == N_PARKED || nstate[ns_x] == N_ABANDONED);
+		if
+		:: nstate[ns_x] == N_ABANDONED -> ns_ok = false
+		:: else -> nstate[ns_x] = ns_s; ns_ok = true
+		fi
+	}
+}
+
+/* hl_node_recycle(x): x was abandoned and nobody refers to it any more. */
+inline recycle(rc_x)
+{
+	atomic {
+		assert(life[rc_x] == L_USED && nstate[rc_x] == N_ABANDONED);
+		life[rc_x] = L_GONE;
+		nstate[rc_x] = N_FREE
+	}
+}
+
+/* hl_thread_node_put: the owner is done with its node. */
+inline put(pt_x)
+{
+	atomic {
+		assert(life[pt_x] == L_USED);
+		life[pt_x] = L_GONE
+	}
+}
+
+/* ---- queue (FIFO) ---------------------------------------------------------- */
+
+/* hl_queue_pass_head(ph_n, ph_defer ? HL_PASS_DEFER : 0) -> d: the
+ * successor, unsignalled, if deferred (it was parked); 0 otherwise. */
+inline pass_head(ph_n, ph_defer)
+{
+	cur = ph_n;
+	d = 0;
+	assert(life[cur] == L_USED);    /* R4: not a node that was recycled */
+	do
+	:: atomic {
+		if
+		:: tail == cur -> tail = 0; nx = 0
+		:: else -> nx = 255
+		fi
+	   };
+	   if
+	   :: nx == 255 -> atomic { nnext[cur] != 0 -> nx = nnext[cur] }
+	   :: else -> skip
+	   fi;
+	   atomic {
+		if
+		:: nstate[cur] == N_ABANDONED -> recycle(cur)
+		:: else -> skip
+		fi
+	   };
+	   if
+	   :: nx == 0 -> break
+	   :: else -> skip
+	   fi;
+	   atomic {
+		if
+		:: ph_defer && nstate[nx] == N_PARKED -> d = nx
+		:: else -> skip
+		fi
+	   };
+	   if
+	   :: d != 0 -> break
+	   :: else -> skip
+	   fi;
+	   node_signal(nx, S_HEAD, ok);
+	   if
+	   :: ok -> break
+	   :: else -> cur = nx      /* abandoned: it leaves the queue too */
+	   fi
+	od;
+	cur = 0;
+	nx = 0;
+	ok = false
+}
+
+/* ---- the rwlock ------------------------------------------------------------ */
+
+/* release_to_head(s), s = (sw_writer, 0 readers, sw_wake, sw_handoff), with
+ * live WAKE: hand the lock to the head or wake it.  rt = false if the word
+ * changed under us (a reader stole a share, mark_due added HANDOFF, or,
+ * with -DBUG_WITHDRAW_FLAGS, the head gave up and took its flags back). */
+inline release_to_head(rt)
+{
+	/* Relaxed load of `head`, before the claim or the CAS, as in the C
+	 * code. */
+	h = head;
+	ok = false;
+	if
+	:: sw_handoff ->
+		/* hl_node_claim */
+		atomic {
+			assert(life[h] == L_USED);
+			if
+			:: nstate[h] == N_WAITING || nstate[h] == N_PARKED -> nstate[h] = N_CLAIMED; ok = true
+			:: else -> assert(nstate[h] == N_ABANDONED)
+			fi
+		}
+	:: else -> skip
+	fi;
+	if
+	:: ok ->
+		/* the CAS to the head's TID or one reader cannot fail */
+		atomic {
+			assert(w_writer == sw_writer && w_readers == 0 && w_wake && w_handoff);
+			assert(handoff_to == nowner[h]);
+			handoff_to = 0;
+			if
+			:: nreader[h] -> reach(8); w_writer = 0; w_readers = 1; rholders++
+			:: else -> w_writer = nowner[h]
+			fi;
+			w_wake = false;
+			w_handoff = false
+		};
+		nstate[h] = S_HANDED;   /* hl_node_post */
+		rt = true
+	:: else ->
+		atomic {
+			if
+			:: w_writer == sw_writer && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
+				w_writer = 0; w_wake = false; w_handoff = false; rt = true;
+				if
+				:: sw_handoff ->
+					/* the claim was refused: h gave up */
+					reach(13);
+					assert(handoff_to == nowner[h]); handoff_to = 0
+				:: else -> skip
+				fi
+			:: else ->
+#ifndef BUG_WITHDRAW_FLAGS
+				assert(!sw_handoff);    /* nobody changes a word with HANDOFF */
+#endif
+				rt = false
+			fi
+		};
+		if
+		:: rt && sw_handoff -> pass_head(h, false)
+		:: rt && !sw_handoff ->
+			node_signal(h, S_RELEASED, ok);
+			if
+			:: !ok -> pass_head(h, false)   /* h gave up */
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi
+	fi;
+	h = 0;
+	ok = false
+}
+
+/* grant_group(n): hl_queue_extract of the readers behind n (stopping at a
+ * due writer, skipping the others, leaving the last node), the count, the
+ * signals. */
+inline grant_group(gg_n)
+{
+	pred = gg_n;
+	first = 0;
+	last = 0;
+	k = 0;
+	do
+	:: atomic {
+		i = nnext[pred];
+		if
+		:: i == 0 -> break
+		:: else -> skip
+		fi;
+		j = nnext[i];           /* i's successor */
+#ifndef BUG_GROUP_TAKES_LAST
+		if
+		:: j == 0 -> break      /* the last node stays */
+		:: else -> skip
+		fi;
+#endif
+		assert(life[i] == L_USED);
+		if
+		:: nstate[i] == N_ABANDONED ->
+			reach(4);
+			nnext[pred] = j;        /* unlinked and recycled */
+			recycle(i)
+		:: nstate[i] != N_ABANDONED && nreader[i] ->
+			/* R5: a live reader waiting behind the head */
+			assert(nstate[i] == N_WAITING || nstate[i] == N_PARKED);
+			assert(tail != i);
+			nnext[pred] = j;
+			nnext[i] = 0;
+			if
+			:: last != 0 -> nnext[last] = i
+			:: else -> first = i
+			fi;
+			last = i;
+			member[i] = true;
+			k++;
+			if
+			:: pred != gg_n -> reach(14)    /* behind a skipped writer */
+			:: else -> skip
+			fi;
+			if
+			:: k == 2 -> reach(15)
+			:: else -> skip
+			fi
+		:: nstate[i] != N_ABANDONED && !nreader[i] ->
+			if
+			:: reach(2); pred = i   /* a writer that is not due: skip it */
+			:: reach(3); break      /* a due writer: stop */
+			fi
+		fi
+	   }
+	od;
+	skip;   /* the loop's breaks land here, not in the d_step */
+	/* R5: no member is reachable from the head any more */
+	d_step {
+		i = nnext[gg_n];
+		do
+		:: i == 0 -> break
+		:: else -> assert(!member[i]); i = nnext[i]
+		od;
+		i = 0; j = 0; pred = 0; last = 0
+	};
+	if
+	:: k != 0 ->
+		reach(1);
+#ifndef BUG_GROUP_COUNT_AFTER_SIGNAL
+		atomic {
+			assert(w_writer == 0 && w_readers >= 1 && !FLAGS_SET);
+			w_readers = w_readers + k
+		};
+#endif
+		i = first;
+		do
+		:: i == 0 -> break
+		:: else ->
+			atomic {
+				j = nnext[i];   /* read before the signal hands i back */
+				assert(member[i]);
+				member[i] = false;
+				/* R5: granted while we hold a share, no writer,
+				 * no flags */
+				assert(w_writer == 0 && !FLAGS_SET);
+				node_signal(i, S_GROUP, ok);
+				if
+				:: ok -> rholders++; assert(R3_OK(nowner[i]) && w_readers >= rholders)
+				:: else -> skip
+				fi
+			};
+			if
+			:: !ok ->
+				/* it gave up: its share goes, the node is ours */
+				reach(5);
+#ifndef BUG_GROUP_REFUSED_KEEPS_COUNT
+				atomic { assert(w_readers >= 2); w_readers-- };
+#endif
+				recycle(i)
+			:: else -> skip
+			fi;
+			i = j
+		od;
+#ifdef BUG_GROUP_COUNT_AFTER_SIGNAL
+		atomic { w_readers = w_readers + k };
+#endif
+		skip
+	:: else -> skip
+	fi;
+	i = 0; j = 0; k = 0; first = 0; ok = false
+}
+
+/* leave_queue(n): the lock is ours; n leaves the queue. */
+inline leave_queue(lq_n)
+{
+	pass_head(lq_n, true);
+	if
+	:: d != 0 ->
+		if
+		:: due = true
+		:: due = false
+		fi;
+		if
+		:: due || (rd && nreader[d]) ->
+			/* a due successor, or a reader behind a reader owner,
+			 * is woken now */
+			if
+			:: !due -> reach(9)
+			:: else -> skip
+			fi;
+			node_signal(d, S_HEAD, ok);
+			if
+			:: !ok -> h = d; pass_head(h, false); h = 0
+			:: else -> skip
+			fi
+		:: else ->
+			reach(10);
+			head = d;
+#ifdef BUG_RECORD_PLAIN_STORE
+			atomic { sw_writer = w_writer; sw_readers = w_readers };
+			atomic { assert(!FLAGS_SET); w_writer = sw_writer; w_readers = sw_readers; w_wake = true };
+			sw_writer = 0; sw_readers = 0
+#else
+			atomic { assert(!FLAGS_SET); w_wake = true }
+#endif
+		fi;
+		due = false;
+		d = 0;
+		ok = false
+	:: else -> skip
+	fi
+}
+
+/* last_reader_out(s): the last share went with live WAKE. */
+inline last_reader_out()
+{
+	do
+	:: release_to_head(rt);
+	   if
+	   :: rt -> break
+	   :: else -> skip
+	   fi;
+	   reach(7);
+#ifdef BUG_LAST_READER_NO_RETRY
+	   break;
+#endif
+	   /* The word changed: mark_due added HANDOFF (a reader cannot steal
+	    * a share here, see take), so the first branch is never taken; it
+	    * is the C code's defence. */
+	   atomic {
+		if
+		:: w_writer != 0 || w_readers != 0 || !FLAGS_SET -> break
+		:: else -> sw_wake = w_wake; sw_handoff = w_handoff
+		fi
+	   }
+	od;
+	rt = false
+}
+
+proctype Thread(byte me)
+{
+	byte it = 0, n, sig, pred, nx, d, cur, h, first, last, i, j, k;
+	byte sw_writer, sw_readers;
+	bool ok, due, rt, timed, rd, sw_wake, sw_handoff;
+
+	rd = me <= READERS;
+	do
+	:: it == ITER -> break
+	:: it < ITER ->
+		n = (me - 1) * ITER + it + 1;
+		it++;
+		timed = false;
+#ifdef TIMED
+		if
+		:: timed = true
+		:: skip
+		fi;
+#endif
+		/* Step 1 fast path, and 1b optimistic spinning: the take, tried
+		 * any number of times (a reader's CAS that fails because of
+		 * another reader is retried in the C code, which is one more
+		 * try here). */
+		do
+		:: atomic {
+			rd && READER_TAKE ->
+				assert(R3_OK(me)); handoff_to = 0;
+				w_readers++; rholders++;
+				goto holding
+		   }
+		:: atomic {
+			!rd && w_writer == 0 && w_readers == 0 && !FLAGS_SET ->
+				assert(R3_OK(me)); handoff_to = 0;
+				w_writer = me;
+				goto holding
+		   }
+		:: break
+		od;
+
+		/* Step 2: hl_queue_node_init, hl_node_arm, hl_queue_enqueue:
+		 * the node's fields are private until the xchg publishes it. */
+		atomic {
+			assert(life[n] == L_NEW);
+			nowner[n] = me; nreader[n] = rd; nnext[n] = 0;
+			nstate[n] = N_WAITING; life[n] = L_USED;
+			pred = tail; tail = n
+		};
+		if
+		:: pred != 0 ->
+			nnext[pred] = n;
+			pred = 0;
+			wait_node(n, sig, timed);
+			if
+			:: sig == S_TIMEDOUT -> goto abandoned
+			:: sig == S_GROUP -> put(n); goto holding
+			:: sig == S_HANDED -> goto owned
+			:: else -> assert(sig == S_HEAD || sig == S_RELEASED)
+			fi
+		:: else -> skip
+		fi;
+
+		/* Steps 3 and 4: n is the head. */
+		do
+		:: atomic {
+			rd && READER_TAKE ->
+				assert(!FLAGS_SET && R3_OK(me)); handoff_to = 0;
+				w_readers++; rholders++;
+				goto owned
+		   }
+		:: atomic {
+			!rd && w_writer == 0 && w_readers == 0 && !FLAGS_SET ->
+				assert(R3_OK(me)); handoff_to = 0;
+				w_writer = me;
+				goto owned
+		   }
+		:: /* Spun out (or due, a free choice): publish n in `head`, arm
+		    * it, CAS WAKE (WAKE|HANDOFF when due) into the held word.
+		    * One step: the load that saw the word held and the CAS that
+		    * succeeds on the same value act as if at the CAS (a CAS that
+		    * fails is a retry), and `head` and the node are read by
+		    * nobody until the flags are set. */
+		   atomic {
+			w_writer != 0 || (!rd && w_readers != 0) ->
+				assert(!FLAGS_SET);     /* R5: the head never finds flags */
+				head = n;
+				nstate[n] = N_WAITING;          /* hl_node_arm */
+				w_wake = true;
+				if
+				:: w_handoff = true;            /* due */
+				   assert(handoff_to == 0); handoff_to = me
+				:: w_handoff = false
+				fi
+		   };
+		   wait_node(n, sig, timed);
+		   if
+		   :: sig == S_HANDED -> goto owned
+		   :: sig == S_TIMEDOUT -> goto abandoned  /* the releaser passes headship on */
+		   :: else -> assert(sig == S_RELEASED)     /* race again */
+		   fi
+#ifdef TIMED
+		:: timed ->
+			/* deadline while spinning as head: pass headship on */
+			pass_head(n, false);
+			put(n);
+			goto done
+#endif
+		od;
+
+owned:
+		sig = 0;
+		if
+		:: rd -> grant_group(n)
+		:: else -> skip
+		fi;
+		leave_queue(n);
+		put(n);
+
+holding:
+		sig = 0;
+		if
+		:: !rd ->
+			atomic { in_w++; assert(in_w == 1 && in_r == 0 && w_writer == me && w_readers == 0) };
+			in_w--;
+#ifdef DOWNGRADE
+			if
+			:: skip         /* hl_rwlock_unlock */
+			:: /* hl_rwlock_downgrade */
+			   do
+			   :: atomic {
+				assert(w_writer == me && w_readers == 0);
+				sw_wake = w_wake; sw_handoff = w_handoff;
+				if
+				:: w_wake -> h = head
+				:: else -> h = 0
+				fi
+			      };
+			      if
+			      :: h != 0 && nreader[h] ->
+				/* a reader head waits for us: clear the flags and
+				 * let it race again */
+				atomic {
+					if
+					:: w_writer == me && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
+						reach(11);
+						w_writer = 0; w_readers = 1; rholders++;
+						w_wake = false; w_handoff = false;
+						handoff_to = 0; /* R3: woken, not handed (by design) */
+						ok = true
+					:: else -> ok = false
+					fi
+				};
+				if
+				:: ok ->
+					node_signal(h, S_RELEASED, ok);
+					if
+					:: !ok -> pass_head(h, false)   /* h gave up */
+					:: else -> skip
+					fi;
+					break
+				:: else -> skip
+				fi
+			      :: else ->
+				/* a writer head (or none) keeps waiting, now for
+				 * the readers */
+				atomic {
+					if
+					:: w_writer == me && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
+						w_writer = 0; w_readers = 1; rholders++;
+#ifdef BUG_DOWNGRADE_DROPS_FLAGS
+						w_wake = false; w_handoff = false;
+#endif
+						if
+						:: h != 0 -> reach(12)
+						:: else -> skip
+						fi;
+						ok = true
+					:: else -> ok = false
+					fi
+				};
+				if
+				:: ok -> break
+				:: else -> skip
+				fi
+			      fi;
+			      h = 0
+			   od;
+			   h = 0; ok = false; sw_wake = false; sw_handoff = false;
+			   atomic { in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
+			   in_r--;
+			   goto read_unlock
+			fi;
+#endif
+			/* hl_rwlock_unlock, the write side */
+			do
+			:: atomic {
+				assert(w_writer == me && w_readers == 0);
+				if
+				:: !FLAGS_SET -> w_writer = 0; break
+				:: else -> sw_wake = w_wake; sw_handoff = w_handoff
+				fi
+			   };
+			   sw_writer = me;
+			   release_to_head(rt);
+			   if
+			   :: rt -> break
+			   :: else -> skip
+			   fi
+			od
+		:: rd ->
+			atomic { in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
+			in_r--;
+read_unlock:
+			/* hl_rwlock_unlock, the read side: fetch_sub */
+			atomic {
+				assert(w_writer == 0 && w_readers >= 1 && w_readers >= rholders);
+				k = w_readers;
+				w_readers--; rholders--;
+				sw_wake = w_wake; sw_handoff = w_handoff
+			};
+#ifndef BUG_LAST_READER_NO_WAKE
+			if
+			:: k == 1 && sw_wake ->
+				sw_writer = 0;
+				last_reader_out()
+			:: else -> skip
+			fi;
+#endif
+			k = 0
+		fi;
+		goto done;
+
+abandoned:
+#ifdef BUG_WITHDRAW_FLAGS
+		/* withdraw_flags(n): if the flags in the word name n, take them
+		 * back (CAS of the word as loaded) and pass headship on from n,
+		 * which recycles it; the CAS decides between this and the last
+		 * release.  The load and the look at `head` are one step; the
+		 * CAS is another (it compares the word only). */
+		do
+		:: atomic {
+			sw_writer = w_writer; sw_readers = w_readers;
+			sw_wake = w_wake; sw_handoff = w_handoff;
+			ok = FLAGS_SET && head == n
+		   };
+		   if
+		   :: !ok -> break
+		   :: else -> skip
+		   fi;
+		   atomic {
+			if
+			:: w_writer == sw_writer && w_readers == sw_readers &&
+			   w_wake == sw_wake && w_handoff == sw_handoff ->
+				w_wake = false; w_handoff = false;
+				/* R3: the debt goes with the waiter that gave up */
+				assert(handoff_to == 0 || handoff_to == me);
+				handoff_to = 0;
+				rt = true
+			:: else -> rt = false
+			fi
+		   };
+		   if
+		   :: rt -> pass_head(n, false); break
+		   :: else -> skip
+		   fi
+		od;
+		ok = false; rt = false; sw_writer = 0; sw_readers = 0;
+#endif
+		/* hl_thread_node_abandoned: whoever meets the node recycles it */
+		skip;
+done:
+		sig = 0; sw_writer = 0; sw_wake = false; sw_handoff = false; rt = false; timed = false
+	od;
+	finished++
+}
+
+init
+{
+	byte t;
+	atomic {
+		for (t : 1 .. NTHREADS) {
+			run Thread(t)
+		}
+	}
+	(finished == NTHREADS);
+	/* R4 */
+	assert(w_writer == 0 && w_readers == 0 && !FLAGS_SET && tail == 0);
+	assert(in_w == 0 && in_r == 0 && rholders == 0 && handoff_to == 0);
+	for (t : 1 .. NNODES) {
+		assert(life[t] != L_USED)
+	}
+}
