@@ -16,15 +16,16 @@
  * hl_queue_enqueue, hl_queue_pass_head (FIFO, recycling abandoned nodes),
  * hl_node_signal, hl_node_claim + hl_node_post.
  *
- * The protocol modelled is src/rwlock.c as of b0eb798 with one fix, which
+ * The protocol modelled is src/rwlock.c as of cac37cf, which has the fix
  * spin showed to be needed: take() refuses a reader a word with live flags
  * and no holder.  That word exists only between the last reader's
  * fetch_sub and its release_to_head, and a reader that steals a share
  * there becomes a second "last reader out" of the same flags.  Two
- * variants reproduce src/rwlock.c as it is at 5b504ba, and spin rejects
+ * variants reproduce src/rwlock.c as it was at 5b504ba, and spin rejects
  * both: BUG_STEAL_FROM_RELEASE (take() without that test) and
- * BUG_WITHDRAW_FLAGS (withdraw_flags, added by dfd51fe and eb9c997: a head
- * that gives up takes its flags back).  See docs/verification.md.
+ * BUG_WITHDRAW_FLAGS (withdraw_flags, added by dfd51fe and eb9c997 and
+ * removed by cac37cf: a head that gives up takes its flags back).  See
+ * docs/verification.md.
  *
  * Abstractions:
  *  - Sequential consistency, as in the other models.
