@@ -144,10 +144,6 @@ static inline bool owned_by_me(uint32_t w, uint32_t tid)
 	return o == tid || (o && o == hl__prefork_tid);
 }
 
-static bool node_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns)
-{
-	return (n->flags & HL_NODE_F_RT) || now - n->wait_start_ns >= handoff_ns;
-}
 
 /* Fallback when this thread has no node (waits nested deeper than HL_NEST,
  * or an exhausted arena): poll the word with exponential back-off.  Correct
@@ -284,19 +280,9 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
-	struct hl_node *d = pass_head(m, n, HL_PASS_DEFER);
+	struct hl_node *d = hl_queue_leave_owner(&m->tail, n, queue_opts(queue_word(m)), false);
 	if (!d)
 		return;
-	if (node_due(d, hl_now_ns(), hl_handoff_ns())) {
-		/* The new head sleeps and is due: wake it now, and let it set
-		 * HANDOFF itself once it runs.  Handing the lock to it asleep
-		 * would leave the lock idle for a wake-up, and when the queue
-		 * is long enough that every head arrives due, for a wake-up
-		 * per acquisition (a convoy: docs/mutex.md). */
-		if (!hl_node_signal(d, HL_SIG_HEAD))
-			pass_head(m, d, 0);     /* it gave up */
-		return;
-	}
 	/* Relaxed: published by the release fetch_or below. */
 	hl_store(&m->head, d->index, HL_RELAXED);
 	/* Release: pairs with the unlocker's acquire load of the word, which
@@ -359,7 +345,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		}
 		now = hl_now_ns();
 		defer = defer && defers_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
-		bool due = node_due(n, now, handoff_ns);
+		bool due = hl_node_due(n, now, handoff_ns);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
 		if (!due && now - spin_start < budget)

@@ -62,6 +62,21 @@ enum {
 HL_HIDDEN struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n,
 					     unsigned opts);
 
+/* Whether waiter n is due a handoff: an RT thread, or one that has waited
+ * handoff_ns since it queued. */
+static inline bool hl_node_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns)
+{
+	return (n->flags & HL_NODE_F_RT) || now - n->wait_start_ns >= handoff_ns;
+}
+
+/* Head n leaves the queue as the lock's new owner (hl_queue_pass_head with
+ * HL_PASS_DEFER).  A new head that is parked is returned, for the caller to
+ * record in its lock word so that its release wakes it; but one that is
+ * due, or a reader when wake_readers, is signalled HL_SIG_HEAD at once
+ * instead (passed over if it gave up), and NULL returned. */
+HL_HIDDEN struct hl_node *hl_queue_leave_owner(_Atomic uint32_t *tail, struct hl_node *n,
+					       unsigned opts, bool wake_readers);
+
 /* What hl_queue_extract does with a waiter behind the head. */
 enum {
 	HL_EXTRACT_SKIP,        /* leave it in the queue, look further */

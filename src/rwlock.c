@@ -140,10 +140,6 @@ static inline bool is_reader(const struct hl_node *n)
 	return n->flags & HL_NODE_F_READER;
 }
 
-static bool node_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns)
-{
-	return (n->flags & HL_NODE_F_RT) || now - n->wait_start_ns >= handoff_ns;
-}
 
 /* The state after taking the lock from s, or 0 if it cannot be taken now
  * (0 is never a held state).  A reader may share it with readers unless a
@@ -221,7 +217,7 @@ static int group_member(const struct hl_node *w, void *arg)
 	if (is_reader(w))
 		return HL_EXTRACT_TAKE;
 	/* A writer: readers behind it may pass it unless it is due. */
-	return node_due(w, g->now, g->handoff_ns) ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
+	return hl_node_due(w, g->now, g->handoff_ns) ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
 }
 
 static void grant_group(struct rwlock *l, struct hl_node *n)
@@ -295,18 +291,12 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
 {
-	struct hl_node *d = hl_queue_pass_head(&l->tail, n, HL_PASS_DEFER);
+	/* A reader behind a reader (the last node, which its group could not
+	 * take) is woken at once too: it may share the lock now rather than
+	 * sleep until the last reader leaves. */
+	struct hl_node *d = hl_queue_leave_owner(&l->tail, n, 0, reader);
 	if (!d)
 		return;
-	if (node_due(d, hl_now_ns(), hl_handoff_ns()) || (reader && is_reader(d))) {
-		/* As in mutex.c: a due successor is woken now, to set HANDOFF
-		 * itself.  So is a reader behind a reader (the last node,
-		 * which its group could not take): it may share the lock now
-		 * rather than sleep until the last reader leaves. */
-		if (!hl_node_signal(d, HL_SIG_HEAD))
-			hl_queue_pass_head(&l->tail, d, 0);     /* it gave up */
-		return;
-	}
 	/* Relaxed: published by the release fetch_or below. */
 	hl_store(&l->head, d->index, HL_RELAXED);
 	/* Release: pairs with the acquire load of the releaser, which then
@@ -368,7 +358,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 			continue;
 		}
 		now = hl_now_ns();
-		bool due = node_due(n, now, handoff_ns);
+		bool due = hl_node_due(n, now, handoff_ns);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
 		if (!due && now - spin_start < budget)
