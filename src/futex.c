@@ -37,7 +37,9 @@
 #define FUTEX_BITSET_MATCH_ANY 0xffffffff
 #endif
 
-enum { IFACE_UNKNOWN, IFACE_FUTEX, IFACE_FUTEX2 };
+/* IFACE_SCHED: the controlled-schedule build (src/controlled.h), whose scheduler
+ * puts threads to sleep and wakes them itself, in virtual time. */
+enum { IFACE_UNKNOWN, IFACE_FUTEX, IFACE_FUTEX2, IFACE_SCHED };
 /* Relaxed: a racing first use probes twice and stores the same answer. */
 static _Atomic int iface;
 
@@ -53,6 +55,9 @@ static void count(int kind, uint64_t woken)
 
 static int interface(void)
 {
+#ifdef HOTLOCK_SCHED
+	return IFACE_SCHED;
+#endif
 	int i = hl_load(&iface, HL_RELAXED);
 	if (hl_likely(i != IFACE_UNKNOWN))
 		return i;
@@ -79,7 +84,8 @@ static int interface(void)
 
 const char *hl_futex_interface(void)
 {
-	return interface() == IFACE_FUTEX2 ? "futex2" : "futex";
+	int i = interface();
+	return i == IFACE_FUTEX2 ? "futex2" : i == IFACE_SCHED ? "sched" : "futex";
 }
 
 int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
@@ -93,7 +99,12 @@ int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 		return ETIMEDOUT;       /* the kernel rejects negative times */
 	long r;
 	int saved = errno;
-	if (interface() == IFACE_FUTEX2) {
+	int i = interface();
+#ifdef HOTLOCK_SCHED
+	count(HL_FX_WAIT, 0);
+	return hl__sched_futex_wait(addr, val, clock, abstime);
+#endif
+	if (i == IFACE_FUTEX2) {
 		r = syscall(__NR_futex_wait, addr, (unsigned long)val,
 			    (unsigned long)FUTEX_BITSET_MATCH_ANY,
 			    FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, abstime, clock);
@@ -118,7 +129,13 @@ int hl_futex_wake(uint32_t *addr, int n)
 {
 	long r;
 	int saved = errno;
-	if (interface() == IFACE_FUTEX2)
+	int i = interface();
+#ifdef HOTLOCK_SCHED
+	r = hl__sched_futex_wake(addr, n);
+	count(HL_FX_WAKE, (uint64_t)r);
+	return (int)r;
+#endif
+	if (i == IFACE_FUTEX2)
 		r = syscall(__NR_futex_wake, addr, (unsigned long)FUTEX_BITSET_MATCH_ANY,
 			    n, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
 	else

@@ -27,11 +27,34 @@ static inline uint64_t hl_ts_to_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * HL_NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
 }
 
+/* Every clock read of the library: in the controlled-schedule build
+ * (src/controlled.h), the scheduler's virtual time. */
+static inline void hl_clock_gettime(clockid_t clock, struct timespec *ts)
+{
+#ifdef HOTLOCK_SCHED
+	hl__sched_clock_gettime(clock, ts);
+#else
+	clock_gettime(clock, ts);
+#endif
+}
+
 static inline uint64_t hl_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(clock, &ts);
+	hl_clock_gettime(clock, &ts);
 	return hl_ts_to_ns(&ts);
+}
+
+/* Sleeps ns nanoseconds (a poll's back-off; virtual time in the
+ * controlled-schedule build). */
+static inline void hl_sleep_ns(long ns)
+{
+#ifdef HOTLOCK_SCHED
+	hl_sched_sleep_ns((uint64_t)ns);
+#else
+	struct timespec ts = { ns / (long)HL_NSEC_PER_SEC, ns % (long)HL_NSEC_PER_SEC };
+	nanosleep(&ts, NULL);
+#endif
 }
 
 /* CLOCK_MONOTONIC in nanoseconds (vDSO, no syscall). */
@@ -66,7 +89,7 @@ static inline bool hl_deadline_passed(const struct hl_deadline *dl)
 	if (!dl)
 		return false;
 	struct timespec now;
-	clock_gettime(dl->clock, &now);
+	hl_clock_gettime(dl->clock, &now);
 	return now.tv_sec > dl->abs.tv_sec ||
 	       (now.tv_sec == dl->abs.tv_sec && now.tv_nsec >= dl->abs.tv_nsec);
 }

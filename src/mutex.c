@@ -130,10 +130,6 @@ _Static_assert(offsetof(struct mutex, head) == offsetof(hl_mutex_t, head_), "lay
 _Static_assert(offsetof(struct mutex, queue) == offsetof(hl_mutex_t, queue_), "layout");
 _Static_assert(sizeof(hl_mutex_t) <= 16, "hl_mutex_t must fit in 16 bytes");
 
-/* Clock reads while spinning on the word: one per this many pause
- * iterations (the arithmetic is in wait.c, SPIN_CLOCK_EVERY). */
-#define HEAD_CLOCK_EVERY 64
-
 static inline struct mutex *M(hl_mutex_t *m) { return (struct mutex *)m; }
 
 static inline bool owned_by_me(uint32_t w, uint32_t tid)
@@ -158,8 +154,7 @@ static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 			return 0;
 		if (hl_deadline_passed(dl))
 			return ETIMEDOUT;
-		struct timespec ts = { 0, sleep_ns };
-		nanosleep(&ts, NULL);
+		hl_sleep_ns(sleep_ns);
 		if (sleep_ns < 1000000)
 			sleep_ns *= 2;
 	}
@@ -267,7 +262,7 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 		}
 		free_polls = 0;
 		hl_cpu_relax();
-		if (i % HEAD_CLOCK_EVERY == 0 &&
+		if (i % HL_SPIN_CLOCK_EVERY == 0 &&
 		    (hl_now_ns() - start >= budget || hl_deadline_passed(dl)))
 			break;
 	}
@@ -339,7 +334,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 			continue;
 		}
 		free_polls = 0;
-		if (budget && i % HEAD_CLOCK_EVERY) {
+		if (budget && i % HL_SPIN_CLOCK_EVERY) {
 			hl_cpu_relax();
 			continue;
 		}

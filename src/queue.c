@@ -76,7 +76,8 @@
 
 void (*_Atomic hl__queue_observer)(const struct hl_queue_event *ev);
 
-/* SRO's random numbers: xorshift32, seeded from the TID at first use. */
+/* SRO's random numbers: xorshift32, seeded from the TID at first use (from
+ * the schedule's seed in the controlled-schedule build). */
 static __thread uint32_t sro_state __attribute__((tls_model("initial-exec")));
 
 static inline uint32_t tail_of(const struct hl_node *n)
@@ -136,8 +137,13 @@ struct secq {
 static inline bool sro_search(void)
 {
 	uint32_t x = sro_state;
-	if (hl_unlikely(!x))
+	if (hl_unlikely(!x)) {
+#ifndef HOTLOCK_SCHED
 		x = hl_tid() * 2654435761u | 1;
+#else
+		x = hl__sched_thread_seed() | 1;        /* TIDs differ at each run */
+#endif
+	}
 	x ^= x << 13;
 	x ^= x >> 17;
 	x ^= x << 5;

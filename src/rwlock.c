@@ -102,9 +102,6 @@ _Static_assert(sizeof(hl_rwlock_t) <= 16, "hl_rwlock_t must fit in 16 bytes");
 _Static_assert(HL_RWLOCK_MAX_READERS + (uint64_t)HL_MAX_NODES <= 0xffffffffull,
 	       "a reader group granted at the maximum cannot overflow the count");
 
-/* Clock reads while spinning on the word: one per this many pauses. */
-#define CLOCK_EVERY 64
-
 static inline struct rwlock *R(hl_rwlock_t *l) { return (struct rwlock *)l; }
 
 static inline uint32_t writer(uint64_t s) { return (uint32_t)(s & WRITER_MASK); }
@@ -170,8 +167,7 @@ static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, const struct h
 			return 0;
 		if (hl_deadline_passed(dl))
 			return ETIMEDOUT;
-		struct timespec ts = { 0, sleep_ns };
-		nanosleep(&ts, NULL);
+		hl_sleep_ns(sleep_ns);
 		if (sleep_ns < 1000000)
 			sleep_ns *= 2;
 	}
@@ -198,7 +194,7 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, const struct h
 		if ((!reader && readers(s)) || (s & HANDOFF))
 			break;
 		hl_cpu_relax();
-		if (i % CLOCK_EVERY == 0 &&
+		if (i % HL_SPIN_CLOCK_EVERY == 0 &&
 		    (hl_now_ns() - start >= budget || hl_deadline_passed(dl)))
 			break;
 	}
@@ -353,7 +349,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 				goto owned;
 			continue;
 		}
-		if (budget && i % CLOCK_EVERY) {
+		if (budget && i % HL_SPIN_CLOCK_EVERY) {
 			hl_cpu_relax();
 			continue;
 		}

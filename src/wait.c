@@ -17,8 +17,12 @@ static int slots(void)
 	/* Relaxed: an idempotent cache of sched_getaffinity. */
 	int n = hl_load(&spinner_slots, HL_RELAXED);
 	if (hl_unlikely(n < 0)) {
+#ifndef HOTLOCK_SCHED
 		cpu_set_t set;
 		int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+#else
+		int cpus = hl__sched_cpus();    /* as the schedule says */
+#endif
 		n = cpus > 1 ? cpus - 1 : 0;
 		hl_store(&spinner_slots, n, HL_RELAXED);
 	}
@@ -41,12 +45,6 @@ void hl_spin_end(void)
 {
 	hl_fetch_add(&spinners, -1, HL_RELAXED);
 }
-
-/* How many pause iterations between two reads of the clock while spinning.
- * A pause costs 27 ns on the AMD EPYC this was measured on (a few ns on many
- * Intel cores) and a vDSO clock read 24 ns, so the clock costs under 2% of
- * the spin and the budget is overshot by at most 64 pauses (1.7 us here). */
-#define SPIN_CLOCK_EVERY 64
 
 /* A waker that claimed the node posts the signal a few instructions later;
  * if it was preempted in between, give it the CPU. */
@@ -119,7 +117,7 @@ uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl, uin
 			if (s != HL_NODE_WAITING)
 				goto signalled;
 			hl_cpu_relax();
-			if (i % SPIN_CLOCK_EVERY == 0) {
+			if (i % HL_SPIN_CLOCK_EVERY == 0) {
 				if (hl_now_ns() - start >= spin_ns)
 					break;
 				if (hl_deadline_passed(dl))
@@ -208,6 +206,9 @@ void hl_node_post(struct hl_node *n, uint32_t sig, bool was_parked)
 
 void hl__bug(const char *what, unsigned long value)
 {
+#ifdef HOTLOCK_SCHED
+	hl__sched_bug(what, value);
+#endif
 	fprintf(stderr, "hotlock: internal error: %s (0x%lx)\n", what, value);
 	abort();
 }

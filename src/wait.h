@@ -113,7 +113,7 @@ static inline void hl_wait_for_peer(unsigned *spins)
 	if (++*spins < 256)
 		hl_cpu_relax();
 	else
-		sched_yield();
+		hl_cpu_yield();
 }
 
 /* Arms n for a new wait: the owner calls it before publishing n anywhere a
