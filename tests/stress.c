@@ -3,7 +3,10 @@
  * Layout of a run
  *   main thread: starts the workers and the watchdog, releases them together
  *   through a barrier, lets them run for duration_ms (or until the first
- *   failure), sets stop, joins the workers, then stops the watchdog.
+ *   failure), sets stop, joins the workers, then stops the watchdog.  A
+ *   run by operation count (ops_per_thread) just joins the workers; a
+ *   controlled run (stress_hooks_t) has no watchdog: its scheduler reports
+ *   a hang.
  *   workers: loop { outside work; pick an operation; acquire; critical
  *   section with the checks; release; bump progress }.
  *   watchdog: every 20 ms compares each worker's progress counter with the
@@ -142,16 +145,24 @@ static void report(struct run *r, atomic_int *counter, const char *fmt, ...)
 	atomic_store(&r->stop, 1);
 	if (n >= MAX_PRINTED)
 		return;
-	pthread_mutex_lock(&r->report_mu);
+	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "stress [%s%s%s]: ", r->ops->name,
-		r->cfg->label[0] ? " " : "", r->cfg->label);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	fflush(stderr);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&r->report_mu);
+	fprintf(stderr, "stress [%s%s%s]: %s\n", r->ops->name,
+		r->cfg->label[0] ? " " : "", r->cfg->label, msg);
+	fflush(stderr);
 	pthread_mutex_unlock(&r->report_mu);
+	if (r->cfg->hooks && r->cfg->hooks->failed)
+		r->cfg->hooks->failed(msg);
+}
+
+/* The clock of the run: the hooks' in a controlled run. */
+static int64_t run_now(const struct run *r)
+{
+	return r->cfg->hooks ? r->cfg->hooks->now_ns() : now_ns();
 }
 
 #define VIOLATION(r, ...) report((r), &(r)->violations, "mutual exclusion violated: " __VA_ARGS__)
@@ -198,7 +209,7 @@ static void stall_on_acquire(struct worker *w, int64_t t_acq)
 static void stall_on_release(struct worker *w, int64_t t_acq)
 {
 	struct shared *sh = &w->run->sh;
-	int64_t t = now_ns();
+	int64_t t = run_now(w->run);
 	uint64_t cs = (uint64_t)(t - t_acq);
 	if (cs > ld(&sh->max_cs_ns))
 		st(&sh->max_cs_ns, cs);
@@ -252,12 +263,23 @@ static void cs_close(struct worker *w)
 	sh->b = b + 1;
 }
 
+/* A pause inside a critical section; in a controlled run, a point at
+ * which the scheduler may run another thread. */
+static void cs_pause(struct worker *w)
+{
+	const stress_hooks_t *h = w->run->cfg->hooks;
+	if (h && h->point)
+		h->point();
+	else
+		cpu_relax();
+}
+
 static void cs_work(struct worker *w, int n)
 {
 	volatile uint64_t *data = w->run->sh.data;
 	for (int i = 0; i < n; i++) {
 		data[i & 7] = data[i & 7] + 1;
-		cpu_relax();
+		cs_pause(w);
 	}
 }
 
@@ -267,7 +289,7 @@ static void cs_read_work(struct worker *w, int n)
 	uint64_t sum = 0;
 	for (int i = 0; i < n; i++) {
 		sum += data[i & 7];
-		cpu_relax();
+		cs_pause(w);
 	}
 	(void)sum;
 }
@@ -285,11 +307,18 @@ static void cs_maybe_block(struct worker *w)
 		int max = c->cs_sleep_max_us > 0 ? c->cs_sleep_max_us : 1;
 		if (max > 1000)
 			max = 1000;
+		int64_t ns = (int64_t)(1 + rng_below(&w->rng, (uint64_t)max)) * NSEC_PER_USEC;
 		set_state(w, ST_CS_SLEEP);
-		sleep_ns((int64_t)(1 + rng_below(&w->rng, (uint64_t)max)) * NSEC_PER_USEC);
+		if (c->hooks && c->hooks->sleep_ns)
+			c->hooks->sleep_ns(ns);
+		else
+			sleep_ns(ns);
 	} else if (x < (uint64_t)(c->pct_cs_sleep + c->pct_cs_yield)) {
 		set_state(w, ST_CS_YIELD);
-		sched_yield();
+		if (c->hooks && c->hooks->yield)
+			c->hooks->yield();
+		else
+			sched_yield();
 	}
 	set_state(w, ST_CS);
 }
@@ -314,7 +343,7 @@ static void cs_write(struct worker *w, int64_t t_acq)
 			      rc, strerror(rc));
 		w->res.relocks++;
 		set_state(w, ST_CS);
-		t_acq = now_ns();       /* the relock's wait is no stall */
+		t_acq = run_now(r);     /* the relock's wait is no stall */
 		atomic_store_explicit(&r->sh.last_release_ns, 0, memory_order_relaxed);
 		cs_open(w);
 		cs_work(w, c->cs_work / 2);
@@ -369,12 +398,24 @@ static void *worker_main(void *arg)
 	const stress_config_t *c = r->cfg;
 	bool has_read = ops->rdlock && ops->rdunlock && c->pct_read > 0;
 
+	const stress_hooks_t *h = c->hooks;
 	atomic_store_explicit(&w->tid, test_gettid(), memory_order_relaxed);
-	if (ops->thread_init)
-		ops->thread_init(ops->obj, w->idx);
-	pthread_barrier_wait(&r->start);
+	if (h) {
+		/* Under the scheduler from the first call into the library. */
+		pthread_barrier_wait(&r->start);
+		h->thread_begin(w->idx);
+		if (ops->thread_init)
+			ops->thread_init(ops->obj, w->idx);
+	} else {
+		if (ops->thread_init)
+			ops->thread_init(ops->obj, w->idx);
+		pthread_barrier_wait(&r->start);
+	}
 
-	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed) &&
+	       (!c->ops_per_thread ||
+		atomic_load_explicit(&w->progress, memory_order_relaxed) <
+			(uint64_t)c->ops_per_thread)) {
 		bool read = has_read && rng_below(&w->rng, 100) < (uint64_t)c->pct_read;
 		uint64_t x = rng_below(&w->rng, 100);
 		enum opkind k = x < (uint64_t)c->pct_trylock ? OP_TRY
@@ -400,9 +441,9 @@ static void *worker_main(void *arg)
 			uint64_t waited, stall0, stalled, adj;
 			set_state(w, read ? ST_RDLOCK : ST_LOCK);
 			stall0 = atomic_load_explicit(&r->sh.stall_ns, memory_order_relaxed);
-			t0 = now_ns();
+			t0 = run_now(r);
 			rc = read ? ops->rdlock(ops->obj) : ops->lock(ops->obj);
-			t_acq = now_ns();
+			t_acq = run_now(r);
 			w->res.locks++;
 			if (rc != 0) {
 				ERROR(r, "thread %d: %s returned %d (%s)", w->idx,
@@ -437,7 +478,7 @@ static void *worker_main(void *arg)
 			}
 		} else {
 			struct timespec dl;
-			int64_t now = now_ns(), dl_ns, after;
+			int64_t now = run_now(r), dl_ns, after;
 			if (rng_below(&w->rng, 10) == 0)
 				dl_ns = now - 1000; /* already expired */
 			else
@@ -449,7 +490,7 @@ static void *worker_main(void *arg)
 				  : ops->timedlock(ops->obj, &dl);
 			w->res.timedlocks++;
 			if (rc == ETIMEDOUT) {
-				after = now_ns();
+				after = run_now(r);
 				if (after < dl_ns) {
 					ERROR(r, "thread %d: %s returned ETIMEDOUT %lld ns before its deadline",
 					      w->idx, read ? "timedrdlock" : "timedlock",
@@ -474,7 +515,7 @@ static void *worker_main(void *arg)
 			rc = ops->rdunlock(ops->obj);
 		} else {
 			if (k != OP_LOCK) {
-				t_acq = now_ns();
+				t_acq = run_now(r);
 				stall_on_acquire(w, t_acq);
 			}
 			cs_write(w, t_acq);
@@ -491,22 +532,21 @@ static void *worker_main(void *arg)
 		atomic_fetch_add_explicit(&w->progress, 1, memory_order_relaxed);
 	}
 	set_state(w, ST_DONE);
+	if (h)
+		h->thread_end();
 	return NULL;
 }
 
 /* ---- the watchdog ---- */
 
-static void hang_report(struct run *r, int who, int64_t stalled_ns)
+/* The lock's describe() line, the harness's owner slot and every worker's
+ * state (for the watchdog, and for a controlled run's scheduler). */
+static void print_run_state(void *arg)
 {
+	struct run *r = arg;
 	const stress_ops_t *ops = r->ops;
 	char buf[1024];
 
-	/* Not under report_mu: a worker stuck while holding it must not stop
-	 * this report. */
-	fprintf(stderr, "stress [%s%s%s]: WATCHDOG: thread %d made no progress for %lld ms "
-		"(limit %d ms); the lock is stuck\n", ops->name,
-		r->cfg->label[0] ? " " : "", r->cfg->label, who,
-		(long long)(stalled_ns / NSEC_PER_MSEC), r->cfg->watchdog_ms);
 	if (ops->describe) {
 		buf[0] = 0;
 		ops->describe(ops->obj, buf, sizeof(buf));
@@ -526,6 +566,17 @@ static void hang_report(struct run *r, int who, int64_t stalled_ns)
 			(unsigned long long)atomic_load_explicit(&w->progress, memory_order_relaxed),
 			st >= 0 && st <= ST_DONE ? state_names[st] : "?");
 	}
+}
+
+static void hang_report(struct run *r, int who, int64_t stalled_ns)
+{
+	/* Not under report_mu: a worker stuck while holding it must not stop
+	 * this report. */
+	fprintf(stderr, "stress [%s%s%s]: WATCHDOG: thread %d made no progress for %lld ms "
+		"(limit %d ms); the lock is stuck\n", r->ops->name,
+		r->cfg->label[0] ? " " : "", r->cfg->label, who,
+		(long long)(stalled_ns / NSEC_PER_MSEC), r->cfg->watchdog_ms);
+	print_run_state(r);
 	fprintf(stderr, "stress: FAILED: watchdog fired, exiting with status %d\n",
 		STRESS_EXIT_HANG);
 	fflush(stderr);
@@ -614,7 +665,10 @@ int stress_run(const stress_ops_t *ops, const stress_config_t *cfg,
 	int64_t t0, end;
 
 	REQUIRE(n > 0 && ops->lock && ops->unlock, "bad stress configuration");
-	REQUIRE(cfg->watchdog_ms > 0, "watchdog_ms must be positive");
+	REQUIRE(cfg->watchdog_ms > 0 || cfg->hooks, "watchdog_ms must be positive");
+	REQUIRE(!cfg->hooks || (cfg->ops_per_thread > 0 && cfg->hooks->thread_begin &&
+				cfg->hooks->thread_end && cfg->hooks->now_ns),
+		"a controlled run needs ops_per_thread and the thread and clock hooks");
 	memset(res, 0, sizeof(*res));
 
 	r = aligned_alloc(64, (sizeof(*r) + 63) / 64 * 64);
@@ -639,28 +693,39 @@ int stress_run(const stress_ops_t *ops, const stress_config_t *cfg,
 		rc = pthread_create(&w->th, NULL, worker_main, w);
 		REQUIRE(rc == 0, "pthread_create: %s", strerror(rc));
 	}
-	REQUIRE(pthread_create(&r->watchdog, NULL, watchdog_main, r) == 0,
-		"pthread_create (watchdog)");
+	if (cfg->hooks) {
+		/* The scheduler watches for hangs, and reports with our view. */
+		if (cfg->hooks->report_with)
+			cfg->hooks->report_with(print_run_state, r);
+	} else {
+		REQUIRE(pthread_create(&r->watchdog, NULL, watchdog_main, r) == 0,
+			"pthread_create (watchdog)");
+	}
 
 	pthread_barrier_wait(&r->start);
 	t0 = now_ns();
 	end = t0 + (int64_t)cfg->duration_ms * NSEC_PER_MSEC;
-	while (!atomic_load(&r->stop)) {
-		int64_t left = end - now_ns();
-		if (left <= 0)
-			break;
-		sleep_ns(left < 5 * NSEC_PER_MSEC ? left : 5 * NSEC_PER_MSEC);
+	/* A run by operation count ends when its workers do. */
+	if (!cfg->ops_per_thread) {
+		while (!atomic_load(&r->stop)) {
+			int64_t left = end - now_ns();
+			if (left <= 0)
+				break;
+			sleep_ns(left < 5 * NSEC_PER_MSEC ? left : 5 * NSEC_PER_MSEC);
+		}
+		atomic_store(&r->stop, 1);
 	}
-	atomic_store(&r->stop, 1);
 	for (int i = 0; i < n; i++)
 		pthread_join(r->w[i].th, NULL);
 	res->elapsed_ns = now_ns() - t0;
 
-	pthread_mutex_lock(&r->watch_mu);
-	r->watch_stop = true;
-	pthread_cond_signal(&r->watch_cv);
-	pthread_mutex_unlock(&r->watch_mu);
-	pthread_join(r->watchdog, NULL);
+	if (!cfg->hooks) {
+		pthread_mutex_lock(&r->watch_mu);
+		r->watch_stop = true;
+		pthread_cond_signal(&r->watch_cv);
+		pthread_mutex_unlock(&r->watch_mu);
+		pthread_join(r->watchdog, NULL);
+	}
 
 	res->threads = n;
 	res->per_thread = calloc((size_t)n, sizeof(*res->per_thread));

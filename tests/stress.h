@@ -78,6 +78,27 @@ typedef struct stress_ops {
 	void (*thread_init)(void *obj, int index);
 } stress_ops_t;
 
+/* A controlled run (tests/test_sched.c): the workers run under a scheduler
+ * that decides who runs when, in virtual time.  With hooks, the harness
+ * starts no watchdog (the scheduler reports a hang), each worker calls
+ * thread_begin after the start barrier and before thread_init, and
+ * thread_end after its last operation; the harness's clock, sleeps and
+ * yields are the hooks', and point() is called inside every critical
+ * section between the checks, so that a lock that lets two threads in can
+ * be caught there.  failed() is told of the first violation or error and
+ * need not return; report_with() hands the scheduler a function that
+ * prints the harness's view of the run (as the watchdog does). */
+typedef struct stress_hooks {
+	void (*thread_begin)(int index);
+	void (*thread_end)(void);
+	int64_t (*now_ns)(void);        /* CLOCK_MONOTONIC as the lock sees it */
+	void (*point)(void);
+	void (*sleep_ns)(int64_t ns);
+	void (*yield)(void);
+	void (*failed)(const char *msg);
+	void (*report_with)(void (*print)(void *run), void *run);
+} stress_hooks_t;
+
 typedef struct stress_config {
 	const char *label;      /* printed in the summary line */
 	int threads;
@@ -98,6 +119,10 @@ typedef struct stress_config {
 	int watchdog_ms;        /* no progress for this long fails the run */
 	uint64_t seed;
 	int quiet;              /* no summary line */
+	/* Each worker stops after this many operations (failed trylocks and
+	 * timedlocks included) instead of at duration_ms; 0: by duration. */
+	int ops_per_thread;
+	const stress_hooks_t *hooks;    /* NULL: real threads in real time */
 } stress_config_t;
 
 typedef struct stress_thread_result {
