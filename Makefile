@@ -5,7 +5,7 @@ GENERATOR ?= Ninja
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure --timeout 600
 
-.PHONY: all deps build build-tsan build-asan test test-main test-tsan test-asan bench clean
+.PHONY: all deps build build-tsan build-asan test test-main test-tsan test-asan soak bench clean
 
 all: build
 
@@ -37,6 +37,14 @@ test-asan: build-asan
 
 # Every test, in the plain build and under both sanitizers.
 test: test-main test-tsan test-asan
+
+# Longer verification than `make test`: SOAK_SCHEDULES controlled schedules
+# per lock from a fresh seed (printed; HOTLOCK_SEED=<it> repeats them), then
+# the stress tests with SOAK_STRESS_MS per run.  About 15 minutes here.
+SOAK_SCHEDULES ?= 100000
+SOAK_STRESS_MS ?= 5000
+soak: build
+	tools/soak.sh build $(SOAK_SCHEDULES) $(SOAK_STRESS_MS)
 
 # The quick benchmark suite: tables on stdout, JSON under results/.
 bench: build

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Seeded bugs in the library's real code, each of which the
+controlled-schedule tests (test_sched.c) must catch.
+
+For every mutant: copy the source tree, make the one change, build
+test_sched, and run its schedules for the lock; the mutant must fail a
+schedule (the run prints the schedule and the replay command).  A mutant
+that survives fails this test: a checker that cannot catch these bugs
+proves nothing.  A change that no longer applies (the code moved on) fails
+too, so that the list is kept up to date with the code.
+
+Usage: sched_mutants.py SOURCE_DIR C_COMPILER [SCHEDULES] [MUTANT ...]
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# name, file, lock, what the bug is, old text, new text
+MUTANTS = [
+    ("mutex-unlock-ignores-flags", "src/mutex.c", "mutex",
+     "hl_mutex_unlock clears the word without looking at WAKE/HANDOFF",
+     "\t\tif (has_live_flags(w))\n\t\t\tbreak;\n\t\t/* No flags, or a fork parent's",
+     "\t\tif (0)\n\t\t\tbreak;\n\t\t/* No flags, or a fork parent's"),
+    ("wait-park-plain-store", "src/wait.c", "mutex",
+     "the waiter parks with a plain store instead of a CAS from WAITING",
+     "\tif (!hl_cas(&n->state, &s, HL_NODE_PARKED, HL_ACQUIRE))\n\t\tgoto signalled;",
+     "\thl_store(&n->state, HL_NODE_PARKED, HL_RELAXED);"),
+    ("cna-leave-drops-secondary", "src/queue.c", "mutex-cna",
+     "leave empties the queue when the primary queue empties, dropping the secondary queue",
+     "\tif (hl_load(tail, HL_RELAXED) == me) {\n\t\tif (!sec->head) {",
+     "\tif (hl_load(tail, HL_RELAXED) == me) {\n\t\tif (1) {"),
+    ("rwlock-last-reader-no-retry", "src/rwlock.c", "rwlock",
+     "last_reader_out does not look again after a failed release",
+     "\twhile (!release_to_head(l, s)) {",
+     "\tif (!release_to_head(l, s)) {"),
+    ("rwlock-refused-member-keeps-share", "src/rwlock.c", "rwlock",
+     "a group member that gave up keeps its share in the count",
+     "\t\t\thl_fetch_sub(&l->state, ONE_READER, HL_RELAXED);\n\t\t\thl_node_recycle(w);",
+     "\t\t\thl_node_recycle(w);"),
+]
+
+
+def copy_tree(src, dst):
+    def ignore(d, names):
+        return [n for n in names if n.startswith("build") or n in (".git", "results")]
+    shutil.copytree(src, dst, ignore=ignore)
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    src, cc = sys.argv[1], sys.argv[2]
+    schedules = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
+    only = set(sys.argv[4:])
+    failures = 0
+    start = time.time()
+    for name, path, lock, what, old, new in MUTANTS:
+        if only and name not in only:
+            continue
+        t0 = time.time()
+        with tempfile.TemporaryDirectory(prefix="hotlock-mutant-") as tmp:
+            tree = os.path.join(tmp, "src")
+            copy_tree(src, tree)
+            f = os.path.join(tree, path)
+            text = open(f).read()
+            if text.count(old) != 1:
+                print(f"{name}: FAILED: the change no longer applies to {path} "
+                      f"({text.count(old)} matches): update tests/sched_mutants.py")
+                failures += 1
+                continue
+            open(f, "w").write(text.replace(old, new))
+            build = os.path.join(tmp, "build")
+            cfg = subprocess.run(
+                ["cmake", "-S", tree, "-B", build, "-G", "Ninja", f"-DCMAKE_C_COMPILER={cc}",
+                 "-DHOTLOCK_BUILD_BENCH=OFF", "-DHOTLOCK_WERROR=OFF",
+                 "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
+                capture_output=True, text=True)
+            if cfg.returncode == 0:
+                cfg = subprocess.run(["cmake", "--build", build, "--target", "test_sched"],
+                                     capture_output=True, text=True)
+            if cfg.returncode != 0:
+                print(f"{name}: FAILED: the mutant does not build:\n{cfg.stdout[-2000:]}{cfg.stderr[-2000:]}")
+                failures += 1
+                continue
+            run = subprocess.run(
+                [os.path.join(build, "tests", "test_sched"), "--lock", lock,
+                 "--schedules", str(schedules)],
+                capture_output=True, text=True)
+            out = run.stdout + run.stderr
+            caught = re.search(r"FAILED: \d+ schedules failed; the first: schedule (\d+), seed (0x[0-9a-f]+)", out)
+            kind = re.search(r"hotlock-sched: FAILED at step \d+ [^:]*: ([^\n]{0,80})", out)
+            secs = time.time() - t0
+            if run.returncode != 0 and caught:
+                print(f"{name} ({what}): caught by schedule {caught.group(1)} of {lock}, "
+                      f"seed {caught.group(2)}: {kind.group(1) if kind else '?'}; {secs:.0f} s")
+            else:
+                print(f"{name} ({what}): FAILED: not caught in {schedules} schedules; {secs:.0f} s")
+                print(out[-3000:])
+                failures += 1
+        sys.stdout.flush()
+    print(f"sched_mutants: {failures} of the mutants survived or broke; {time.time() - start:.0f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,593 @@
+/* Controlled-schedule tests: the stress harness (stress.h) drives a lock of
+ * the library built in the controlled-schedule mode (src/controlled.h), in
+ * which one thread runs at a time, every atomic is a point where the
+ * scheduler may switch threads, and time and futexes are virtual.  Each
+ * schedule runs in a forked process, from a seed that decides everything:
+ * the strategy (random, or PCT with depth 2 or 3), the number of threads
+ * and operations, the lock's tunables (spin, handoff, CNA threshold), the
+ * CPUs the library believes it has, the operation mix, spurious wake-ups.
+ *
+ * A schedule fails when the harness sees two threads inside (or a wrong
+ * return code), when every thread is blocked for good (a lost wake-up), when
+ * it does not end within a step limit (a livelock), when the library hits
+ * an internal error, or when the lock is not free at the end.  The failing
+ * process prints the schedule's last steps, every thread's state, the
+ * lock's describe() line and the command that replays it:
+ * HOTLOCK_SCHED_SEED=<seed> runs that one schedule again, step for step
+ * (HOTLOCK_SCHED_TRACE=1 prints every step).  Replay is checked: the first
+ * schedules run twice and must take the same steps.
+ *
+ *   test_sched --lock L [--schedules N] [--seed S] [--jobs J]
+ *   L: mutex (FIFO queue), mutex-cna (CNA queue, 2 virtual nodes, a
+ *      prioritized thread now and then), rwlock (with downgrades), and the
+ *      checker's own seeded faults: broken-excl (a lock whose test and set
+ *      are two steps), broken-wake (a futex lock whose unlock can miss a
+ *      sleeper), drop-wake (hl_mutex, with the scheduler losing one
+ *      futex_wake in five: the kernel losing a wake-up).  A seeded fault
+ *      must be caught: the run fails if none of its schedules fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hotlock/config.h>
+#include <hotlock/futex.h>
+#include <hotlock/mutex.h>
+#include <hotlock/rwlock.h>
+#include <hotlock/topology.h>
+
+#include "atomics.h"
+#include "common.h"
+#include "controlled.h"
+#include "mutex_ops.h"
+#include "rwlock_ops.h"
+#include "stress.h"
+
+enum lock_kind { L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE };
+
+static const char *const lock_names[] = {
+	[L_MUTEX] = "mutex", [L_MUTEX_CNA] = "mutex-cna", [L_RWLOCK] = "rwlock",
+	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
+	[L_DROP_WAKE] = "drop-wake",
+};
+
+static bool seeded_fault(enum lock_kind k)
+{
+	return k >= L_BROKEN_EXCL;
+}
+
+/* What one schedule reports to the parent (shared memory). */
+struct outcome {
+	int done;
+	struct hl_sched_stats st;
+	int pct;
+};
+
+/* Everything a schedule does, derived from its seed. */
+struct plan {
+	struct hl_sched_params p;
+	hl_config_t cfg;
+	int ops;                /* per thread */
+	int pct_trylock, pct_timed, pct_read, pct_relock, pct_sleep, pct_yield;
+	int prio_thread;        /* mutex-cna: this worker is prioritized, -1: none */
+};
+
+static uint64_t mix(uint64_t x)
+{
+	return splitmix64(&x);
+}
+
+static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
+{
+	test_rng_t r;
+	rng_seed(&r, seed, 77);
+	memset(pl, 0, sizeof(*pl));
+	struct hl_sched_params *p = &pl->p;
+	p->seed = seed;
+	p->strategy = rng_below(&r, 2) ? HL_SCHED_PCT : HL_SCHED_RANDOM;
+	p->pct_depth = 2 + (int)rng_below(&r, 2);
+	p->threads = 2 + (int)rng_below(&r, 3);                 /* 2-4 */
+	if (kind == L_RWLOCK)
+		p->threads = 3 + (int)rng_below(&r, 2);         /* 3-4 */
+	if (kind == L_MUTEX_CNA)
+		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6: queues long
+								   enough to reorder */
+	pl->ops = 2 + (int)rng_below(&r, 7);                    /* 2-8 */
+	/* About the steps a schedule takes (12 per operation, measured), so
+	 * that PCT's change points fall inside it. */
+	p->pct_steps = (uint64_t)(p->threads * pl->ops) * 12;
+	p->max_steps = 200000;
+	/* Virtual time: a step of 20-120 ns (a few atomics, a short spin),
+	 * or of 0.5-8 us, so that the millisecond timers (hl_rwlock's
+	 * re-check of a waiter that is due) fire within a schedule. */
+	p->step_ns = rng_below(&r, 2) ? 20 + rng_below(&r, 100) : 500 + rng_below(&r, 7500);
+	p->spurious_per_64k = rng_below(&r, 4) == 0 ? 200 : 0;
+	static const unsigned jump[] = { 0, 1024, 4096 };      /* 1 step in 64, in 16 */
+	p->jump_per_64k = jump[rng_below(&r, 3)];
+	static const int cpus[] = { 1, 2, 2, 4 };
+	p->cpus = cpus[rng_below(&r, 4)];
+	static const uint64_t spin[] = { 0, 300, 2000 };
+	static const uint64_t handoff[] = { 0, 500, 5000, 4000000 };
+	static const uint64_t threshold[] = { 0, 300, 1000, 20000 };
+	pl->cfg.spin_ns = spin[rng_below(&r, 3)];
+	pl->cfg.handoff_ns = handoff[rng_below(&r, 4)];
+	pl->cfg.cna_threshold_ns = threshold[rng_below(&r, 4)];
+	pl->pct_trylock = 15;
+	pl->pct_timed = 25;
+	pl->pct_read = kind == L_RWLOCK ? (rng_below(&r, 2) ? 50 : 80) : 0;
+	pl->pct_relock = kind == L_RWLOCK ? 20 : 0;
+	pl->pct_sleep = kind == L_MUTEX_CNA ? 25 : 5;      /* CNA: let queues build */
+	pl->pct_yield = 10;
+	pl->prio_thread = kind == L_MUTEX_CNA && rng_below(&r, 2) ? (int)rng_below(&r, 4) : -1;
+	if (kind == L_BROKEN_WAKE || kind == L_DROP_WAKE)
+		pl->pct_timed = 0;      /* a timed wait would hide a lost wake-up */
+}
+
+/* ---- the seeded faults ---------------------------------------------------- */
+
+/* broken-excl: "test and set" as a load and a store. */
+static _Atomic uint32_t toy_word;
+
+static int excl_lock(void *o)
+{
+	for (;;) {
+		if (hl_load(&toy_word, HL_ACQUIRE) == 0) {
+			hl_store(&toy_word, 1, HL_RELAXED);
+			return 0;
+		}
+		hl_cpu_yield();
+	}
+}
+
+static int excl_trylock(void *o)
+{
+	if (hl_load(&toy_word, HL_ACQUIRE) != 0)
+		return EBUSY;
+	hl_store(&toy_word, 1, HL_RELAXED);
+	return 0;
+}
+
+static int toy_unlock(void *o)
+{
+	hl_store(&toy_word, 0, HL_RELEASE);
+	return 0;
+}
+
+/* broken-wake: Drepper's futex mutex (0 free, 1 locked, 2 contended) with
+ * an unlock that reads the word before it stores 0, instead of exchanging
+ * it: a locker that marks the word contended between the two sleeps for
+ * good. */
+static int wake_lock(void *o)
+{
+	uint32_t c = 0;
+	if (hl_cas(&toy_word, &c, 1, HL_ACQUIRE))
+		return 0;
+	while (hl_xchg(&toy_word, 2, HL_ACQUIRE) != 0)
+		hl_futex_wait((uint32_t *)&toy_word, 2, CLOCK_MONOTONIC, NULL);
+	return 0;
+}
+
+static int wake_trylock(void *o)
+{
+	uint32_t c = 0;
+	return hl_cas(&toy_word, &c, 1, HL_ACQUIRE) ? 0 : EBUSY;
+}
+
+static int wake_unlock(void *o)
+{
+	uint32_t was = hl_load(&toy_word, HL_RELAXED);
+	hl_store(&toy_word, 0, HL_RELEASE);
+	if (was == 2)
+		hl_futex_wake((uint32_t *)&toy_word, 1);
+	return 0;
+}
+
+static int toy_describe(void *o, char *buf, size_t len)
+{
+	return snprintf(buf, len, "word %u", atomic_load(&toy_word)) < 0 ? EINVAL : 0;
+}
+
+/* ---- one schedule, in a child process ------------------------------------- */
+
+static hl_mutex_t the_mutex;
+static hl_rwlock_t the_rwlock;
+static struct plan the_plan;
+
+static void sched_point(void) { hl_sched_yield(); }
+static void sched_sleep(int64_t ns) { hl_sched_sleep_ns((uint64_t)ns); }
+static int64_t sched_now(void) { return (int64_t)hl_sched_now_ns(); }
+static void sched_failed(const char *msg) { hl_sched_fail("%s", msg); }
+
+static void print_lock(void *arg)
+{
+	const stress_ops_t *ops = arg;
+	char buf[1024] = "";
+	if (ops->describe)
+		ops->describe(ops->obj, buf, sizeof(buf));
+	fprintf(stderr, "hotlock-sched: lock: %s\n", buf);
+}
+
+static void (*print_run)(void *);
+static void *print_run_arg;
+
+static void report_with(void (*print)(void *run), void *run)
+{
+	print_run = print;
+	print_run_arg = run;
+}
+
+static void on_failure(void *arg)
+{
+	if (print_run)
+		print_run(print_run_arg);
+	else
+		print_lock(arg);
+}
+
+static void cna_thread_init(void *obj, int index)
+{
+	hl_topology_set_thread_node(index % 2);
+	if (index == the_plan.prio_thread)
+		hl_thread_set_prioritized(1);
+}
+
+/* relock for hl_rwlock: downgrade the write hold, drop the read hold, take
+ * the write lock again. */
+static int rwlock_relock(void *o)
+{
+	int rc = hl_rwlock_downgrade(o);
+	if (!rc)
+		rc = hl_rwlock_unlock(o);
+	if (!rc)
+		rc = hl_rwlock_wrlock(o);
+	return rc;
+}
+
+static void describe_plan(enum lock_kind kind, const struct plan *pl, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s, %s%s, %d threads x %d ops, spin %" PRIu64 " ns, handoff %" PRIu64
+		 " ns, cna threshold %" PRIu64 " ns, %d cpus, step %" PRIu64 " ns%s%s%s",
+		 lock_names[kind], pl->p.strategy == HL_SCHED_PCT ? "pct depth " : "random",
+		 pl->p.strategy == HL_SCHED_PCT ? (pl->p.pct_depth == 2 ? "2" : "3") : "",
+		 pl->p.threads, pl->ops, pl->cfg.spin_ns, pl->cfg.handoff_ns,
+		 pl->cfg.cna_threshold_ns, pl->p.cpus, pl->p.step_ns,
+		 pl->p.spurious_per_64k ? ", spurious wake-ups" : "",
+		 pl->p.jump_per_64k ? ", time jumps" : "",
+		 pl->prio_thread >= 0 ? ", a prioritized thread" : "");
+}
+
+static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
+				const char *argv0, struct outcome *out)
+{
+	struct plan *pl = &the_plan;
+	char replay[1024], what[256];
+	make_plan(kind, seed, pl);
+	describe_plan(kind, pl, what, sizeof(what));
+	snprintf(replay, sizeof(replay), "HOTLOCK_SCHED_SEED=0x%" PRIx64 " %s --lock %s   (%s)",
+		 seed, argv0, lock_names[kind], what);
+	pl->p.replay = replay;
+	pl->p.trace = trace;
+	if (kind == L_DROP_WAKE)
+		pl->p.drop_wake_per_64k = 13107;        /* one in five */
+	alarm(60);              /* a hang of the scheduler itself */
+
+	hl_sched_init(&pl->p);
+	REQUIRE(hl_config_set(&pl->cfg) == 0, "hl_config_set");
+
+	stress_ops_t ops;
+	switch (kind) {
+	case L_MUTEX:
+	case L_DROP_WAKE:
+	case L_MUTEX_CNA:
+		hl_mutex_init(&the_mutex);
+		ops = mutex_stress_ops(&the_mutex);
+		if (kind == L_MUTEX_CNA) {
+			REQUIRE(hl_topology_set("virtual:2") == 0, "topology");
+			REQUIRE(hl_mutex_set_queue(&the_mutex, HL_QUEUE_CNA) == 0, "queue");
+			ops.thread_init = cna_thread_init;
+		} else {
+			REQUIRE(hl_mutex_set_queue(&the_mutex, HL_QUEUE_FIFO) == 0, "queue");
+		}
+		hl_sched_name(&the_mutex, sizeof(the_mutex), "mutex");
+		break;
+	case L_RWLOCK:
+		hl_rwlock_init(&the_rwlock);
+		ops = rwlock_stress_ops(&the_rwlock);
+		ops.relock = rwlock_relock;
+		hl_sched_name(&the_rwlock, sizeof(the_rwlock), "rwlock");
+		break;
+	case L_BROKEN_EXCL:
+	case L_BROKEN_WAKE:
+		ops = (stress_ops_t){
+			.name = lock_names[kind], .obj = &toy_word,
+			.lock = kind == L_BROKEN_EXCL ? excl_lock : wake_lock,
+			.trylock = kind == L_BROKEN_EXCL ? excl_trylock : wake_trylock,
+			.unlock = kind == L_BROKEN_EXCL ? toy_unlock : wake_unlock,
+			.describe = toy_describe,
+		};
+		hl_sched_name(&toy_word, sizeof(toy_word), "word");
+		break;
+	}
+	/* The library's one-time set-up (thread records, arenas) happens here,
+	 * outside the schedule. */
+	if (ops.trylock(ops.obj) == 0)
+		ops.unlock(ops.obj);
+	hl_sched_on_failure(on_failure, &ops);
+
+	stress_hooks_t hooks = {
+		.thread_begin = hl_sched_thread_begin,
+		.thread_end = hl_sched_thread_end,
+		.now_ns = sched_now,
+		.point = sched_point,
+		.sleep_ns = sched_sleep,
+		.yield = hl_sched_yield,
+		.failed = sched_failed,
+		.report_with = report_with,
+	};
+	stress_config_t cfg;
+	stress_config_default(&cfg);
+	cfg.label = "controlled";
+	cfg.threads = pl->p.threads;
+	cfg.ops_per_thread = pl->ops;
+	cfg.hooks = &hooks;
+	cfg.seed = seed;
+	cfg.quiet = 1;
+	cfg.pct_trylock = pl->pct_trylock;
+	cfg.pct_timedlock = pl->pct_timed;
+	cfg.timed_max_us = 5;
+	cfg.pct_read = pl->pct_read;
+	cfg.pct_relock = pl->pct_relock;
+	cfg.pct_cs_sleep = pl->pct_sleep;
+	cfg.cs_sleep_max_us = 3;
+	cfg.pct_cs_yield = pl->pct_yield;
+	cfg.cs_work = 2;
+	cfg.ncs_work = 0;
+
+	stress_result_t res;
+	int bad = stress_run(&ops, &cfg, &res);
+	if (bad)
+		hl_sched_fail("the harness reported %d failures", bad);
+	/* The end state: the lock is free. */
+	if (ops.trylock(ops.obj) != 0)
+		hl_sched_fail("the lock is not free after every thread has ended");
+	ops.unlock(ops.obj);
+	stress_result_free(&res);
+	hl_sched_stats(&out->st);
+	out->pct = pl->p.strategy == HL_SCHED_PCT;
+	out->done = 1;
+	if (trace || getenv("HOTLOCK_SCHED_SEED"))
+		fprintf(stderr, "test_sched: seed 0x%" PRIx64 " passed: %" PRIu64 " steps, %" PRIu64
+			" switches, %" PRIu64 " futex waits, %" PRIu64 " timeouts (%s)\n",
+			seed, out->st.steps, out->st.switches, out->st.futex_waits,
+			out->st.timeouts, what);
+	fflush(stdout);
+	fflush(stderr);
+	_exit(0);
+}
+
+/* ---- the parent ------------------------------------------------------------ */
+
+struct job {
+	pid_t pid;
+	uint64_t seed;
+	long k;                 /* the schedule's number */
+	bool again;             /* its second run, for the replay check */
+	int slot;               /* its outcome in shared memory */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|broken-excl|broken-wake|drop-wake\n"
+			"                  [--schedules N] [--seed S] [--jobs J] [--replay-check K]\n"
+			"  HOTLOCK_SCHED_SEED=S runs the one schedule of seed S (a replay);\n"
+			"  HOTLOCK_SCHED_TRACE=1 prints its every step.\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int kind = -1, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), replay_check = 20;
+	long schedules = 1000;
+	uint64_t base = test_seed(0x5c4ed001);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--lock") && i + 1 < argc) {
+			const char *v = argv[++i];
+			for (int k = 0; k < (int)(sizeof(lock_names) / sizeof(lock_names[0])); k++)
+				if (!strcmp(v, lock_names[k]))
+					kind = k;
+			if (kind < 0) {
+				fprintf(stderr, "test_sched: unknown lock '%s'\n", v);
+				usage();
+			}
+		} else if (!strcmp(argv[i], "--schedules") && i + 1 < argc) {
+			schedules = strtol(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			base = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+			jobs = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--replay-check") && i + 1 < argc) {
+			replay_check = atoi(argv[++i]);
+		} else {
+			usage();
+		}
+	}
+	if (kind < 0 || schedules < 1 || jobs < 1)
+		usage();
+	if (jobs > 16)
+		jobs = 16;
+
+	struct outcome *out = mmap(NULL, sizeof(struct outcome) * 2 * 16, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(out != MAP_FAILED, "mmap");
+	const char *one = getenv("HOTLOCK_SCHED_SEED");
+	bool trace = getenv("HOTLOCK_SCHED_TRACE") && atoi(getenv("HOTLOCK_SCHED_TRACE"));
+	if (one) {
+		/* A replay: one schedule, in this process. */
+		run_child(kind, strtoull(one, NULL, 0), trace, argv[0], out);
+	}
+
+	int64_t t0 = now_ns(), last_progress = t0;
+	long started = 0, finished = 0, failed = 0, pct = 0;
+	uint64_t *steps = calloc((size_t)schedules, sizeof(uint64_t));
+	uint64_t *hashes = calloc((size_t)schedules, sizeof(uint64_t));
+	struct hl_sched_stats sum = { 0 };
+	uint64_t first_failing = 0;
+	long first_failing_k = 0;
+	struct job running[16] = { 0 };
+	int nrun = 0;
+	REQUIRE(steps && hashes, "out of memory");
+	/* Checking replay: the first replay_check schedules run a second time
+	 * and must take exactly the same steps. */
+	long total = schedules + (replay_check < schedules ? replay_check : schedules);
+
+	printf("test_sched: %s, %ld schedules from seed 0x%" PRIx64 ", %d at a time\n",
+	       lock_names[kind], schedules, base, jobs);
+	fflush(stdout);
+	while (finished < total) {
+		while (nrun < jobs && started < total) {
+			int slot = 0;
+			for (bool used = true; used; slot++) {
+				used = false;
+				for (int j = 0; j < nrun; j++)
+					if (running[j].slot == slot)
+						used = true;
+				if (!used)
+					break;
+			}
+			long k = started < schedules ? started : started - schedules;
+			uint64_t seed = mix(base + (uint64_t)k);
+			memset(&out[slot], 0, sizeof(out[slot]));
+			fflush(stdout);
+			fflush(stderr);
+			pid_t pid = fork();
+			REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+			if (pid == 0) {
+				/* A seeded fault's schedules print only the first catch. */
+				if (seeded_fault(kind) && failed) {
+					int fd = open("/dev/null", O_WRONLY);
+					dup2(fd, 2);
+				}
+				run_child(kind, seed, trace, argv[0], &out[slot]);
+			}
+			running[nrun++] = (struct job){ pid, seed, k, started >= schedules, slot };
+			started++;
+		}
+		int status;
+		pid_t pid = wait(&status);
+		REQUIRE(pid > 0, "wait: %s", strerror(errno));
+		int j = 0;
+		while (j < nrun && running[j].pid != pid)
+			j++;
+		REQUIRE(j < nrun, "unknown child");
+		struct job jb = running[j];
+		running[j] = running[--nrun];
+		finished++;
+		struct outcome *o = &out[jb.slot];
+		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && o->done;
+		if (!ok) {
+			if (!failed) {
+				first_failing = jb.seed;
+				first_failing_k = jb.k;
+			}
+			failed++;
+			if (!seeded_fault(kind)) {
+				fprintf(stderr, "test_sched: schedule of seed 0x%" PRIx64 " FAILED (%s %d)\n",
+					jb.seed, WIFSIGNALED(status) ? "signal" : "exit status",
+					WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+				if (failed >= 5)
+					break;
+			}
+			continue;
+		}
+		uint64_t h = o->st.trace_hash ^ o->st.steps;
+		if (jb.again) {
+			/* The first run of this seed started long before this
+			 * one (schedules start in order), and has ended. */
+			if (hashes[jb.k] != h) {
+				fprintf(stderr, "test_sched: seed 0x%" PRIx64 " did not replay: its second "
+					"run took other steps (%" PRIu64 " against %" PRIu64 ")\n",
+					jb.seed, o->st.steps, steps[jb.k]);
+				if (!failed) {
+					first_failing = jb.seed;
+					first_failing_k = jb.k;
+				}
+				failed++;
+			}
+		} else {
+			hashes[jb.k] = h;
+			steps[jb.k] = o->st.steps;
+			sum.steps += o->st.steps;
+			sum.switches += o->st.switches;
+			sum.futex_waits += o->st.futex_waits;
+			sum.timeouts += o->st.timeouts;
+			sum.spurious += o->st.spurious;
+			sum.jumps += o->st.jumps;
+			pct += o->pct;
+		}
+		int64_t now = now_ns();
+		if (now - last_progress > 5 * NSEC_PER_SEC) {
+			printf("test_sched: %s: %ld/%ld schedules, %ld failed, %.0f s\n",
+			       lock_names[kind], finished, total, failed, (double)(now - t0) / 1e9);
+			fflush(stdout);
+			last_progress = now;
+		}
+		if (seeded_fault(kind) && failed)
+			break;
+	}
+	while (nrun > 0) {
+		kill(running[nrun - 1].pid, SIGKILL);
+		waitpid(running[--nrun].pid, NULL, 0);
+	}
+	double secs = (double)(now_ns() - t0) / 1e9;
+
+	if (seeded_fault(kind)) {
+		if (!failed) {
+			printf("test_sched: FAILED: the seeded fault %s was not caught in %ld schedules\n",
+			       lock_names[kind], schedules);
+			return 1;
+		}
+		printf("test_sched: the seeded fault %s was caught, as it must be: first by "
+		       "schedule %ld (seed 0x%" PRIx64 "); %.1f s\n", lock_names[kind],
+		       first_failing_k + 1, first_failing, secs);
+		return 0;
+	}
+	if (failed) {
+		printf("test_sched: FAILED: %ld schedules failed; the first: schedule %ld, seed 0x%"
+		       PRIx64 " (replay: HOTLOCK_SCHED_SEED=0x%" PRIx64 " %s --lock %s)\n",
+		       failed, first_failing_k + 1, first_failing, first_failing, argv[0],
+		       lock_names[kind]);
+		return 1;
+	}
+	long n = 0, distinct = 0;
+	for (long k = 0; k < schedules; k++)
+		if (hashes[k])
+			steps[n] = steps[k], hashes[n] = hashes[k], n++;
+	qsort(hashes, (size_t)n, sizeof(uint64_t), cmp_u64);
+	for (long k = 0; k < n; k++)
+		distinct += !k || hashes[k] != hashes[k - 1];
+	qsort(steps, (size_t)n, sizeof(uint64_t), cmp_u64);
+	printf("test_sched: %s: %ld schedules passed (%ld pct, %ld random), %ld distinct; "
+	       "steps per schedule median %" PRIu64 ", max %" PRIu64 "; %" PRIu64 " steps, %" PRIu64
+	       " switches, %" PRIu64 " futex waits, %" PRIu64 " timeouts, %" PRIu64
+	       " spurious wake-ups, %" PRIu64 " time jumps; %d replayed exactly; %.1f s\n",
+	       lock_names[kind], n, pct, n - pct, distinct, n ? steps[n / 2] : 0,
+	       n ? steps[n - 1] : 0, sum.steps, sum.switches, sum.futex_waits, sum.timeouts,
+	       sum.spurious, sum.jumps, replay_check < schedules ? replay_check : (int)schedules, secs);
+	free(steps);
+	free(hashes);
+	return 0;
+}
