@@ -554,6 +554,10 @@ int main(int argc, char **argv)
 	}
 	double secs = (double)(now_ns() - t0) / 1e9;
 
+	if (seeded_fault(kind) || failed) {
+		free(steps);
+		free(hashes);
+	}
 	if (seeded_fault(kind)) {
 		if (!failed) {
 			printf("test_sched: FAILED: the seeded fault %s was not caught in %ld schedules\n",
