@@ -58,7 +58,8 @@ struct sthread {
 	uint64_t blocked_at;            /* step at which it blocked (wake order) */
 	int result;                     /* of the wait: 0, ETIMEDOUT */
 	int64_t prio;                   /* PCT */
-	/* The last scheduling point, for the report. */
+	/* For the report: the last scheduling point, and the last one in
+	 * the code (a file and line). */
 	int kind, line;
 	const char *file;
 	const volatile void *addr;
@@ -198,8 +199,12 @@ static void print_step(const struct step *s)
 {
 	char a[48];
 	name_addr(s->addr, a, sizeof(a));
-	fprintf(stderr, "  %8llu  t%-2d %-10s %-18s %s:%d\n", (unsigned long long)s->step,
-		s->thread, kind_names[s->kind], a, base(s->file), s->line);
+	fprintf(stderr, "  %8llu  t%-2d %-10s %-18s ", (unsigned long long)s->step,
+		s->thread, kind_names[s->kind], a);
+	if (s->line)
+		fprintf(stderr, "%s:%d\n", base(s->file), s->line);
+	else
+		fprintf(stderr, "%s\n", s->file ? s->file : "");
 }
 
 static const char *state_name(const struct sthread *t)
@@ -232,9 +237,9 @@ static _Noreturn void fail_locked(const char *fmt, va_list ap)
 		const struct sthread *t = &S.t[i];
 		char a[48];
 		name_addr(t->state == T_FUTEX ? (const volatile void *)t->futex : t->addr, a, sizeof(a));
-		fprintf(stderr, "  t%-2d %-14s %s%s at %s %s:%d", i, state_name(t),
-			t->state == T_FUTEX ? "on " : "", a,
-			t->kind >= 0 ? kind_names[t->kind] : "?", base(t->file), t->line);
+		fprintf(stderr, "  t%-2d %-14s %s%s, last step %s, last code %s:%d", i,
+			state_name(t), t->state == T_FUTEX ? "on " : "", a,
+			t->kind >= 0 ? kind_names[t->kind] : "-", base(t->file), t->line);
 		if ((t->state == T_FUTEX || t->state == T_SLEEP) && t->deadline)
 			fprintf(stderr, " until %.3f us",
 				(double)(t->deadline - HL_NSEC_PER_SEC) / 1e3);
@@ -390,9 +395,11 @@ static void step_locked(int kind, const volatile void *addr, const char *file, i
 	struct step *s = &S.ring[S.st.steps % TRACE_KEEP];
 	*s = (struct step){ S.st.steps, S.st.now_ns, self, kind, line, file, addr };
 	me->kind = kind;
-	me->file = file;
-	me->line = line;
 	me->addr = addr;
+	if (line) {                     /* the last step in the library's code */
+		me->file = file;
+		me->line = line;
+	}
 	/* FNV-1a of (thread, kind, file name, line): equal for equal
 	 * schedules, in any process. */
 	uint64_t h = S.st.trace_hash;
@@ -508,7 +515,7 @@ int hl__sched_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 		_exit(HL_SCHED_EXIT_FAIL);
 	}
 	pthread_mutex_lock(&S.mu);
-	step_locked(HL_SP_FUTEX_WAIT, addr, __FILE__, __LINE__);
+	step_locked(HL_SP_FUTEX_WAIT, addr, "(futex layer)", 0);
 	/* The compare and the sleep are one step, as in the kernel. */
 	int r;
 	if (__atomic_load_n(addr, __ATOMIC_RELAXED) != val) {
@@ -531,7 +538,7 @@ int hl__sched_futex_wake(uint32_t *addr, int n)
 	if (self < 0 || S.failing)
 		return 0;
 	pthread_mutex_lock(&S.mu);
-	step_locked(HL_SP_FUTEX_WAKE, addr, __FILE__, __LINE__);
+	step_locked(HL_SP_FUTEX_WAKE, addr, "(futex layer)", 0);
 	int woken = 0;
 	if (S.p.drop_wake_per_64k && rnd_below(65536) < S.p.drop_wake_per_64k)
 		n = 0;                  /* the seeded fault: this wake is lost */
@@ -559,7 +566,7 @@ void hl_sched_sleep_ns(uint64_t ns)
 	if (self < 0 || S.failing)
 		return;
 	pthread_mutex_lock(&S.mu);
-	step_locked(HL_SP_SLEEP, NULL, __FILE__, __LINE__);
+	step_locked(HL_SP_SLEEP, NULL, "", 0);
 	struct sthread *me = &S.t[self];
 	me->state = T_SLEEP;
 	me->deadline = S.st.now_ns + (ns ? ns : 1);
@@ -569,7 +576,7 @@ void hl_sched_sleep_ns(uint64_t ns)
 
 void hl_sched_yield(void)
 {
-	hl__sched_point(HL_SP_TEST, NULL, "test", 0);
+	hl__sched_point(HL_SP_TEST, NULL, "(the test)", 0);
 }
 
 /* ---- time, seeds, CPUs ----------------------------------------------------- */

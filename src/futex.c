@@ -101,8 +101,11 @@ int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 	int saved = errno;
 	int i = interface();
 #ifdef HOTLOCK_SCHED
+	/* Counted after: the thread's last step before the wait stays the
+	 * lock's, in a printed schedule. */
+	int sched_err = hl__sched_futex_wait(addr, val, clock, abstime);
 	count(HL_FX_WAIT, 0);
-	return hl__sched_futex_wait(addr, val, clock, abstime);
+	return sched_err;
 #endif
 	if (i == IFACE_FUTEX2) {
 		r = syscall(__NR_futex_wait, addr, (unsigned long)val,
