@@ -42,6 +42,30 @@
  *  - The fork generation in the tail word, the observer hook and the
  *    queue-event counters are left out.
  *
+ * The liveness variant (-DLIVE, no timeouts, 3 threads) asks whether the
+ * flush bounds the wait of a waiter set aside.  Threads 1 and 3 run on
+ * node 1 and thread 2 on node 0, and each thread enqueues, becomes head
+ * and passes headship on for ever, so that a head on node 1 can keep
+ * finding the other node-1 thread queued behind thread 2 and move thread 2
+ * to the secondary queue, over and over.  Spin looks for an acceptance
+ * cycle of the negated formula (L1) under weak fairness: a process that
+ * stays able to move does move.  What changes:
+ *  - Time passes.  The flush is no longer a free choice (which a run could
+ *    refuse for ever): Timer(t) stands for the clock and may set tdue[t] at
+ *    any step while t's node is in the secondary queue; since it stays
+ *    enabled until it does, weak fairness makes it fire.  A pass flushes
+ *    exactly when the secondary queue's first waiter's tdue is set, as the
+ *    C code compares that waiter's start time with the threshold.  Starting
+ *    the timer at the move rather than at the enqueue loses no flush
+ *    decision: the earliest pass that can read it is the next one, and the
+ *    timer may fire at any step before.  SRO's search and HL_PASS_DEFER
+ *    stay free choices: the property holds however they are made, against
+ *    the waiter for ever included.
+ *  - Each thread reuses one node, as the C code does (OWNER(x) is x).
+ *    When a node's life as head ends its fields are cleared, so that rounds
+ *    differing only in stale values are one state; nobody reads them again
+ *    (an enqueuer links only into the tail, and C5 asserts that).
+ *
  * Properties:
  *  C1 exclusive headship: the ghost `holder` names the one thread that is
  *     the head (or passes headship on for an abandoned head); every handover
@@ -63,7 +87,12 @@
  *     sec_head to sec_tail holding exactly the nodes marked secondary, and
  *     the primary chain from the new head holds only primary nodes; an
  *     enqueuer links into a next field that nobody else wrote, of a node
- *     still in use (assert).
+ *     still in use (assert);
+ *  L1 (-DLIVE) no starvation: every thread is the head (runs its critical
+ *     section) infinitely often, []<>(cs_who == t) for each thread t,
+ *     under weak fairness with the timers above; in particular thread 2,
+ *     set aside again and again while threads 1 and 3 re-enqueue on the
+ *     preferred node, becomes head once its timer fires (the flush).
  *
  * Seeded bugs (-D):
  *  BUG_MOVE_TAIL             the search goes past the last node, waiting
@@ -88,11 +117,19 @@
  *  BUG_DEFER_NO_SECONDARY    a deferred pass returns the new head before
  *                            writing the secondary queue into its node, so
  *                            the next pass from it starts with an empty one
- *                            (C2, deadlock).
+ *                            (C2, deadlock);
+ *  BUG_NO_FLUSH              the threshold is never checked (no flush): with
+ *                            -DLIVE, threads 1 and 3 pass headship between
+ *                            them for ever while thread 2 stays in the
+ *                            secondary queue (L1, an acceptance cycle; the
+ *                            safety rows pass with it, since the secondary
+ *                            queue still goes back when the primary one
+ *                            empties or holds nobody on the head's node).
  *
  * Variants: NTHREADS threads (default 3) x ITER waits (default 2); -DTIMED
  * lets waiters abandon their nodes; -DPRIO prioritizes thread PRIO_THREAD;
- * -DREACH=k turns reachability marker k into an assertion (below).
+ * -DREACH=k turns reachability marker k into an assertion (below); -DLIVE
+ * the liveness variant above (ITER is then unbounded).
  */
 
 #ifndef NTHREADS
@@ -104,7 +141,16 @@
 #ifndef PRIO_THREAD
 #define PRIO_THREAD 2
 #endif
+#ifdef LIVE
+#ifdef TIMED
+#error "LIVE is checked without timeouts"
+#endif
+#define NNODES NTHREADS         /* one node per thread, reused */
+#define OWNER(x) (x)
+#else
 #define NNODES (NTHREADS * ITER)
+#define OWNER(x) (((x) - 1) / ITER + 1)
+#endif
 
 /* node states (wait.h); HEAD is the signal HL_SIG_HEAD */
 #define FREE      0
@@ -119,7 +165,6 @@
 #define W_LEFT 3        /* the head left the queue, its pass is running */
 #define W_GONE 4        /* life ended: passed on, or recycled */
 
-#define OWNER(x) (((x) - 1) / ITER + 1)
 #define TOPO(x)  (OWNER(x) % 2 == 0 -> 0 : 1)
 #ifdef PRIO
 #define ISPRIO(x) (OWNER(x) == PRIO_THREAD)
@@ -141,6 +186,32 @@ byte where[NNODES + 1];
 byte holder = 0;                /* C1: the thread that is the head */
 byte in_cs = 0;
 byte finished = 0;
+
+#ifdef LIVE
+/* L1: the passage of time.  tdue[t]: thread t's wait has lasted the CNA
+ * threshold.  Timer(t) may set it at any step while t's node is in the
+ * secondary queue, and under weak fairness it must do so eventually (it
+ * stays enabled until it does); it is cleared when t enqueues. */
+bool tdue[NTHREADS + 1];
+byte cs_who = 0;        /* L1: the thread in its critical section */
+
+proctype Timer(byte t)
+{
+	do
+	:: atomic { where[t] == W_SEC && !tdue[t] -> tdue[t] = true }
+	od
+}
+
+/* L1: every thread is the head (runs its critical section) infinitely
+ * often. */
+#if NTHREADS == 3
+ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who == 3) }
+#elif NTHREADS == 4
+ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who == 3) && []<> (cs_who == 4) }
+#else
+#error "LIVE: NTHREADS 3 or 4"
+#endif
+#endif
 
 /* ---- checks ------------------------------------------------------------ */
 
@@ -282,9 +353,16 @@ inline leave()
 		/* flush: the secondary queue's first waiter has waited the
 		 * threshold.  Time is not modelled: a free choice, made here
 		 * rather than before leave() as in the C code, since it is
-		 * used only here and depends on nothing in between. */
+		 * used only here and depends on nothing in between.  With
+		 * LIVE, the timer of the secondary queue's first waiter. */
 		if
+#if defined(BUG_NO_FLUSH)
+		:: false ->
+#elif defined(LIVE)
+		:: sech != 0 && tdue[OWNER(sech)] ->
+#else
 		:: sech != 0 ->
+#endif
 			/* splice: sec_tail.next = next, sec_head is the head */
 			d_step {
 				reach(5);
@@ -292,7 +370,11 @@ inline leave()
 				nnext[sect] = nx;
 				nx = sech; sech = 0; sect = 0; flushed = true
 			}
+#ifdef LIVE
+		:: else -> skip
+#else
 		:: true -> skip
+#endif
 		fi
 	:: else -> skip
 	fi
@@ -452,14 +534,24 @@ proctype Thread(byte me)
 	bool ok, flushed;
 
 	do
+#ifdef LIVE
+	:: true ->
+		n = me;
+#else
 	:: it == ITER -> break
 	:: it < ITER ->
 		n = (me - 1) * ITER + it + 1;
 		it++;
+#endif
 		/* hl_queue_node_init, hl_node_arm, hl_queue_enqueue: the
 		 * node's fields are private until the xchg publishes it */
 		atomic {
+#ifdef LIVE
+			assert(where[n] == W_NEW || where[n] == W_GONE);
+			tdue[me] = false;
+#else
 			assert(where[n] == W_NEW);
+#endif
 			nnext[n] = 0; nsech[n] = 0; nsect[n] = 0; npref[n] = TOPO(n);
 			nstate[n] = WAITING;
 			pred = tail; tail = n;
@@ -491,11 +583,20 @@ proctype Thread(byte me)
 		fi;
 
 		/* head: the critical section, then pass headship on */
+#ifdef LIVE
+		atomic { in_cs++; assert(in_cs == 1 && holder == me); cs_who = me };
+		atomic { in_cs--; cs_who = 0 };
+#else
 		atomic { in_cs++; assert(in_cs == 1 && holder == me) };
 		in_cs--;
+#endif
 		pass_head(n, true);
 		assert(where[n] == W_LEFT);
 		where[n] = W_GONE;      /* hl_thread_node_put: reused now */
+#ifdef LIVE
+		/* forget what nobody reads again (see the header) */
+		d_step { nnext[n] = 0; nstate[n] = FREE; nsech[n] = 0; nsect[n] = 0; npref[n] = 0 };
+#endif
 		if
 		:: d != 0 ->
 			/* the lock layer signals the deferred head later (at
@@ -520,6 +621,9 @@ init
 	atomic {
 		for (k : 1 .. NTHREADS) {
 			run Thread(k)
+#ifdef LIVE
+			; run Timer(k)
+#endif
 		}
 	}
 	(finished == NTHREADS);

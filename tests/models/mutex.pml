@@ -19,6 +19,44 @@
  *  - The fork generation, the spinner slots and the futex counters are left
  *    out; the GEN bits play no part within one process.
  *
+ * The liveness variant (-DLIVE, no timeouts) asks whether a thread can
+ * wait for ever while the others keep locking.  With a bounded number of
+ * lock calls that is not an invalid end state but an infinite run, so here
+ * each thread locks and unlocks for ever, and spin looks for an acceptance
+ * cycle of the negated formula (M5) under weak fairness: a process that
+ * stays able to move does move.  It runs with 2 threads; 3 build 8.4
+ * million states before the fairness product, beyond a row's time here.
+ * What changes:
+ *  - Time passes.  A free choice of "due" at every step would let a run
+ *    say "not yet" for ever, a head overtaken for good that no real clock
+ *    allows.  Instead Timer(t) stands for the clock: it may set due_t[t] at
+ *    any step after t enqueued (the start time stamped in the node), and
+ *    since it stays enabled until it does, weak fairness makes it fire.
+ *    The head's test and leave_queue's test of a new head read due_t (a
+ *    timer that fires late or early is just another interleaving);
+ *    acquiring the lock resets it.
+ *  - The head's load of the word and its CAS are one step.  Kept apart,
+ *    they allow two endless runs that weak fairness does not exclude and
+ *    that are not this protocol's doing: the head loads a free word and
+ *    never tries the CAS (a choice within one process), or a stealer
+ *    releases and retakes the lock between the head's load and its CAS,
+ *    every time, so that the CAS always fails (spin finds this one at
+ *    once).  A CAS loop on one word is lock-free, not wait-free; merging
+ *    the two steps assumes that it succeeds in the end.  Nobody else
+ *    writes `head` or the head's node while no flags are set, so
+ *    publishing and arming it in the same step loses nothing.
+ *  - The waiting core returns when the node is signalled, having parked or
+ *    not: no spurious wake-ups and no spin loop that stays in one state
+ *    (both are wait.pml's business, and would only add runs in which the
+ *    waiter looks again).
+ *  - Each thread reuses one node, as the C code does.  Values nobody reads
+ *    again are forgotten so that rounds differing only in them are one state
+ *    (the round's locals, `head` once the flags are cleared, a node's link
+ *    once its successor was read, its state once its owner has the lock: a
+ *    late signal to it would then trip node_signal's assertion).
+ *  - Only the fast path's CAS and the queue decide who gets the lock; the
+ *    assertions M1-M3 are checked as in the other rows.
+ *
  * Properties:
  *  M1 mutual exclusion: at most one thread in the critical section (assert);
  *  M2 no lost wake-up and no deadlock: every thread finishes (no invalid end
@@ -27,7 +65,14 @@
  *     next owner is that head: nobody else takes the lock first (assert on
  *     every CAS acquisition, through the ghost variable handed_to);
  *  M4 the word and the queue agree at the end: the lock is free, the queue
- *     empty, no flags (assert).
+ *     empty, no flags (assert);
+ *  M5 (-DLIVE) no starvation: every thread enters its critical section
+ *     infinitely often, []<>(cs_who == t) for each thread t, under weak
+ *     fairness, with the timers above.  Each thread may take a free lock
+ *     on the fast path (steal) or queue, so this covers a head overtaken by
+ *     a stealer that keeps coming back: once its timer fires it sets
+ *     HANDOFF and the next unlock hands it the lock.  A waiter behind the
+ *     head becomes head in FIFO order.
  *
  * Seeded bugs (-D):
  *  BUG_DEFER_NO_WAKE     leave_queue defers a parked successor without
@@ -40,7 +85,16 @@
  *                        (M4);
  *  BUG_HANDOFF_RELEASES  a due head's unlock releases the word and wakes the
  *                        head instead of handing the lock over, so another
- *                        thread can take it first (M3).
+ *                        thread can take it first (M3);
+ *  BUG_IGNORE_DUE        hl_node_due always says "not due": a head never
+ *                        sets HANDOFF, so a stealer that keeps coming
+ *                        overtakes it for ever (with -DLIVE: M5, an
+ *                        acceptance cycle; the safety rows pass with it);
+ *  BUG_UNLOCK_IGNORES_HANDOFF  the unlock treats HANDOFF as WAKE: it
+ *                        releases the word and signals RELEASED, and the
+ *                        head races the stealers again, and loses for ever
+ *                        (with -DLIVE: M5; no assertion sees it, as nothing
+ *                        was handed).
  */
 
 #ifndef NTHREADS
@@ -49,7 +103,19 @@
 #ifndef ITER
 #define ITER 2
 #endif
+#ifdef LIVE
+#ifdef TIMED
+#error "LIVE is checked without timeouts"
+#endif
+#define NNODES NTHREADS         /* one node per thread, reused */
+/* Values nobody reads again are forgotten (see the header). */
+#define FORGET_HEAD ; head = 0
+#define FORGET_LINK(x) ; nnext[x] = 0
+#else
+#define FORGET_HEAD
+#define FORGET_LINK(x)
 #define NNODES (NTHREADS * ITER)
+#endif
 
 /* node states (wait.h) */
 #define N_FREE      0
@@ -79,8 +145,62 @@ byte in_cs = 0;
 byte handed_to = 0;     /* M3: thread the lock was handed to, until it owns it */
 byte finished = 0;
 
+#ifdef LIVE
+/* M5: the passage of time.  queued[t]: thread t's node was stamped with
+ * its start time at the enqueue and t does not own the lock yet; due_t[t]:
+ * the handoff threshold has passed since then.  Timer(t) sets due_t[t] at
+ * any step while t is queued, and under weak fairness it must do so
+ * eventually (it stays enabled until it does). */
+bool queued[NTHREADS + 1];
+bool due_t[NTHREADS + 1];
+byte cs_who = 0;        /* M5: the thread in its critical section */
+
+proctype Timer(byte t)
+{
+	do
+	:: atomic { queued[t] && !due_t[t] -> due_t[t] = true }
+	od
+}
+
+/* M5: every thread enters its critical section infinitely often. */
+#if NTHREADS == 2
+ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) }
+#elif NTHREADS == 3
+ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who == 3) }
+#else
+#error "LIVE: NTHREADS 2 or 3"
+#endif
+#endif
+
+/* hl_node_due: whether thread t's node has waited the handoff threshold
+ * (v = the answer).  A free choice, or with LIVE the timer's flag. */
+#if defined(BUG_IGNORE_DUE)
+#define choose_due(v, t) v = false
+#elif defined(LIVE)
+#define choose_due(v, t) v = due_t[t]
+#else
+#define choose_due(v, t) if :: v = true :: v = false fi
+#endif
+
 /* ---- waiting core --------------------------------------------------------- */
 
+#ifdef LIVE
+/* hl_node_wait(n) for the liveness check: return once the node is
+ * signalled, having parked or not; no timeouts, no spurious wake-ups (see
+ * the header).  Result in sig. */
+inline node_wait(nw_n, nw_sig, nw_may_time_out)
+{
+	if
+	:: atomic { nstate[nw_n] != N_WAITING -> nw_sig = nstate[nw_n] }
+	:: atomic { nstate[nw_n] == N_WAITING -> nstate[nw_n] = N_PARKED };
+	   atomic { nstate[nw_n] != N_PARKED -> nw_sig = nstate[nw_n] }
+	fi;
+	if
+	:: nw_sig == N_CLAIMED -> atomic { nstate[nw_n] != N_CLAIMED -> nw_sig = nstate[nw_n] }
+	:: else -> skip
+	fi
+}
+#else
 /* hl_node_wait(n): spin (any number of looks), park, sleep until woken;
  * with TIMED, give up at any point.  Result in sig. */
 inline node_wait(nw_n, nw_sig, nw_may_time_out)
@@ -136,6 +256,7 @@ inline node_wait(nw_n, nw_sig, nw_may_time_out)
 	:: else -> skip
 	fi
 }
+#endif
 
 /* hl_node_signal(n, s): ok = false if n was abandoned. */
 inline node_signal(ns_n, ns_s, ns_ok)
@@ -162,7 +283,7 @@ inline dequeue(dq_n, dq_nx)
 		fi
 	};
 	if
-	:: dq_nx == 255 -> (nnext[dq_n] != 0); dq_nx = nnext[dq_n]
+	:: dq_nx == 255 -> (nnext[dq_n] != 0); dq_nx = nnext[dq_n] FORGET_LINK(dq_n)
 	:: else -> skip
 	fi
 }
@@ -198,10 +319,15 @@ proctype Thread(byte me)
 	bool ok, due, timed, was_parked, wake_seen, handoff_seen;
 
 	do
+#ifdef LIVE
+	:: true ->
+		n = me;
+#else
 	:: it == ITER -> break
 	:: it < ITER ->
 		n = (me - 1) * ITER + it + 1;
 		it++;
+#endif
 		timed = false;
 #ifdef TIMED
 		if
@@ -217,10 +343,20 @@ proctype Thread(byte me)
 		od;
 
 		/* Step 2: enqueue. */
+#ifdef LIVE
+		/* the node's fields are private until the xchg publishes
+		 * it; the start time is stamped here (the timer starts) */
+		atomic {
+			nowner[n] = me; nnext[n] = 0; nstate[n] = N_WAITING;
+			queued[me] = true; due_t[me] = false;
+			pred = tail; tail = n
+		};
+#else
 		nowner[n] = me;
 		nnext[n] = 0;
 		nstate[n] = N_WAITING;
 		atomic { pred = tail; tail = n };
+#endif
 		if
 		:: pred != 0 ->
 			nnext[pred] = n;
@@ -234,16 +370,36 @@ proctype Thread(byte me)
 		fi;
 
 		/* Steps 3 and 4: head. */
+#ifdef LIVE
+		/* The head's load of the word and its CAS are one step (see
+		 * the header): a free word is taken, an owned one gets WAKE,
+		 * and HANDOFF when the timer says the head is due. */
+		do
+		:: atomic {
+			if
+			:: w_owner == 0 ->
+				assert(handed_to == 0 || handed_to == me); handed_to = 0; w_owner = me;
+				goto owned
+			:: else ->
+				head = n; nstate[n] = N_WAITING;
+				choose_due(due, me);
+				w_wake = true; w_handoff = due; due = false
+			fi
+		   };
+		   node_wait(n, sig, timed);
+		   if
+		   :: sig == S_HANDED -> goto owned
+		   :: else -> assert(sig == S_RELEASED)
+		   fi
+		od;
+#else
 		do
 		:: atomic { w_owner == 0 -> assert(handed_to == 0 || handed_to == me); handed_to = 0; w_owner = me; goto owned }
 		:: owner_seen = w_owner;
 		   if
 		   :: owner_seen == 0 -> skip        /* free now: try again */
 		   :: else ->
-			if
-			:: due = true
-			:: due = false
-			fi;
+			choose_due(due, me);
 			head = n;
 			nstate[n] = N_WAITING;
 			atomic {
@@ -270,16 +426,17 @@ proctype Thread(byte me)
 			goto timed_out
 #endif
 		od;
+#endif
 
 owned:
+#ifdef LIVE
+		atomic { queued[me] = false; due_t[me] = false; nstate[n] = N_FREE };
+#endif
 		/* leave_queue */
 		pass_head(n, true, d, nx, ok, cur);
 		if
 		:: d != 0 ->
-			if
-			:: due = true
-			:: due = false
-			fi;
+			choose_due(due, nowner[d]);
 			if
 			:: due ->
 				node_signal(d, S_HEAD, ok);
@@ -300,16 +457,22 @@ owned_fast:
 		:: handed_to == me -> handed_to = 0
 		:: else -> skip
 		fi;
+#ifdef LIVE
+		atomic { in_cs++; cs_who = me };
+		assert(in_cs == 1);
+		atomic { in_cs--; cs_who = 0 };
+#else
 		in_cs++;
 		assert(in_cs == 1);
 		in_cs--;
+#endif
 
 		/* Unlock. */
 		atomic {
 			assert(w_owner == me);
 #ifdef BUG_FAST_UNLOCK
 			if
-			:: true -> w_owner = 0; w_wake = false; w_handoff = false; goto unlocked
+			:: true -> w_owner = 0; w_wake = false; w_handoff = false FORGET_HEAD; goto unlocked
 			fi;
 #endif
 			if
@@ -318,6 +481,9 @@ owned_fast:
 			fi
 		};
 		h = head;
+#ifdef BUG_UNLOCK_IGNORES_HANDOFF
+		handoff_seen = false;   /* HANDOFF read as WAKE: release, signal */
+#endif
 		if
 		:: handoff_seen ->
 #ifdef BUG_HANDOFF_RELEASES
@@ -346,7 +512,7 @@ owned_fast:
 #endif
 			if
 			:: ok ->
-				atomic { w_owner = nowner[h]; w_wake = false; w_handoff = false };
+				atomic { w_owner = nowner[h]; w_wake = false; w_handoff = false FORGET_HEAD };
 				nstate[h] = S_HANDED;
 				if
 				:: was_parked -> asleep[h] = false
@@ -357,7 +523,7 @@ owned_fast:
 			fi
 		:: else -> skip
 		fi;
-		atomic { w_owner = 0; w_wake = false; w_handoff = false };
+		atomic { w_owner = 0; w_wake = false; w_handoff = false FORGET_HEAD };
 #ifdef BUG_HANDOFF_RELEASES
 		node_signal(h, S_RELEASED, ok);
 #else
@@ -373,7 +539,16 @@ owned_fast:
 unlocked:
 		skip;
 timed_out:
-		skip
+		skip;
+#ifdef LIVE
+		/* forget this round's locals, so that rounds that differ only
+		 * in them are one state */
+		d_step {
+			sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; owner_seen = 0;
+			ok = false; due = false; was_parked = false;
+			wake_seen = false; handoff_seen = false
+		}
+#endif
 	od;
 	finished++
 }
@@ -384,6 +559,9 @@ init
 	atomic {
 		for (i : 1 .. NTHREADS) {
 			run Thread(i)
+#ifdef LIVE
+			; run Timer(i)
+#endif
 		}
 	}
 	(finished == NTHREADS);

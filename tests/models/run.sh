@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
 # Runs the spin models of hotlock's protocols and their seeded-bug variants.
 #
-# Each row: MODEL|DEFINES|EXPECT[|CFLAGS].  EXPECT is "ok" (spin must search
-# the whole state space and find no error) or the error a seeded bug must
-# produce ("deadlock": an invalid end state, i.e. a thread left blocked for
-# good; "assert": an assertion violated).  A bug variant that spin does not
-# reject fails this test: a check that cannot fail is a defect.  CFLAGS
-# overrides the optimization of pan (below).
+# Each row: MODEL|DEFINES|EXPECT[|CFLAGS[|PANFLAGS]].  EXPECT is one of
+#   ok        safety: spin must search the whole state space (exhaustive,
+#             -DCOLLAPSE) and find no error;
+#   deadlock  a seeded bug that must produce an invalid end state (a thread
+#             left blocked for good);
+#   assert    a seeded bug that must violate an assertion;
+#   live      liveness: the model's ltl formula (a never claim, built by
+#             spin) is checked for acceptance cycles under weak fairness
+#             (pan -a -f), exhaustively, and none may be found; the row
+#             fails if pan did not check a never claim with fairness;
+#   cycle     a seeded bug that must produce an acceptance cycle under weak
+#             fairness (a thread starved for ever while the others run);
+#   bitstate  safety by bitstate search (-DBITSTATE, pan -k3 PANFLAGS, e.g.
+#             -w24: a 2^24-bit array) for configurations beyond an
+#             exhaustive search here: no error may be found; not a proof,
+#             and the row prints the states stored and the hash factor
+#             (array bits per state stored; coverage is near complete
+#             above 100 and partial below 10).
+# A bug variant that spin does not reject fails this test: a check that
+# cannot fail is a defect.  CFLAGS overrides the optimization of pan
+# (below); PANFLAGS are added to pan's options.
 #
 # Usage: run.sh SPIN_BIN CC MODELS_DIR
 set -uo pipefail
@@ -59,6 +74,23 @@ rows=(
 	"rwlock.pml|-DTIMED -DBUG_GROUP_REFUSED_KEEPS_COUNT|assert"
 	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DDOWNGRADE -DBUG_DOWNGRADE_DROPS_FLAGS|assert"
 	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DTIMED -DBUG_WITHDRAW_FLAGS|assert"
+	# Liveness (starvation freedom under weak fairness, with the
+	# passage of time modelled by timer processes): -DLIVE.
+	"mutex.pml|-DLIVE|live"
+	"mutex.pml|-DLIVE -DBUG_IGNORE_DUE|cycle"
+	"mutex.pml|-DLIVE -DBUG_UNLOCK_IGNORES_HANDOFF|cycle"
+	"cna.pml|-DLIVE|live"
+	"cna.pml|-DLIVE -DBUG_NO_FLUSH|cycle"
+	# 2 readers + 2 writers: exhaustive with -O2 takes no longer than a
+	# bitstate search of it that stores 99 % of its states (-w27).
+	"rwlock.pml|-DREADERS=2 -DWRITERS=2|ok|-O2"
+	# Bitstate searches beyond exhaustive reach: samples, not proofs
+	# (docs/verification.md gives each one's coverage).
+	"mutex.pml|-DNTHREADS=4 -DITER=1|bitstate||-w24"
+	"mutex.pml|-DNTHREADS=4 -DITER=1 -DTIMED|bitstate||-w24"
+	"mutex.pml|-DNTHREADS=3 -DTIMED|bitstate||-w24"
+	"rwlock.pml|-DREADERS=2 -DITER=2|bitstate|-O0|-w24"
+	"rwlock.pml|-DREADERS=2 -DWRITERS=2 -DTIMED -DDOWNGRADE|bitstate|-O0|-w24"
 )
 
 # Seconds since start, to one decimal (each row reports what it took:
@@ -70,7 +102,7 @@ passed=0
 failed=0
 start_all=$(now_ds)
 for row in "${rows[@]}"; do
-	IFS='|' read -r model defs expect cflags <<<"$row"
+	IFS='|' read -r model defs expect cflags panflags <<<"$row"
 	name="$model${defs:+ $defs}"
 	start=$(now_ds)
 	run="$work/run"
@@ -78,21 +110,68 @@ for row in "${rows[@]}"; do
 	# A seeded bug is found within a few hundred thousand states: its
 	# row's time is the compiler's, so it does without optimization.
 	opt=-O2
-	[ "$expect" = ok ] || opt=-O0
+	case "$expect" in ok|live|bitstate) ;; *) opt=-O0 ;; esac
 	[ -z "$cflags" ] || opt=$cflags
+	# What pan is compiled for, and run with.  Liveness: acceptance
+	# cycles (-a) under weak fairness (-f); NFAIR=3 makes room in the
+	# fairness counter for up to 10 processes (the default, 2, for 6).
+	case "$expect" in
+	live|cycle) pan_defs="-DCOLLAPSE -DNFAIR=3"; pan_opts="-a -f" ;;
+	bitstate) pan_defs="-DSAFETY -DBITSTATE"; pan_opts="-k3" ;;
+	*) pan_defs="-DSAFETY -DCOLLAPSE"; pan_opts="" ;;
+	esac
 	# shellcheck disable=SC2086
 	if ! (cd "$run" && "$spin_bin" $defs -a "$dir/$model" >spin.log 2>&1 &&
-	      "$cc" $opt -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1); then
+	      "$cc" $opt $pan_defs -o pan pan.c >cc.log 2>&1); then
 		echo "FAIL $name: spin or the C compiler failed:"
 		cat "$run/spin.log" "$run/cc.log" 2>/dev/null | tail -5
 		failed=$((failed + 1))
 		continue
 	fi
-	(cd "$run" && ./pan -m1000000 >pan.log 2>&1)
+	# shellcheck disable=SC2086
+	(cd "$run" && ./pan -m1000000 $pan_opts $panflags >pan.log 2>&1)
 	errors=$(grep -o 'errors: [0-9]*' "$run/pan.log" | awk '{print $2}')
 	states=$(grep -o '[0-9.e+]* states, stored' "$run/pan.log" | awk '{print $1}')
 	depth_cut=$(grep -c 'max search depth too small' "$run/pan.log")
+	# A liveness row must have checked a never claim with fairness.
+	claimed=1
+	if [ "$expect" = live ] || [ "$expect" = cycle ]; then
+		grep -q 'never claim[[:space:]]*+' "$run/pan.log" &&
+			grep -q 'acceptance[[:space:]]*cycles[[:space:]]*+ (fairness enabled)' "$run/pan.log" || claimed=0
+	fi
 	case "$expect" in
+	live)
+		visited=$(sed -n 's/.*states, stored (\([0-9.e+]*\) visited).*/\1/p' "$run/pan.log")
+		if [ "$errors" = 0 ] && [ "$depth_cut" = 0 ] && [ "$claimed" = 1 ]; then
+			echo "ok   $name: no acceptance cycle under weak fairness, $states states (${visited:-$states} visited, exhaustive), $(secs "$start")"
+			passed=$((passed + 1))
+		else
+			echo "FAIL $name: expected no acceptance cycle (with a never claim and fairness), spin says:"
+			grep -E '^pan:|errors:|depth too small|never claim|acceptance' "$run/pan.log" | head -5
+			failed=$((failed + 1))
+		fi
+		;;
+	cycle)
+		if [ "${errors:-0}" != 0 ] && [ "$claimed" = 1 ] && grep -q '^pan:1: acceptance cycle' "$run/pan.log"; then
+			echo "ok   $name: seeded bug caught ($(grep -m1 '^pan:1' "$run/pan.log") under weak fairness), $(secs "$start")"
+			passed=$((passed + 1))
+		else
+			echo "FAIL $name: the seeded bug was not caught as an acceptance cycle under weak fairness; spin says:"
+			grep -E '^pan:|errors:|never claim|acceptance' "$run/pan.log" | head -5
+			failed=$((failed + 1))
+		fi
+		;;
+	bitstate)
+		hf=$(grep -o 'hash factor: [0-9.e+]*' "$run/pan.log" | awk '{print $3}')
+		if [ "$errors" = 0 ] && [ "$depth_cut" = 0 ] && [ -n "$states" ]; then
+			echo "ok   $name: no error, $states states (bitstate $panflags -k3, hash factor $hf), $(secs "$start")"
+			passed=$((passed + 1))
+		else
+			echo "FAIL $name: expected no error, spin says:"
+			grep -E '^pan:|errors:|depth too small' "$run/pan.log" | head -5
+			failed=$((failed + 1))
+		fi
+		;;
 	ok)
 		if [ "$errors" = 0 ] && [ "$depth_cut" = 0 ]; then
 			echo "ok   $name: no error, $states states (exhaustive), $(secs "$start")"
