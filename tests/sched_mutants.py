@@ -3,8 +3,8 @@
 controlled-schedule tests (test_sched.c) must catch.
 
 For every mutant: copy the source tree, make the one change, build
-test_sched, and run its schedules for the lock; the mutant must fail a
-schedule (the run prints the schedule and the replay command).  A mutant
+test_sched, and run up to SCHEDULES schedules of the lock (20,000), until
+the first that fails; the mutant must fail one (the run prints the schedule and the replay command).  A mutant
 that survives fails this test: a checker that cannot catch these bugs
 proves nothing.  A change that no longer applies (the code moved on) fails
 too, so that the list is kept up to date with the code.
@@ -55,7 +55,7 @@ def main():
         print(__doc__)
         return 2
     src, cc = sys.argv[1], sys.argv[2]
-    schedules = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
+    schedules = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
     only = set(sys.argv[4:])
     failures = 0
     start = time.time()
@@ -89,7 +89,7 @@ def main():
                 continue
             run = subprocess.run(
                 [os.path.join(build, "tests", "test_sched"), "--lock", lock,
-                 "--schedules", str(schedules)],
+                 "--schedules", str(schedules), "--max-failures", "1"],
                 capture_output=True, text=True)
             out = run.stdout + run.stderr
             caught = re.search(r"FAILED: \d+ schedules failed; the first: schedule (\d+), seed (0x[0-9a-f]+)", out)
@@ -97,7 +97,7 @@ def main():
             secs = time.time() - t0
             if run.returncode != 0 and caught:
                 print(f"{name} ({what}): caught by schedule {caught.group(1)} of {lock}, "
-                      f"seed {caught.group(2)}: {kind.group(1) if kind else '?'}; {secs:.0f} s")
+                      f"seed {caught.group(2)}: {kind.group(1).split(':')[0] if kind else '?'}; {secs:.0f} s")
             else:
                 print(f"{name} ({what}): FAILED: not caught in {schedules} schedules; {secs:.0f} s")
                 print(out[-3000:])

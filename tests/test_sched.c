@@ -17,7 +17,7 @@
  * (HOTLOCK_SCHED_TRACE=1 prints every step).  Replay is checked: the first
  * schedules run twice and must take the same steps.
  *
- *   test_sched --lock L [--schedules N] [--seed S] [--jobs J]
+ *   test_sched --lock L [--schedules N] [--seed S] [--jobs J] [--max-failures F]
  *   L: mutex (FIFO queue), mutex-cna (CNA queue, 2 virtual nodes, a
  *      prioritized thread now and then), rwlock (with downgrades), and the
  *      checker's own seeded faults: broken-excl (a lock whose test and set
@@ -95,11 +95,12 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	p->strategy = rng_below(&r, 2) ? HL_SCHED_PCT : HL_SCHED_RANDOM;
 	p->pct_depth = 2 + (int)rng_below(&r, 2);
 	p->threads = 2 + (int)rng_below(&r, 3);                 /* 2-4 */
+	/* hl_rwlock and CNA: queues long enough for groups of readers and
+	 * for waiters set aside on both nodes. */
 	if (kind == L_RWLOCK)
-		p->threads = 3 + (int)rng_below(&r, 2);         /* 3-4 */
+		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6 */
 	if (kind == L_MUTEX_CNA)
-		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6: queues long
-								   enough to reorder */
+		p->threads = 4 + (int)rng_below(&r, 5);         /* 4-8 */
 	pl->ops = 2 + (int)rng_below(&r, 7);                    /* 2-8 */
 	/* About the steps a schedule takes (12 per operation, measured), so
 	 * that PCT's change points fall inside it. */
@@ -124,7 +125,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	pl->pct_timed = 25;
 	pl->pct_read = kind == L_RWLOCK ? (rng_below(&r, 2) ? 50 : 80) : 0;
 	pl->pct_relock = kind == L_RWLOCK ? 20 : 0;
-	pl->pct_sleep = kind == L_MUTEX_CNA ? 25 : 5;      /* CNA: let queues build */
+	pl->pct_sleep = kind == L_MUTEX_CNA || kind == L_RWLOCK ? 25 : 5;  /* queues build */
 	pl->pct_yield = 10;
 	pl->prio_thread = kind == L_MUTEX_CNA && rng_below(&r, 2) ? (int)rng_below(&r, 4) : -1;
 	if (kind == L_BROKEN_WAKE || kind == L_DROP_WAKE)
@@ -393,6 +394,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|broken-excl|broken-wake|drop-wake\n"
 			"                  [--schedules N] [--seed S] [--jobs J] [--replay-check K]\n"
+			"                  [--max-failures F]   (stop after F failed schedules; 5)\n"
 			"  HOTLOCK_SCHED_SEED=S runs the one schedule of seed S (a replay);\n"
 			"  HOTLOCK_SCHED_TRACE=1 prints its every step.\n");
 	exit(2);
@@ -401,6 +403,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	int kind = -1, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), replay_check = 20;
+	int max_failures = 5;
 	long schedules = 1000;
 	uint64_t base = test_seed(0x5c4ed001);
 	for (int i = 1; i < argc; i++) {
@@ -419,13 +422,15 @@ int main(int argc, char **argv)
 			base = strtoull(argv[++i], NULL, 0);
 		} else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
 			jobs = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--max-failures") && i + 1 < argc) {
+			max_failures = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--replay-check") && i + 1 < argc) {
 			replay_check = atoi(argv[++i]);
 		} else {
 			usage();
 		}
 	}
-	if (kind < 0 || schedules < 1 || jobs < 1)
+	if (kind < 0 || schedules < 1 || jobs < 1 || max_failures < 1)
 		usage();
 	if (jobs > 16)
 		jobs = 16;
@@ -508,7 +513,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "test_sched: schedule of seed 0x%" PRIx64 " FAILED (%s %d)\n",
 					jb.seed, WIFSIGNALED(status) ? "signal" : "exit status",
 					WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-				if (failed >= 5)
+				if (failed >= max_failures)
 					break;
 			}
 			continue;
