@@ -101,6 +101,17 @@ secs() { local d=$(($(now_ds) - $1)); echo "$((d / 10)).$((d % 10)) s"; }
 passed=0
 failed=0
 start_all=$(now_ds)
+# A row's verdict: pass MESSAGE, or fail MESSAGE PATTERN (the lines of
+# pan's output that explain it).
+pass() {
+	echo "ok   $name: $1, $(secs "$start")"
+	passed=$((passed + 1))
+}
+fail() {
+	echo "FAIL $name: $1; spin says:"
+	grep -E "$2" "$run/pan.log" | head -5
+	failed=$((failed + 1))
+}
 for row in "${rows[@]}"; do
 	IFS='|' read -r model defs expect cflags panflags <<<"$row"
 	name="$model${defs:+ $defs}"
@@ -143,55 +154,36 @@ for row in "${rows[@]}"; do
 	live)
 		visited=$(sed -n 's/.*states, stored (\([0-9.e+]*\) visited).*/\1/p' "$run/pan.log")
 		if [ "$errors" = 0 ] && [ "$depth_cut" = 0 ] && [ "$claimed" = 1 ]; then
-			echo "ok   $name: no acceptance cycle under weak fairness, $states states (${visited:-$states} visited, exhaustive), $(secs "$start")"
-			passed=$((passed + 1))
+			pass "no acceptance cycle under weak fairness, $states states (${visited:-$states} visited, exhaustive)"
 		else
-			echo "FAIL $name: expected no acceptance cycle (with a never claim and fairness), spin says:"
-			grep -E '^pan:|errors:|depth too small|never claim|acceptance' "$run/pan.log" | head -5
-			failed=$((failed + 1))
+			fail "expected no acceptance cycle (with a never claim and fairness)" \
+				'^pan:|errors:|depth too small|never claim|acceptance'
 		fi
 		;;
 	cycle)
 		if [ "${errors:-0}" != 0 ] && [ "$claimed" = 1 ] && grep -q '^pan:1: acceptance cycle' "$run/pan.log"; then
-			echo "ok   $name: seeded bug caught ($(grep -m1 '^pan:1' "$run/pan.log") under weak fairness), $(secs "$start")"
-			passed=$((passed + 1))
+			pass "seeded bug caught ($(grep -m1 '^pan:1' "$run/pan.log") under weak fairness)"
 		else
-			echo "FAIL $name: the seeded bug was not caught as an acceptance cycle under weak fairness; spin says:"
-			grep -E '^pan:|errors:|never claim|acceptance' "$run/pan.log" | head -5
-			failed=$((failed + 1))
+			fail "the seeded bug was not caught as an acceptance cycle under weak fairness" \
+				'^pan:|errors:|never claim|acceptance'
 		fi
 		;;
-	bitstate)
-		hf=$(grep -o 'hash factor: [0-9.e+]*' "$run/pan.log" | awk '{print $3}')
+	bitstate|ok)
+		how="exhaustive"
+		[ "$expect" = ok ] || how="bitstate $panflags -k3, hash factor $(grep -o 'hash factor: [0-9.e+]*' "$run/pan.log" | awk '{print $3}')"
 		if [ "$errors" = 0 ] && [ "$depth_cut" = 0 ] && [ -n "$states" ]; then
-			echo "ok   $name: no error, $states states (bitstate $panflags -k3, hash factor $hf), $(secs "$start")"
-			passed=$((passed + 1))
+			pass "no error, $states states ($how)"
 		else
-			echo "FAIL $name: expected no error, spin says:"
-			grep -E '^pan:|errors:|depth too small' "$run/pan.log" | head -5
-			failed=$((failed + 1))
-		fi
-		;;
-	ok)
-		if [ "$errors" = 0 ] && [ "$depth_cut" = 0 ]; then
-			echo "ok   $name: no error, $states states (exhaustive), $(secs "$start")"
-			passed=$((passed + 1))
-		else
-			echo "FAIL $name: expected no error, spin says:"
-			grep -E '^pan:|errors:|depth too small' "$run/pan.log" | head -5
-			failed=$((failed + 1))
+			fail "expected no error" '^pan:|errors:|depth too small'
 		fi
 		;;
 	deadlock|assert)
 		pattern='invalid end state'
 		[ "$expect" = assert ] && pattern='assertion violated'
 		if [ "${errors:-0}" != 0 ] && grep -q "$pattern" "$run/pan.log"; then
-			echo "ok   $name: seeded bug caught ($(grep -m1 '^pan:1' "$run/pan.log")), $(secs "$start")"
-			passed=$((passed + 1))
+			pass "seeded bug caught ($(grep -m1 '^pan:1' "$run/pan.log"))"
 		else
-			echo "FAIL $name: the seeded bug was not caught as '$pattern'; spin says:"
-			grep -E '^pan:|errors:' "$run/pan.log" | head -5
-			failed=$((failed + 1))
+			fail "the seeded bug was not caught as '$pattern'" '^pan:|errors:'
 		fi
 		;;
 	esac
