@@ -20,10 +20,11 @@
  *
  * Time: CLOCK_MONOTONIC is virtual, step_ns per step (CLOCK_REALTIME the
  * same plus a fixed offset).  When no thread can run, time jumps to the
- * earliest deadline (and with jumps on, it may jump there at any step: the
- * running thread preempted that long); with no deadline either, every thread is blocked for
- * good: a deadlock or a lost wake-up, reported with the schedule.  A
- * schedule longer than max_steps is reported as a livelock.
+ * earliest deadline (with jumps on, it may also jump there at any step: the
+ * running thread preempted that long); with no deadline either, every
+ * thread is blocked for good: a deadlock or a lost wake-up, reported with
+ * the schedule.  A schedule longer than max_steps is reported as a
+ * livelock.
  *
  * Futexes are simulated: futex_wait compares the word and blocks the
  * thread in the scheduler (atomically, as the kernel does), futex_wake makes
@@ -82,7 +83,7 @@ static struct {
 	struct hl_sched_params p;
 	struct sthread t[HL_SCHED_MAX_THREADS];
 	int begun, ended;
-	bool running, finished, failing;
+	bool finished, failing;
 	int current;                    /* -1: nobody yet */
 	uint64_t rng;
 	uint64_t change[8];             /* PCT change points */
@@ -199,8 +200,8 @@ static void print_step(const struct step *s)
 {
 	char a[48];
 	name_addr(s->addr, a, sizeof(a));
-	fprintf(stderr, "  %8llu  t%-2d %-10s %-18s ", (unsigned long long)s->step,
-		s->thread, kind_names[s->kind], a);
+	fprintf(stderr, "  %8llu %11.3f us  t%-2d %-10s %-18s ", (unsigned long long)s->step,
+		(double)(s->now - HL_NSEC_PER_SEC) / 1e3, s->thread, kind_names[s->kind], a);
 	if (s->line)
 		fprintf(stderr, "%s:%d\n", base(s->file), s->line);
 	else
@@ -452,7 +453,6 @@ void hl_sched_thread_begin(int index)
 	S.t[index].state = T_RUNNABLE;
 	S.t[index].kind = -1;
 	if (++S.begun == S.p.threads) {
-		S.running = true;
 		hand_over(choose());
 	} else {
 		while (S.current != self)
@@ -467,7 +467,6 @@ void hl_sched_thread_end(void)
 	S.t[self].state = T_DONE;
 	S.t[self].kind = -1;
 	if (++S.ended == S.p.threads) {
-		S.running = false;
 		S.finished = true;
 		S.current = -1;
 		pthread_cond_broadcast(&S.end_cv);
