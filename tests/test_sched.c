@@ -102,7 +102,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	if (kind == L_MUTEX_CNA)
 		p->threads = 4 + (int)rng_below(&r, 5);         /* 4-8 */
 	pl->ops = 2 + (int)rng_below(&r, 7);                    /* 2-8 */
-	/* About the steps a schedule takes (12 per operation, measured), so
+	/* About the steps a schedule takes (8-16 per operation, measured), so
 	 * that PCT's change points fall inside it. */
 	p->pct_steps = (uint64_t)(p->threads * pl->ops) * 12;
 	p->max_steps = 200000;
