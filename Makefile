@@ -40,7 +40,7 @@ test: test-main test-tsan test-asan
 
 # Longer verification than `make test`: SOAK_SCHEDULES controlled schedules
 # per lock from a fresh seed (printed; HOTLOCK_SEED=<it> repeats them), then
-# the stress tests with SOAK_STRESS_MS per run.  About 15 minutes here.
+# the stress tests with SOAK_STRESS_MS per run.  About 17 minutes here.
 SOAK_SCHEDULES ?= 100000
 SOAK_STRESS_MS ?= 5000
 soak: build
