@@ -430,7 +430,7 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (kind < 0 || schedules < 1 || jobs < 1 || max_failures < 1)
+	if (kind < 0 || schedules < 1 || jobs < 1 || max_failures < 1 || replay_check < 0)
 		usage();
 	if (jobs > 16)
 		jobs = 16;
