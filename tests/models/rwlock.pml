@@ -70,6 +70,37 @@
  *    or recycled) must not be signalled, claimed or recycled again: in the
  *    C code it may be in use for another wait by then.
  *
+ * The liveness variant (-DLIVE, no timeouts, no downgrades) asks whether a
+ * thread can wait for ever while the others keep taking the lock: above
+ * all a writer at the queue head while readers keep coming and stealing
+ * shares past it.  That is an infinite run, not an end state, so R2 cannot
+ * see it; here each thread locks and unlocks for ever, and spin looks for
+ * an acceptance cycle of the negated formula (R6) under weak fairness, as
+ * in mutex.pml's M5.  It runs with 2 readers and 1 writer (380,989 states
+ * before the fairness product).  What changes:
+ *  - Time passes.  With "due" a free choice, a run could answer "not yet"
+ *    for ever, which no clock allows.  Timer(t) stands for the clock
+ *    instead: it may set due_t[t] at any step after t enqueued (when the C
+ *    code stamps the node's start time) until t holds the lock, and weak
+ *    fairness makes it fire, since it stays enabled until it does.  The
+ *    head's flag CAS (HANDOFF or not), group_member's look at a writer
+ *    (stop or skip) and leave_queue's look at a deferred successor read
+ *    due_t; hl_node_wait_until's wake-up happens only once the waiter's
+ *    timer fired (its deadline is the threshold), so that a waiter is not
+ *    woken to find itself not yet due.  A timer firing early or late is
+ *    one more interleaving.
+ *  - The head's load and CAS are one step already (see "Steps merged"),
+ *    which here also assumes that the head's CAS loop on the word succeeds
+ *    in the end (lock-free, not wait-free), as mutex.pml's M5 states; and
+ *    so is a take.
+ *  - Each thread reuses one node, as the C code does: put() starts its
+ *    life again.  Values nobody reads again are forgotten so that rounds
+ *    differing only in them are one state: the round's locals, `head` in
+ *    the step that clears the flags (it is read only while flags are set),
+ *    and a node's state and link when its owner puts it back (its
+ *    successor was read, and a late access trips the life assertions).
+ *  - The assertions R1, R3 and R5 are checked as in the other rows.
+ *
  * Properties:
  *  R1 exclusion: a writer in its critical section is alone there, readers
  *     share it; the word agrees: a writer in its critical section is the
@@ -98,7 +129,14 @@
  *     and no writer and no flags are in the word while the group is
  *     counted and signalled; a queue head never finds flags in the word
  *     (only a head sets them, and the release that woke it cleared its
- *     own), and neither does leave_queue's fetch_or (assert).
+ *     own), and neither does leave_queue's fetch_or (assert);
+ *  R6 (-DLIVE) no starvation: under weak fairness, with time as the timer
+ *     processes above, every thread enters its critical section infinitely
+ *     often, []<>(cs_who == t) for each thread t (ltl, pan -a -f): in
+ *     particular a writer at the queue head behind readers that keep
+ *     coming (its timer fires, mark_due adds HANDOFF, stealing stops and
+ *     the last reader out hands it the lock), and a reader head behind a
+ *     writer that keeps stealing the free word.
  *
  * Seeded bugs (-D):
  *  BUG_STEAL_FROM_RELEASE        a reader takes a share from a word with
@@ -130,7 +168,12 @@
  *  BUG_NO_MARK_DUE               a due waiter's wake-up does not add
  *                                HANDOFF: readers keep stealing past it
  *                                (R3: the starvation that mark_due
- *                                prevents, seen at its first steal);
+ *                                prevents, seen at its first steal; with
+ *                                -DLIVE, where R3 records no debt for it,
+ *                                R6: an acceptance cycle in which two
+ *                                readers overlap for ever while the due
+ *                                writer head wakes up, marks nothing and
+ *                                parks again);
  *  BUG_RECORD_PLAIN_STORE        leave_queue sets WAKE with a load and a
  *                                store instead of a fetch_or: a reader
  *                                owner overwrites a concurrent reader's
@@ -165,7 +208,8 @@
  * Variants: READERS (default 2), WRITERS (default 1), ITER (default 1);
  * -DTIMED lets each lock call be timed or not (a queued waiter may abandon
  * its node, a head may time out while spinning or waiting); -DDOWNGRADE
- * lets a writer downgrade or not before it unlocks; -DREACH=k turns
+ * lets a writer downgrade or not before it unlocks; -DLIVE checks R6
+ * (threads loop for ever, ITER is ignored); -DREACH=k turns
  * reachability marker k into an assertion (listed in docs/verification.md).
  */
 
@@ -179,7 +223,20 @@
 #define ITER 1
 #endif
 #define NTHREADS (READERS + WRITERS)
+#ifdef LIVE
+#if defined(TIMED) || defined(DOWNGRADE) || defined(BUG_WITHDRAW_FLAGS)
+#error "LIVE is checked without timeouts and downgrades"
+#endif
+#define NNODES NTHREADS         /* one node per thread, reused */
+/* Values nobody reads again are forgotten (see the header). */
+#define FORGET_HEAD ; head = 0
+/* hl_node_wait_until wakes a waiter up only once it is due (its timer) */
+#define WOKEN_DUE(x) && due_t[nowner[x]]
+#else
 #define NNODES (NTHREADS * ITER)
+#define FORGET_HEAD
+#define WOKEN_DUE(x)
+#endif
 
 /* node states (wait.h) */
 #define N_FREE      0
@@ -229,6 +286,34 @@ byte rholders = 0;              /* R1: threads holding a read share */
 byte handoff_to = 0;            /* R3: the thread the lock is owed to */
 byte finished = 0;
 
+#ifdef LIVE
+/* R6: the passage of time.  queued[t]: thread t's node was stamped with its
+ * start time at the enqueue and t does not hold the lock yet; due_t[t]: the
+ * handoff threshold has passed since then.  Timer(t) sets due_t[t] at any
+ * step while t is queued, and under weak fairness it must do so eventually
+ * (it stays enabled until it does). */
+bool queued[NTHREADS + 1];
+bool due_t[NTHREADS + 1];
+byte cs_who = 0;        /* R6: the thread that entered its critical
+                         * section last; 0 once it leaves */
+
+proctype Timer(byte t)
+{
+	do
+	:: atomic { queued[t] && !due_t[t] -> due_t[t] = true }
+	od
+}
+
+/* R6: every thread enters its critical section infinitely often. */
+#if NTHREADS == 2
+ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) }
+#elif NTHREADS == 3
+ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who == 3) }
+#else
+#error "LIVE: 2 or 3 threads"
+#endif
+#endif
+
 #define FLAGS_SET (w_wake || w_handoff)
 
 /* take() for a reader: no writer, no HANDOFF, and not a word that the
@@ -258,7 +343,7 @@ inline wait_until(wu_n, wu_sig, wu_timed)
 	   do
 	   :: atomic { nstate[wu_n] != N_PARKED -> wu_sig = nstate[wu_n] }; break
 	   :: atomic {
-		nstate[wu_n] == N_PARKED && w_wake && !w_handoff && head == wu_n ->
+		nstate[wu_n] == N_PARKED && w_wake && !w_handoff && head == wu_n WOKEN_DUE(wu_n) ->
 			nstate[wu_n] = N_WAITING; wu_sig = S_WOKEN
 	      };
 	      break
@@ -293,12 +378,18 @@ inline mark_due(md_n)
 		:: else -> skip
 		fi;
 #endif
+#if !(defined(LIVE) && defined(BUG_NO_MARK_DUE))
+		/* (with -DLIVE the bug is R6's to find: no debt is recorded
+		 * for R3, as nothing marked it) */
 		if
 		:: w_wake && head == md_n ->
 			assert(handoff_to == 0 || handoff_to == nowner[md_n]);
 			handoff_to = nowner[md_n]
 		:: else -> skip
 		fi
+#else
+		skip
+#endif
 	}
 }
 
@@ -342,7 +433,13 @@ inline put(pt_x)
 {
 	atomic {
 		assert(life[pt_x] == L_USED);
+#ifdef LIVE
+		/* reused for the owner's next lock call: its life starts again,
+		 * and its state and link are read by nobody until then */
+		life[pt_x] = L_NEW; nstate[pt_x] = N_FREE; nnext[pt_x] = 0
+#else
 		life[pt_x] = L_GONE
+#endif
 	}
 }
 
@@ -433,7 +530,7 @@ inline release_to_head(rt)
 			:: else -> w_writer = nowner[h]
 			fi;
 			w_wake = false;
-			w_handoff = false
+			w_handoff = false FORGET_HEAD
 		};
 		nstate[h] = S_HANDED;   /* hl_node_post */
 		rt = true
@@ -441,7 +538,7 @@ inline release_to_head(rt)
 		atomic {
 			if
 			:: w_writer == sw_writer && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
-				w_writer = 0; w_wake = false; w_handoff = false; rt = true;
+				w_writer = 0; w_wake = false; w_handoff = false; rt = true FORGET_HEAD;
 				if
 				:: sw_handoff ->
 					/* the claim was refused: h gave up */
@@ -523,8 +620,13 @@ inline grant_group(gg_n)
 			fi
 		:: nstate[i] != N_ABANDONED && !nreader[i] ->
 			if
+#ifdef LIVE
+			:: !due_t[nowner[i]] -> reach(2); pred = i
+			:: due_t[nowner[i]] -> reach(3); break
+#else
 			:: reach(2); pred = i   /* a writer that is not due: skip it */
 			:: reach(3); break      /* a due writer: stop */
+#endif
 			fi
 		fi
 	   }
@@ -592,10 +694,14 @@ inline leave_queue(lq_n)
 	pass_head(lq_n, true);
 	if
 	:: d != 0 ->
+#ifdef LIVE
+		due = due_t[nowner[d]];
+#else
 		if
 		:: due = true
 		:: due = false
 		fi;
+#endif
 		if
 		:: due || (rd && nreader[d]) ->
 			/* a due successor, or a reader behind a reader owner,
@@ -660,12 +766,19 @@ proctype Thread(byte me)
 	bool ok, due, rt, timed, rd, sw_wake, sw_handoff;
 
 	rd = me <= READERS;
+#ifdef LIVE
+	n = me;
+#endif
 	do
+#ifdef LIVE
+	:: true ->      /* lock calls for ever, on one node */
+#else
 	:: it == ITER -> break
 	:: it < ITER ->
 		n = (me - 1) * ITER + it + 1;
 		it++;
 		timed = false;
+#endif
 #ifdef TIMED
 		if
 		:: timed = true
@@ -698,6 +811,9 @@ proctype Thread(byte me)
 			assert(life[n] == L_NEW);
 			nowner[n] = me; nreader[n] = rd; nnext[n] = 0;
 			nstate[n] = N_WAITING; life[n] = L_USED;
+#ifdef LIVE
+			queued[me] = true; due_t[me] = false;   /* the start time */
+#endif
 			pred = tail; tail = n
 		};
 		if
@@ -707,7 +823,11 @@ proctype Thread(byte me)
 			wait_node(n, sig, timed);
 			if
 			:: sig == S_TIMEDOUT -> goto abandoned
-			:: sig == S_GROUP -> put(n); goto holding
+			:: sig == S_GROUP ->
+#ifdef LIVE
+				atomic { queued[me] = false; due_t[me] = false };
+#endif
+				put(n); goto holding
 			:: sig == S_HANDED -> goto owned
 			:: else -> assert(sig == S_HEAD || sig == S_RELEASED)
 			fi
@@ -741,9 +861,19 @@ proctype Thread(byte me)
 				nstate[n] = N_WAITING;          /* hl_node_arm */
 				w_wake = true;
 				if
-				:: w_handoff = true;            /* due */
+#ifdef LIVE
+				:: due_t[me] ->
+#else
+				::
+#endif
+				   w_handoff = true;            /* due */
 				   assert(handoff_to == 0); handoff_to = me
-				:: w_handoff = false
+#ifdef LIVE
+				:: else ->
+#else
+				::
+#endif
+				   w_handoff = false
 				fi
 		   };
 		   wait_node(n, sig, timed);
@@ -762,7 +892,11 @@ proctype Thread(byte me)
 		od;
 
 owned:
+#ifdef LIVE
+		atomic { sig = 0; queued[me] = false; due_t[me] = false };
+#else
 		sig = 0;
+#endif
 		if
 		:: rd -> grant_group(n)
 		:: else -> skip
@@ -774,8 +908,13 @@ holding:
 		sig = 0;
 		if
 		:: !rd ->
+#ifdef LIVE
+			atomic { in_w++; cs_who = me; assert(in_w == 1 && in_r == 0 && w_writer == me && w_readers == 0) };
+			atomic { in_w--; cs_who = 0 };
+#else
 			atomic { in_w++; assert(in_w == 1 && in_r == 0 && w_writer == me && w_readers == 0) };
 			in_w--;
+#endif
 #ifdef DOWNGRADE
 			if
 			:: skip         /* hl_rwlock_unlock */
@@ -862,8 +1001,13 @@ holding:
 			   fi
 			od
 		:: rd ->
+#ifdef LIVE
+			atomic { in_r++; cs_who = me; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
+			atomic { in_r--; cs_who = 0 };
+#else
 			atomic { in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
 			in_r--;
+#endif
 read_unlock:
 			/* hl_rwlock_unlock, the read side: fetch_sub */
 			atomic {
@@ -923,7 +1067,18 @@ abandoned:
 		/* hl_thread_node_abandoned: whoever meets the node recycles it */
 		skip;
 done:
+#ifdef LIVE
+		skip;   /* the gotos land here, not in the d_step */
+		/* forget this round's locals, so that rounds that differ only
+		 * in them are one state */
+		d_step {
+			sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; first = 0; last = 0;
+			i = 0; j = 0; k = 0; sw_writer = 0; sw_readers = 0;
+			ok = false; due = false; rt = false; sw_wake = false; sw_handoff = false
+		}
+#else
 		sig = 0; sw_writer = 0; sw_wake = false; sw_handoff = false; rt = false; timed = false
+#endif
 	od;
 	finished++
 }
@@ -934,6 +1089,9 @@ init
 	atomic {
 		for (t : 1 .. NTHREADS) {
 			run Thread(t)
+#ifdef LIVE
+			; run Timer(t)
+#endif
 		}
 	}
 	(finished == NTHREADS);
