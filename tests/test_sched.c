@@ -202,7 +202,6 @@ static hl_mutex_t the_mutex;
 static hl_rwlock_t the_rwlock;
 static struct plan the_plan;
 
-static void sched_point(void) { hl_sched_yield(); }
 static void sched_sleep(int64_t ns) { hl_sched_sleep_ns((uint64_t)ns); }
 static int64_t sched_now(void) { return (int64_t)hl_sched_now_ns(); }
 static void sched_failed(const char *msg) { hl_sched_fail("%s", msg); }
@@ -327,7 +326,7 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		.thread_begin = hl_sched_thread_begin,
 		.thread_end = hl_sched_thread_end,
 		.now_ns = sched_now,
-		.point = sched_point,
+		.point = hl_sched_yield,
 		.sleep_ns = sched_sleep,
 		.yield = hl_sched_yield,
 		.failed = sched_failed,
@@ -375,6 +374,8 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 }
 
 /* ---- the parent ------------------------------------------------------------ */
+
+#define MAX_JOBS 16             /* schedules run at once */
 
 struct job {
 	pid_t pid;
@@ -432,10 +433,10 @@ int main(int argc, char **argv)
 	}
 	if (kind < 0 || schedules < 1 || jobs < 1 || max_failures < 1 || replay_check < 0)
 		usage();
-	if (jobs > 16)
-		jobs = 16;
+	if (jobs > MAX_JOBS)
+		jobs = MAX_JOBS;
 
-	struct outcome *out = mmap(NULL, sizeof(struct outcome) * 2 * 16, PROT_READ | PROT_WRITE,
+	struct outcome *out = mmap(NULL, sizeof(struct outcome) * MAX_JOBS, PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	REQUIRE(out != MAP_FAILED, "mmap");
 	const char *one = getenv("HOTLOCK_SCHED_SEED");
@@ -452,7 +453,8 @@ int main(int argc, char **argv)
 	struct hl_sched_stats sum = { 0 };
 	uint64_t first_failing = 0;
 	long first_failing_k = 0;
-	struct job running[16] = { 0 };
+	struct job running[MAX_JOBS] = { 0 };
+	bool slot_busy[MAX_JOBS] = { false };
 	int nrun = 0;
 	REQUIRE(steps && hashes, "out of memory");
 	/* Checking replay: the first replay_check schedules run a second time
@@ -465,14 +467,9 @@ int main(int argc, char **argv)
 	while (finished < total) {
 		while (nrun < jobs && started < total) {
 			int slot = 0;
-			for (bool used = true; used; slot++) {
-				used = false;
-				for (int j = 0; j < nrun; j++)
-					if (running[j].slot == slot)
-						used = true;
-				if (!used)
-					break;
-			}
+			while (slot_busy[slot])
+				slot++;         /* nrun < jobs: one is free */
+			slot_busy[slot] = true;
 			long k = started < schedules ? started : started - schedules;
 			uint64_t seed = mix(base + (uint64_t)k);
 			memset(&out[slot], 0, sizeof(out[slot]));
@@ -500,6 +497,7 @@ int main(int argc, char **argv)
 		REQUIRE(j < nrun, "unknown child");
 		struct job jb = running[j];
 		running[j] = running[--nrun];
+		slot_busy[jb.slot] = false;
 		finished++;
 		struct outcome *o = &out[jb.slot];
 		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && o->done;
