@@ -94,4 +94,17 @@ static inline bool hl_deadline_passed(const struct hl_deadline *dl)
 	       (now.tv_sec == dl->abs.tv_sec && now.tv_nsec >= dl->abs.tv_nsec);
 }
 
+/* One back-off step of the locks' poll fallback (lock_poll, for a thread
+ * with no queue node): true once dl has passed; else sleeps *sleep_ns
+ * (start it at 1 us), doubled each time up to 1 ms, and returns false. */
+static inline bool hl_poll_backoff(const struct hl_deadline *dl, long *sleep_ns)
+{
+	if (hl_deadline_passed(dl))
+		return true;
+	hl_sleep_ns(*sleep_ns);
+	if (*sleep_ns < 1000000)
+		*sleep_ns *= 2;
+	return false;
+}
+
 #endif

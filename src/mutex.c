@@ -152,11 +152,8 @@ static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 		/* Acquire: the critical section starts here. */
 		if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
 			return 0;
-		if (hl_deadline_passed(dl))
+		if (hl_poll_backoff(dl, &sleep_ns))
 			return ETIMEDOUT;
-		hl_sleep_ns(sleep_ns);
-		if (sleep_ns < 1000000)
-			sleep_ns *= 2;
 	}
 }
 

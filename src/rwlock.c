@@ -165,11 +165,8 @@ static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, const struct h
 		/* Acquire: the critical section starts here. */
 		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
-		if (hl_deadline_passed(dl))
+		if (hl_poll_backoff(dl, &sleep_ns))
 			return ETIMEDOUT;
-		hl_sleep_ns(sleep_ns);
-		if (sleep_ns < 1000000)
-			sleep_ns *= 2;
 	}
 }
 
