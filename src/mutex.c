@@ -41,7 +41,7 @@
  *     can take it while a handoff is due (the word is never 0 then).  With
  *     CNA, a contender on another node than the holder's gives a free word
  *     a grace of a microsecond first, and so does a queue head until it
- *     has waited the CNA threshold (defers_to_holder).
+ *     has waited the CNA threshold (gives_way_to_holder).
  *  2. Otherwise take this thread's node, stamp it (TID, start time, RT flag)
  *     and enqueue it.  With a predecessor, park on the node until made head,
  *     or handed the lock if we were made head while parked (step 5).  Only
@@ -191,9 +191,9 @@ static void note_holder_node(struct mutex *m)
 }
 
 /* hl_queue_pass_head in m's order. */
-static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsigned defer)
+static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsigned opts)
 {
-	return hl_queue_pass_head(&m->tail, n, queue_opts(queue_word(m)) | defer);
+	return hl_queue_pass_head(&m->tail, n, queue_opts(queue_word(m)) | opts);
 }
 
 /* Polls of a free word by which a contender on another node than the
@@ -211,8 +211,8 @@ static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsi
  * node is there to take the lock, and take it when nobody is (the lock is
  * never left idle for more than the grace), until they have waited the CNA
  * threshold.  Prioritized waiters never give way (docs/cna.md). */
-static bool defers_to_holder(struct mutex *m, uint32_t node, uint32_t node_flags,
-			     uint64_t waited_ns)
+static bool gives_way_to_holder(struct mutex *m, uint32_t node, uint32_t node_flags,
+				uint64_t waited_ns)
 {
 	uint32_t q = queue_word(m), holder_node = q >> HOLDER_NODE_SHIFT;
 	return holder_node && holder_node - 1 != node &&
@@ -221,9 +221,9 @@ static bool defers_to_holder(struct mutex *m, uint32_t node, uint32_t node_flags
 }
 
 /* Seen the word free: whether to try the CAS now, or give way (above). */
-static inline bool try_free_word(bool defer, unsigned *free_polls)
+static inline bool try_free_word(bool give_way, unsigned *free_polls)
 {
-	if (!defer || ++*free_polls >= LOCAL_GRACE_POLLS)
+	if (!give_way || ++*free_polls >= LOCAL_GRACE_POLLS)
 		return true;
 	hl_cpu_relax();
 	return false;
@@ -232,7 +232,7 @@ static inline bool try_free_word(bool defer, unsigned *free_polls)
 /* Step 1b: optimistic spinning.  A newcomer that found the lock held spins
  * on the word for the spin budget, if it gets a spinner slot, and takes the
  * lock when it is free (with CNA, after a grace if it is on another node
- * than the holder: defers_to_holder), before it would queue and sleep.
+ * than the holder: gives_way_to_holder), before it would queue and sleep.
  * Returns 0 or EAGAIN (go and queue). */
 static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
 {
@@ -241,16 +241,16 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 		return EAGAIN;
 	int err = EAGAIN;
 	uint64_t start = hl_now_ns();
-	bool defer = defers_to_holder(m, hl_topo_node(), hl__thread_prio ? HL_NODE_F_PRIO : 0, 0);
-	struct hl_thread *self = defer ? hl_self() : NULL;
+	bool give_way = gives_way_to_holder(m, hl_topo_node(), hl__thread_prio ? HL_NODE_F_PRIO : 0, 0);
+	struct hl_thread *self = give_way ? hl_self() : NULL;
 	if (self && hl_thread_is_rt(self, start))
-		defer = false;
+		give_way = false;
 	unsigned free_polls = 0;
 	for (unsigned i = 1;; i++) {
 		uint32_t w = hl_load(&m->word, HL_RELAXED);
 		if (!w) {
 			/* Acquire: pairs with the unlock's release. */
-			if (try_free_word(defer, &free_polls) &&
+			if (try_free_word(give_way, &free_polls) &&
 			    hl_cas(&m->word, &w, tid, HL_ACQUIRE)) {
 				err = 0;
 				break;
@@ -272,7 +272,7 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
-	struct hl_node *d = hl_queue_leave_owner(&m->tail, n, queue_opts(queue_word(m)), false);
+	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)), false);
 	if (!d)
 		return;
 	/* Relaxed: published by the release fetch_or below. */
@@ -317,12 +317,12 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 	/* Steps 3 and 4: n is the head. */
 	budget = hl_spin_begin();
 	uint64_t spin_start = hl_now_ns();
-	bool defer = defers_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
+	bool give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	unsigned free_polls = 0;
 	for (unsigned i = 1;; i++) {
 		w = hl_load(&m->word, HL_RELAXED);
 		if (!w) {
-			if (!try_free_word(defer, &free_polls))
+			if (!try_free_word(give_way, &free_polls))
 				continue;
 			/* Acquire: pairs with the unlock's release; the
 			 * critical section starts here. */
@@ -336,7 +336,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 			continue;
 		}
 		now = hl_now_ns();
-		defer = defer && defers_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
+		give_way = give_way && gives_way_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
 		bool due = hl_node_due(n, now, handoff_ns);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
@@ -365,7 +365,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		/* RELEASED: race for it again, with a new budget. */
 		budget = hl_spin_begin();
 		spin_start = hl_now_ns();
-		defer = defers_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
+		give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	}
 
 owned:

@@ -256,10 +256,10 @@ static struct hl_node *splice_front(struct hl_node *next, struct secq *sec)
 	return h;
 }
 
-struct hl_node *hl_queue_leave_owner(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts,
+struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts,
 				     bool wake_readers)
 {
-	struct hl_node *d = hl_queue_pass_head(tail, n, opts | HL_PASS_DEFER);
+	struct hl_node *d = hl_queue_pass_head(tail, n, opts | HL_PASS_DEFER_WAKE);
 	if (!d)
 		return NULL;
 	if (hl_node_due(d, hl_now_ns(), hl_handoff_ns()) ||
@@ -327,7 +327,7 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 {
 	const bool cna = opts & HL_PASS_CNA;
 	/* Relaxed: written by whoever made n the head, before the signal (or
-	 * the lock-word release, HL_PASS_DEFER) through which this thread
+	 * the lock-word release, HL_PASS_DEFER_WAKE) through which this thread
 	 * came to pass headship on from n. */
 	struct secq sec = { hl_load(&n->sec_head, HL_RELAXED), hl_load(&n->sec_tail, HL_RELAXED) };
 	const uint32_t pref = hl_load(&n->pref_node, HL_RELAXED);     /* as sec */
@@ -361,7 +361,7 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 			}
 		}
 		/* Relaxed: published by the signal below, or by the caller's
-		 * release of the lock word (HL_PASS_DEFER). */
+		 * release of the lock word (HL_PASS_DEFER_WAKE). */
 		hl_store(&next->pref_node, next_pref, HL_RELAXED);
 		hl_store(&next->sec_head, sec.head, HL_RELAXED);
 		hl_store(&next->sec_tail, sec.tail, HL_RELAXED);
@@ -378,7 +378,7 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 		}
 		/* Relaxed: a hint; if next parks or gives up meanwhile, the
 		 * signal or the caller's later signal sees it. */
-		if ((opts & HL_PASS_DEFER) && hl_load(&next->state, HL_RELAXED) == HL_NODE_PARKED)
+		if ((opts & HL_PASS_DEFER_WAKE) && hl_load(&next->state, HL_RELAXED) == HL_NODE_PARKED)
 			return next;
 		if (hl_node_signal(next, HL_SIG_HEAD))
 			return NULL;

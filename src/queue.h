@@ -48,7 +48,7 @@ HL_HIDDEN struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_nod
 
 /* hl_queue_pass_head options. */
 enum {
-	HL_PASS_DEFER = 1u << 0,        /* see below */
+	HL_PASS_DEFER_WAKE = 1u << 0,   /* leave a parked new head asleep: below */
 	HL_PASS_CNA = 1u << 1,          /* choose the successor by node */
 };
 
@@ -56,9 +56,11 @@ enum {
  * node in FIFO order, or with HL_PASS_CNA the next on n's node (queue.c).
  * The new head is signalled HL_SIG_HEAD; successors that were abandoned are
  * skipped (they are recycled, as is n itself if it was abandoned).  With
- * HL_PASS_DEFER, a new head that is parked is not woken but returned: the
- * caller must arrange for it to be signalled later (the mutex does so
- * through its lock word).  Returns NULL otherwise. */
+ * HL_PASS_DEFER_WAKE, a new head that is parked is not woken but returned
+ * (a "deferred" head): the caller must arrange for it to be signalled later
+ * (the locks do so through their lock word).  Returns NULL otherwise.  The
+ * caller holds headship for n, and the lock (or a share of it) whenever a
+ * release could otherwise free the lock under it. */
 HL_HIDDEN struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n,
 					     unsigned opts);
 
@@ -69,13 +71,13 @@ static inline bool hl_node_due(const struct hl_node *n, uint64_t now, uint64_t h
 	return (n->flags & HL_NODE_F_RT) || now - n->wait_start_ns >= handoff_ns;
 }
 
-/* Head n leaves the queue as the lock's new owner (hl_queue_pass_head with
- * HL_PASS_DEFER).  A new head that is parked is returned, for the caller to
- * record in its lock word so that its release wakes it; but one that is
- * due, or a reader when wake_readers, is signalled HL_SIG_HEAD at once
- * instead (passed over if it gave up), and NULL returned. */
-HL_HIDDEN struct hl_node *hl_queue_leave_owner(_Atomic uint32_t *tail, struct hl_node *n,
-					       unsigned opts, bool wake_readers);
+/* The head n has acquired its lock and leaves the queue (hl_queue_pass_head
+ * with HL_PASS_DEFER_WAKE).  A new head that is parked is returned, for the
+ * caller to record in its lock word so that its release wakes it; but one
+ * that is due, or a reader when wake_readers, is signalled HL_SIG_HEAD at
+ * once instead (passed over if it gave up), and NULL returned. */
+HL_HIDDEN struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n,
+						 unsigned opts, bool wake_readers);
 
 /* What hl_queue_extract does with a waiter behind the head. */
 enum {

@@ -1,7 +1,7 @@
 /* Model of the CNA waiter queue (src/queue.c): hl_queue_enqueue and
  * hl_queue_pass_head with HL_PASS_CNA (leave, search, the secondary queue
  * carried from head to head, flush, SRO, prioritized waiters, skipping and
- * recycling of abandoned nodes), with and without HL_PASS_DEFER.
+ * recycling of abandoned nodes), with and without HL_PASS_DEFER_WAKE.
  *
  * One queue and no lock: the queue head is the holder.  A thread enqueues a
  * node; if the queue was empty it is the head at once, otherwise it waits
@@ -9,7 +9,7 @@
  * leaves).  As head it runs its critical section and calls pass_head, which
  * makes another node the head.  The lock layer's part (hl_mutex's
  * leave_queue and unlock_to_head, checked in mutex.pml with FIFO passes) is
- * reduced to what it does with the queue: a pass with HL_PASS_DEFER may
+ * reduced to what it does with the queue: a pass with HL_PASS_DEFER_WAKE may
  * return the new head unsignalled, and the passer then signals it later
  * itself, calling pass_head again from it (hl_queue_pass_head(d, 0), which
  * reads the secondary queue from d's node) if it was abandoned meanwhile.
@@ -58,7 +58,7 @@
  *    C code compares that waiter's start time with the threshold.  Starting
  *    the timer at the move rather than at the enqueue loses no flush
  *    decision: the earliest pass that can read it is the next one, and the
- *    timer may fire at any step before.  SRO's search and HL_PASS_DEFER
+ *    timer may fire at any step before.  SRO's search and HL_PASS_DEFER_WAKE
  *    stay free choices: the property holds however they are made, against
  *    the waiter for ever included.
  *  - Each thread reuses one node, as the C code does (OWNER(x) is x).
@@ -455,7 +455,7 @@ inline search()
 	found = 0
 }
 
-/* hl_queue_pass_head(ph_n, HL_PASS_CNA | (ph_defer ? HL_PASS_DEFER : 0))
+/* hl_queue_pass_head(ph_n, HL_PASS_CNA | (ph_defer ? HL_PASS_DEFER_WAKE : 0))
  * -> d: the deferred new head, or 0. */
 inline pass_head(ph_n, ph_defer)
 {
@@ -500,7 +500,7 @@ inline pass_head(ph_n, ph_defer)
 		sech = 0; sect = 0
 	   };
 #ifndef BUG_DEFER_NO_SECONDARY
-	   /* HL_PASS_DEFER and next is parked (not modelled: a free choice
+	   /* HL_PASS_DEFER_WAKE and next is parked (not modelled: a free choice
 	    * while it waits): returned unsignalled */
 	   if
 	   :: ph_defer && nstate[nx] == WAITING ->

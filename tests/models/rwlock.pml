@@ -7,7 +7,7 @@
  * WAKE|HANDOFF CAS into a held word; RELEASED: race again; a head's
  * timeout), wait_node with hl_node_wait_until's timed wake-up and
  * mark_due, grant_group with hl_queue_extract and group_member,
- * leave_queue (pass_head with HL_PASS_DEFER, a parked successor recorded
+ * leave_queue (pass_head with HL_PASS_DEFER_WAKE, a parked successor recorded
  * in `head` with WAKE, a due one or a reader behind a reader owner woken at
  * once), hl_rwlock_unlock (the writer's CAS to 0 or release_to_head, the
  * reader's fetch_sub and last_reader_out), release_to_head (claim + post
@@ -445,7 +445,7 @@ inline put(pt_x)
 
 /* ---- queue (FIFO) ---------------------------------------------------------- */
 
-/* hl_queue_pass_head(ph_n, ph_defer ? HL_PASS_DEFER : 0) -> d: the
+/* hl_queue_pass_head(ph_n, ph_defer ? HL_PASS_DEFER_WAKE : 0) -> d: the
  * successor, unsignalled, if deferred (it was parked); 0 otherwise. */
 inline pass_head(ph_n, ph_defer)
 {
