@@ -24,7 +24,8 @@
  * running thread preempted that long); with no deadline either, every
  * thread is blocked for good: a deadlock or a lost wake-up, reported with
  * the schedule.  A schedule longer than max_steps is reported as a
- * livelock.
+ * livelock.  Memory the test frees (hl_sched_free: a lock destroyed by its
+ * last user) is watched: a scheduling point on it is a use after free.
  *
  * Futexes are simulated: futex_wait compares the word and blocks the
  * thread in the scheduler (atomically, as the kernel does), futex_wake makes
@@ -75,6 +76,7 @@ struct step {
 
 #define TRACE_KEEP 96                  /* steps printed on failure */
 #define MAX_NAMES 8
+#define MAX_FREED 8
 #define REALTIME_OFFSET_NS (1700000000ull * HL_NSEC_PER_SEC)
 
 static struct {
@@ -93,6 +95,9 @@ static struct {
 	struct step ring[TRACE_KEEP];
 	struct named { const char *p; size_t size; const char *name; } names[MAX_NAMES];
 	int nnames;
+	/* Memory the test freed (hl_sched_free): who, and at which step. */
+	struct freed { const char *p; size_t size; int by; uint64_t step; } freed[MAX_FREED];
+	int nfreed;
 	void (*on_failure)(void *);
 	void *on_failure_arg;
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .end_cv = PTHREAD_COND_INITIALIZER, .current = -1 };
@@ -164,6 +169,17 @@ void hl_sched_name(const void *obj, size_t size, const char *name)
 {
 	if (S.nnames < MAX_NAMES)
 		S.names[S.nnames++] = (struct named){ obj, size, name };
+}
+
+void hl_sched_free(const void *obj, size_t size)
+{
+	pthread_mutex_lock(&S.mu);
+	if (S.nfreed == MAX_FREED) {
+		fprintf(stderr, "hotlock-sched: more than %d freed objects\n", MAX_FREED);
+		_exit(HL_SCHED_EXIT_FAIL);
+	}
+	S.freed[S.nfreed++] = (struct freed){ obj, size, self, S.st.steps };
+	pthread_mutex_unlock(&S.mu);
 }
 
 /* ---- the report --------------------------------------------------------- */
@@ -400,6 +416,19 @@ static void step_locked(int kind, const volatile void *addr, const char *file, i
 	if (line) {                     /* the last step in the library's code */
 		me->file = file;
 		me->line = line;
+	}
+	for (int i = 0; i < S.nfreed && addr; i++) {
+		const struct freed *f = &S.freed[i];
+		const char *p = (const char *)addr;
+		if (p >= f->p && p < f->p + f->size) {
+			char a[48];
+			name_addr(addr, a, sizeof(a));
+			S.st.steps++;   /* the step is printed with the others */
+			failf_locked("use after free: t%d's %s of %s at %s:%d, after t%d freed it "
+				     "at step %llu (a release touched the lock after the store "
+				     "that let another thread take it)", self, kind_names[kind], a,
+				     base(file), line, f->by, (unsigned long long)f->step);
+		}
 	}
 	/* FNV-1a of (thread, kind, file name, line): equal for equal
 	 * schedules, in any process. */

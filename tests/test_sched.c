@@ -19,8 +19,11 @@
  *
  *   test_sched --lock L [--schedules N] [--seed S] [--jobs J] [--max-failures F]
  *   L: mutex (FIFO queue), mutex-cna (CNA queue, 2 virtual nodes, a
- *      prioritized thread now and then), rwlock (with downgrades), and the
- *      checker's own seeded faults: broken-excl (a lock whose test and set
+ *      prioritized thread now and then), rwlock (with downgrades);
+ *      mutex-free, mutex-cna-free, rwlock-free: the same locks freed by
+ *      their last user the moment it is done (the lifetime client below:
+ *      destroy must succeed, and a later access to the lock by any thread
+ *      fails the schedule); and the checker's own seeded faults: broken-excl (a lock whose test and set
  *      are two steps), broken-wake (a futex lock whose unlock can miss a
  *      sleeper), drop-wake (hl_mutex, with the scheduler losing one
  *      futex_wake in five: the kernel losing a wake-up).  A seeded fault
@@ -29,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,13 +55,24 @@
 #include "rwlock_ops.h"
 #include "stress.h"
 
-enum lock_kind { L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE };
+enum lock_kind {
+	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
+	L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
+};
 
 static const char *const lock_names[] = {
 	[L_MUTEX] = "mutex", [L_MUTEX_CNA] = "mutex-cna", [L_RWLOCK] = "rwlock",
+	[L_MUTEX_FREE] = "mutex-free", [L_MUTEX_CNA_FREE] = "mutex-cna-free",
+	[L_RWLOCK_FREE] = "rwlock-free",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
 	[L_DROP_WAKE] = "drop-wake",
 };
+
+/* The lifetime clients (below): the lock is freed by its last user. */
+static bool lifetime(enum lock_kind k)
+{
+	return k == L_MUTEX_FREE || k == L_MUTEX_CNA_FREE || k == L_RWLOCK_FREE;
+}
 
 static bool seeded_fault(enum lock_kind k)
 {
@@ -97,9 +112,11 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	p->threads = 2 + (int)rng_below(&r, 3);                 /* 2-4 */
 	/* hl_rwlock and CNA: queues long enough for groups of readers and
 	 * for waiters set aside on both nodes. */
-	if (kind == L_RWLOCK)
+	if (kind == L_MUTEX_FREE)
+		p->threads = 2 + (int)rng_below(&r, 2);         /* 2-3 */
+	if (kind == L_RWLOCK || kind == L_RWLOCK_FREE)
 		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6 */
-	if (kind == L_MUTEX_CNA)
+	if (kind == L_MUTEX_CNA || kind == L_MUTEX_CNA_FREE)
 		p->threads = 4 + (int)rng_below(&r, 5);         /* 4-8 */
 	pl->ops = 2 + (int)rng_below(&r, 7);                    /* 2-8 */
 	/* About the steps a schedule takes (8-16 per operation, measured), so
@@ -130,6 +147,14 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	pl->prio_thread = kind == L_MUTEX_CNA && rng_below(&r, 2) ? (int)rng_below(&r, 4) : -1;
 	if (kind == L_BROKEN_WAKE || kind == L_DROP_WAKE)
 		pl->pct_timed = 0;      /* a timed wait would hide a lost wake-up */
+	if (lifetime(kind)) {
+		/* Heads that give up, so that releases meet abandoned
+		 * nodes, and readers that are the last out. */
+		pl->pct_timed = 40;
+		pl->pct_read = kind == L_RWLOCK_FREE ? 50 : 0;
+	}
+	if (kind == L_MUTEX_CNA_FREE)
+		pl->prio_thread = rng_below(&r, 2) ? (int)rng_below(&r, 4) : -1;
 }
 
 /* ---- the seeded faults ---------------------------------------------------- */
@@ -196,11 +221,202 @@ static int toy_describe(void *o, char *buf, size_t len)
 	return snprintf(buf, len, "word %u", atomic_load(&toy_word)) < 0 ? EINVAL : 0;
 }
 
+/* ---- lifetime: a lock freed the moment its last user is done ------------- */
+
+/* mutex-free, mutex-cna-free, rwlock-free.  Each thread makes its operations
+ * (lock, trylock and timed calls whose deadlines of 0-5 us make queue heads
+ * give up, so that releases meet abandoned nodes; read and write sides for
+ * the rwlock), then one last acquisition in which it drops its reference to
+ * the lock, as a program drops its reference to an object under the
+ * object's own lock.  The thread that drops the last one destroys the lock,
+ * which must return 0 (nobody holds it or waits for it), and frees it
+ * (hl_sched_free): a writer right after its unlock; a reader after a write
+ * lock and unlock of its own, the usual way to wait until the other readers
+ * have let go.  From then on any access to the lock by any thread fails the
+ * schedule: a release must not touch the lock after the store that lets
+ * another thread take it (DESIGN.md invariant 7). */
+static struct plan the_plan;
+static void cna_thread_init(void *obj, int index);
+
+struct life {
+	enum lock_kind kind;
+	union { hl_mutex_t m; hl_rwlock_t rw; } lock;
+	_Atomic int refs;       /* threads still using the lock */
+	int writers, readers;   /* inside; one thread runs at a time */
+	int freed;
+};
+
+static struct life the_life;
+
+static void life_enter(struct life *L, bool reader)
+{
+	if (L->writers || (!reader && L->readers))
+		hl_sched_fail("two threads inside: %d writers, %d readers, and a %s entered",
+			      L->writers, L->readers, reader ? "reader" : "writer");
+	if (reader)
+		L->readers++;
+	else
+		L->writers++;
+}
+
+static void life_leave(struct life *L, bool reader)
+{
+	if (reader)
+		L->readers--;
+	else
+		L->writers--;
+}
+
+/* One acquisition: how = 0 lock, 1 try, 2 timed (deadline rel_ns ahead).
+ * Returns 0 when held. */
+static int life_acquire(struct life *L, bool reader, int how, int64_t rel_ns)
+{
+	struct timespec dl = { 0, 0 };
+	if (how == 2) {
+		int64_t at = (int64_t)hl_sched_now_ns() + rel_ns;
+		dl.tv_sec = (time_t)(at / NSEC_PER_SEC);
+		dl.tv_nsec = (long)(at % NSEC_PER_SEC);
+	}
+	int rc;
+	if (L->kind != L_RWLOCK_FREE)
+		rc = how == 0 ? hl_mutex_lock(&L->lock.m) : how == 1 ? hl_mutex_trylock(&L->lock.m) :
+		     hl_mutex_timedlock(&L->lock.m, CLOCK_MONOTONIC, &dl);
+	else if (reader)
+		rc = how == 0 ? hl_rwlock_rdlock(&L->lock.rw) : how == 1 ?
+		     hl_rwlock_tryrdlock(&L->lock.rw) :
+		     hl_rwlock_timedrdlock(&L->lock.rw, CLOCK_MONOTONIC, &dl);
+	else
+		rc = how == 0 ? hl_rwlock_wrlock(&L->lock.rw) : how == 1 ?
+		     hl_rwlock_trywrlock(&L->lock.rw) :
+		     hl_rwlock_timedwrlock(&L->lock.rw, CLOCK_MONOTONIC, &dl);
+	int fine = how == 0 ? 0 : how == 1 ? EBUSY : ETIMEDOUT;
+	if (rc && rc != fine)
+		hl_sched_fail("%s returned %d", how == 0 ? "lock" : how == 1 ? "trylock" : "timedlock", rc);
+	if (!rc)
+		life_enter(L, reader);
+	return rc;
+}
+
+static void life_release(struct life *L, bool reader)
+{
+	life_leave(L, reader);
+	int rc = L->kind == L_RWLOCK_FREE ? hl_rwlock_unlock(&L->lock.rw) : hl_mutex_unlock(&L->lock.m);
+	if (rc)
+		hl_sched_fail("unlock returned %d", rc);
+}
+
+/* The last reference is gone: destroy and free the lock. */
+static void life_free(struct life *L)
+{
+	int rc = L->kind == L_RWLOCK_FREE ? hl_rwlock_destroy(&L->lock.rw) :
+		 hl_mutex_destroy(&L->lock.m);
+	if (rc)
+		hl_sched_fail("destroy returned %d for a lock that nobody holds or waits for "
+			      "(its last user is done)", rc);
+	L->freed = 1;
+	hl_sched_free(&L->lock, sizeof(L->lock));
+}
+
+struct life_worker {
+	int index;
+	uint64_t seed;
+	pthread_t th;
+};
+
+static void *life_main(void *arg)
+{
+	struct life_worker *w = arg;
+	struct life *L = &the_life;
+	const struct plan *pl = &the_plan;
+	test_rng_t r;
+	rng_seed(&r, w->seed, (uint64_t)w->index + 1);
+	if (L->kind == L_MUTEX_CNA_FREE)
+		cna_thread_init(NULL, w->index);
+	hl_sched_thread_begin(w->index);
+	for (int k = 0; k < pl->ops; k++) {
+		bool last = k == pl->ops - 1;
+		bool reader = (int)rng_below(&r, 100) < pl->pct_read;
+		int pick = (int)rng_below(&r, 100);
+		int how = last ? 0 : pick < pl->pct_trylock ? 1 : pick < pl->pct_trylock + pl->pct_timed ? 2 : 0;
+		if (k == pl->ops - 2)
+			how = 2;        /* gives up, then comes back for its last */
+		int64_t rel = rng_below(&r, 10) == 0 ? -1000 : (int64_t)rng_below(&r, 5001);
+		if (life_acquire(L, reader, how, rel))
+			continue;
+		if ((int)rng_below(&r, 100) < pl->pct_sleep)
+			hl_sched_sleep_ns(1 + rng_below(&r, 3000));
+		else
+			hl_sched_yield();
+		bool drop_last = last && atomic_fetch_sub(&L->refs, 1) == 1;
+		life_release(L, reader);
+		if (!drop_last)
+			continue;
+		if (reader) {
+			/* Other readers may still hold shares: wait them
+			 * out with a write hold of our own. */
+			life_acquire(L, false, 0, 0);
+			life_release(L, false);
+		}
+		life_free(L);
+	}
+	hl_sched_thread_end();
+	return NULL;
+}
+
+static void life_describe(void *arg)
+{
+	struct life *L = arg;
+	char buf[1024] = "(freed)";
+	if (!L->freed) {
+		if (L->kind == L_RWLOCK_FREE)
+			hl_rwlock_describe(&L->lock.rw, buf, sizeof(buf));
+		else
+			hl_mutex_describe(&L->lock.m, buf, sizeof(buf));
+	}
+	fprintf(stderr, "hotlock-sched: lock: %s; references left %d\n", buf,
+		atomic_load(&L->refs));
+}
+
+/* Runs the lifetime client for the plan; fails the schedule on any fault. */
+static void life_run(enum lock_kind kind, uint64_t seed)
+{
+	struct life *L = &the_life;
+	const struct plan *pl = &the_plan;
+	memset(L, 0, sizeof(*L));
+	L->kind = kind;
+	atomic_store(&L->refs, pl->p.threads);
+	if (kind == L_RWLOCK_FREE) {
+		hl_rwlock_init(&L->lock.rw);
+		hl_sched_name(&L->lock, sizeof(L->lock), "rwlock");
+	} else {
+		hl_mutex_init(&L->lock.m);
+		if (kind == L_MUTEX_CNA_FREE) {
+			REQUIRE(hl_topology_set("virtual:2") == 0, "topology");
+			REQUIRE(hl_mutex_set_queue(&L->lock.m, HL_QUEUE_CNA) == 0, "queue");
+		} else {
+			REQUIRE(hl_mutex_set_queue(&L->lock.m, HL_QUEUE_FIFO) == 0, "queue");
+		}
+		hl_sched_name(&L->lock, sizeof(L->lock), "mutex");
+	}
+	/* The library's one-time set-up, outside the schedule. */
+	REQUIRE(life_acquire(L, false, 1, 0) == 0, "set-up");
+	life_release(L, false);
+	hl_sched_on_failure(life_describe, L);
+	struct life_worker w[HL_SCHED_MAX_THREADS];
+	for (int i = 0; i < pl->p.threads; i++) {
+		w[i] = (struct life_worker){ .index = i, .seed = seed };
+		REQUIRE(pthread_create(&w[i].th, NULL, life_main, &w[i]) == 0, "pthread_create");
+	}
+	for (int i = 0; i < pl->p.threads; i++)
+		pthread_join(w[i].th, NULL);
+	if (!L->freed)
+		hl_sched_fail("the lock was not freed: %d references left", atomic_load(&L->refs));
+}
+
 /* ---- one schedule, in a child process ------------------------------------- */
 
 static hl_mutex_t the_mutex;
 static hl_rwlock_t the_rwlock;
-static struct plan the_plan;
 
 static void sched_sleep(int64_t ns) { hl_sched_sleep_ns((uint64_t)ns); }
 static int64_t sched_now(void) { return (int64_t)hl_sched_now_ns(); }
@@ -283,6 +499,10 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 	REQUIRE(hl_config_set(&pl->cfg) == 0, "hl_config_set");
 
 	stress_ops_t ops;
+	if (lifetime(kind)) {
+		life_run(kind, seed);
+		goto passed;
+	}
 	switch (kind) {
 	case L_MUTEX:
 	case L_DROP_WAKE:
@@ -304,8 +524,7 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		ops.relock = rwlock_relock;
 		hl_sched_name(&the_rwlock, sizeof(the_rwlock), "rwlock");
 		break;
-	case L_BROKEN_EXCL:
-	case L_BROKEN_WAKE:
+	default:        /* L_BROKEN_EXCL, L_BROKEN_WAKE */
 		ops = (stress_ops_t){
 			.name = lock_names[kind], .obj = &toy_word,
 			.lock = kind == L_BROKEN_EXCL ? excl_lock : wake_lock,
@@ -360,6 +579,7 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		hl_sched_fail("the lock is not free after every thread has ended");
 	ops.unlock(ops.obj);
 	stress_result_free(&res);
+passed:
 	hl_sched_stats(&out->st);
 	out->pct = pl->p.strategy == HL_SCHED_PCT;
 	out->done = 1;
@@ -393,7 +613,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|broken-excl|broken-wake|drop-wake\n"
+	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|mutex-free|mutex-cna-free|\n"
+			"                         rwlock-free|broken-excl|broken-wake|drop-wake\n"
 			"                  [--schedules N] [--seed S] [--jobs J] [--replay-check K]\n"
 			"                  [--max-failures F]   (stop after F failed schedules; 5)\n"
 			"  HOTLOCK_SCHED_SEED=S runs the one schedule of seed S (a replay);\n"
