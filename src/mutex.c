@@ -68,19 +68,29 @@
  *  1. Fast path: CAS(word, tid -> 0); no syscall.
  *  2. Otherwise the word has WAKE.  Read `head` (valid: its writer set WAKE
  *     with a release CAS after writing it, and cannot leave the queue until
- *     signalled).  With HANDOFF: claim the head's node, write its TID into
- *     the word, post HANDED.  Without: store 0 into the word and signal
- *     RELEASED.  A head that gave up (timed out) refuses the claim or the
- *     signal; the unlocker then releases the word and passes headship on
- *     in its place.
+ *     signalled) and claim the head's node, so that it can no longer give
+ *     up.  With HANDOFF: write its TID into the word and post HANDED.  Otherwise store 0 and post RELEASED.  A
+ *     head that gave up (timed out) refuses the claim; the unlocker then
+ *     passes headship on in its place while it still owns the word, and
+ *     serves the new head's flags if it set any meanwhile.
+ *  3. The store of step 2 (or the CAS of step 1) is the last access to the
+ *     mutex: after it another thread may take the lock, release it and free
+ *     its memory (DESIGN.md invariant 7, glibc bug 13690).  Only the head's
+ *     node is touched after it, and nodes are never unmapped.
  *
- * Bounded waiting: once the head's wait passes the threshold it sets
- * HANDOFF, after which no newcomer can take the lock; every waiter queued
- * ahead of a thread has waited longer than it, so a waiter's wait is at most
- * the threshold plus one handover per waiter ahead of it.
+ * Bounded waiting: a due head that has set HANDOFF is served at the next
+ * unlock: nobody takes the lock before it.
+ * A head that is due when it becomes head is woken at once (step 5) and
+ * sets HANDOFF when it runs; until then newcomers may still take the lock.
+ * Every waiter queued ahead of a thread has waited longer than it, so a
+ * waiter's wait is at most the threshold plus one handover per waiter ahead
+ * of it, a handover being a critical section and a wake-up.
  *
  * Timeouts: a waiter that gives up abandons its node in place (wait.h); the
  * queue skips and recycles it when headship reaches it.
+ *
+ * A thread that exits holding the mutex leaves it locked (docs/core.md,
+ * "Owners"), as glibc does for a normal mutex.
  *
  * The owner holds no node, so any thread can run the unlock (the pthread
  * shim relies on it); hl_mutex_unlock itself checks ownership (EPERM).
@@ -389,25 +399,52 @@ abandoned:
 	return ETIMEDOUT;
 }
 
-/* Unlock step 2; the caller owns the word, which has WAKE. */
+/* Unlock step 2; the caller owns the word, which has live WAKE (w).  The
+ * rule of every release (docs/core.md): after the store that lets another
+ * thread take the lock, touch nothing of the lock object, since its last
+ * user may free it at once; only the head's node (arena memory, never
+ * unmapped).  So whatever needs `head`, `tail` or `queue` is done while the
+ * word is still ours: the claim that keeps the head from leaving, and, for a
+ * head that has left, passing headship on. */
 static void unlock_to_head(struct mutex *m, uint32_t w)
 {
-	/* Relaxed: the acquire load that showed WAKE synchronized with the
-	 * release that set it, which followed the store to `head`. */
-	struct hl_node *h = hl_node_at(hl_load(&m->head, HL_RELAXED));
-	bool parked;
-	if ((w & HANDOFF) && hl_node_claim(h, &parked)) {
-		/* Release: the critical section is visible to the new owner
-		 * (which also synchronizes through the post below). */
-		hl_store(&m->word, h->tid, HL_RELEASE);
-		hl_node_post(h, HL_SIG_HANDED, parked);
-		return;
+	for (;;) {
+		/* Relaxed: the acquire load (or failed CAS) that showed WAKE
+		 * synchronized with the release that set it, which followed
+		 * the store to `head`. */
+		struct hl_node *h = hl_node_at(hl_load(&m->head, HL_RELAXED));
+		bool parked;
+		if (hl_node_claim(h, &parked)) {
+			/* h can no longer leave, and the word stays as it is
+			 * until our store: only a head sets flags, and h waits. */
+			bool handoff = w & HANDOFF;
+			uint32_t tid = h->tid;
+			/* Release: the critical section happens before the next
+			 * owner's acquire (h through the post as well).  A plain
+			 * store: nobody else changes the word now. */
+			hl_store(&m->word, handoff ? tid : 0, HL_RELEASE);
+			/* From here on, only h's node. */
+			hl_node_post(h, handoff ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
+			return;
+		}
+		/* h gave up (timed out): headship is ours to pass on, now,
+		 * while the lock is still held.  First drop h's flags (nobody
+		 * else changes the word meanwhile; relaxed: nothing is
+		 * published by it): a new head may set flags while we pass,
+		 * and they must not be mistaken for h's (the same bits) by the
+		 * CAS below, or that head would sleep unsignalled. */
+		w &= OWNER_MASK;
+		hl_store(&m->word, w, HL_RELAXED);
+		pass_head(m, h, 0);
+		/* Release: as above; acquire on failure: the new head's flags,
+		 * then `head`, are read as at the start. */
+		for (;;) {
+			if (hl_cas(&m->word, &w, 0, HL_ACQ_REL))
+				return;
+			if (has_live_flags(w))
+				break;          /* a new head's flags: serve it */
+		}
 	}
-	/* Release: pairs with the next owner's acquire CAS.  A plain store:
-	 * while WAKE is set nobody but the owner changes the word. */
-	hl_store(&m->word, 0, HL_RELEASE);
-	if ((w & HANDOFF) || !hl_node_signal(h, HL_SIG_RELEASED))
-		pass_head(m, h, 0);     /* h gave up */
 }
 
 int hl_mutex_lock(hl_mutex_t *pm)

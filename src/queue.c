@@ -257,7 +257,7 @@ static struct hl_node *splice_front(struct hl_node *next, struct secq *sec)
 }
 
 struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts,
-				     bool wake_readers)
+				       bool wake_readers)
 {
 	struct hl_node *d = hl_queue_pass_head(tail, n, opts | HL_PASS_DEFER_WAKE);
 	if (!d)

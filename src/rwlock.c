@@ -55,11 +55,18 @@
  *     the queue as hl_mutex does: a parked successor is recorded in `head`
  *     with WAKE set, so the last release wakes it; a due one is woken now.
  *
- * Unlock (the last hold goes, with WAKE): with HANDOFF, claim the head's
- * node, write its TID (or one reader) into the word, post HANDED; without,
- * store 0 and signal RELEASED.  A head that gave up refuses; the releaser
- * then passes headship on in its place.  Only the last hold sees WAKE at
- * 0: a reader's release that leaves others holding is a plain decrement.
+ * Unlock (the last hold goes, with WAKE): claim the head's node, so that it
+ * can no longer give up; then with HANDOFF write its TID (or one reader)
+ * into the word and post HANDED, without it store 0 and post RELEASED.  A
+ * head that gave up refuses the claim; the releaser then passes headship on
+ * in its place, before it releases the word.  Only the last hold sees WAKE
+ * at 0: a reader's release that leaves others holding is a plain
+ * decrement.  The last reader out holds the lock until its release CAS: a
+ * word with live flags and no holder gives nobody a share (take).  The
+ * releasing CAS is the last access to the lock object, which its last user
+ * may free at once (DESIGN.md invariant 7); only the head's node is touched
+ * after it.  A thread that exits holding a write lock leaves it locked
+ * (docs/core.md, "Owners"); a read hold is not tracked per thread.
  *
  * Bounded waiting: as hl_mutex; in addition a reader queued behind a due
  * writer is never granted ahead of it (step 5 stops there), and readers do
@@ -148,7 +155,7 @@ static inline uint64_t take(uint64_t s, bool reader, uint32_t tid)
 	if (reader)
 		/* Not from live flags with no holder either: the last reader
 		 * out is between its decrement and its release to the head
-		 * (last_reader_out).  A share taken then would make a second
+		 * (release_to_head).  A share taken then would make a second
 		 * "last reader out" of the same flags, and both would act on
 		 * the head (found by tests/models/rwlock.pml). */
 		return !writer(s) && !(s & HANDOFF) && readers(s) < HL_RWLOCK_MAX_READERS &&
@@ -337,6 +344,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 	/* Steps 3 and 4: n is the head. */
 	budget = hl_spin_begin();
 	uint64_t spin_start = hl_now_ns();
+	unsigned peer_spins = 0;
 	for (unsigned i = 1;; i++) {
 		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid);
 		if (ns) {
@@ -356,8 +364,12 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 			goto timeout_head;
 		if (!due && now - spin_start < budget)
 			continue;
-		if (!held(clean(s)))
-			continue;       /* free: take it (above) */
+		if (!held(clean(s))) {
+			/* Free (take it, above), or flags with no holder:
+			 * the last reader out is about to release the word. */
+			hl_wait_for_peer(&peer_spins);
+			continue;
+		}
 		/* Relaxed: published by the release CAS below. */
 		hl_store(&l->head, n->index, HL_RELAXED);
 		hl_node_arm(n);
@@ -405,42 +417,63 @@ abandoned:
 	return ETIMEDOUT;
 }
 
-/* The last hold goes, and s has live WAKE: hand the lock to the head or
- * wake it (see Unlock above).  Returns false if the word changed under us
- * (a reader stole a share: retry as a plain release). */
-static bool release_to_head(struct rwlock *l, uint64_t s)
+/* The last hold goes, and s has live WAKE: hand the lock to the head or wake
+ * it (see Unlock above).  The caller is the write holder, or the reader that
+ * took the count to 0: in either case nobody else can take the lock until
+ * the CAS below (take() gives no share from flags with no holder), so every
+ * access to the lock object is made before it; after it, only the head's
+ * node (DESIGN.md invariant 7: the lock may be freed at once). */
+static void release_to_head(struct rwlock *l, uint64_t s)
 {
-	/* Relaxed: the acquire load that showed WAKE synchronized with the
-	 * release that set it, which followed the store to `head`. */
-	struct hl_node *h = hl_node_at(hl_load(&l->head, HL_RELAXED));
-	const bool handoff = s & HANDOFF;
-	bool parked;
-	if (handoff && hl_node_claim(h, &parked)) {
-		uint64_t ns = is_reader(h) ? ONE_READER : h->tid;
-		/* Release: our critical section is visible to the new holder,
-		 * which synchronizes with us through the post, not through
-		 * the word.  Acquire: so the other readers' releases (the
-		 * RMWs we read from) reach it too, through us.  With HANDOFF
-		 * nobody steals and we are the last holder: the word cannot
-		 * change under us. */
-		if (!hl_cas(&l->state, &s, ns, HL_ACQ_REL))
-			hl__bug("rwlock: the word changed during a handoff", (unsigned long)s);
-		hl_node_post(h, HL_SIG_HANDED, parked);
-		return true;
+	for (;;) {
+		/* Relaxed: the acquire load that showed WAKE synchronized with
+		 * the release that set it, which followed the store to `head`. */
+		struct hl_node *h = hl_node_at(hl_load(&l->head, HL_RELAXED));
+		bool parked;
+		if (hl_node_claim(h, &parked)) {
+			/* h can no longer leave.  The word can still change in
+			 * one way: h, woken by its timer just before our claim,
+			 * may add HANDOFF (mark_due); then it is handed the
+			 * lock.  Release: our critical section is visible to
+			 * the next holder (to h through the post as well);
+			 * acquire: the other readers' releases (the RMWs we read
+			 * from) reach it too, through us. */
+			uint64_t ns;
+			for (;;) {
+				ns = !(s & HANDOFF) ? 0 : is_reader(h) ? ONE_READER : h->tid;
+				if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
+					break;
+				if (!(s & HANDOFF) || !has_live_flags(s))
+					hl__bug("rwlock: the word changed during a release",
+						(unsigned long)s);
+			}
+			/* From here on, only h's node. */
+			hl_node_post(h, ns ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
+			return;
+		}
+		/* h gave up (timed out): headship is ours to pass on, while
+		 * the lock is still ours.  A write holder first drops h's
+		 * flags (nobody else changes the word meanwhile; relaxed:
+		 * nothing is published by it): the new head may set flags on
+		 * the held word while we pass, and they must not be mistaken
+		 * for h's (the same bits) by the CAS below, or that head would
+		 * sleep unsignalled.  The last reader out keeps them: they are
+		 * what keeps others out, and a word with no holder gets no new
+		 * flags (the head waits for it to be free). */
+		if (writer(s)) {
+			s &= ~(FLAGS | GEN_MASK);
+			hl_store(&l->state, s, HL_RELAXED);
+		}
+		hl_queue_pass_head(&l->tail, h, 0);
+		/* Release: as above; acquire on failure: the new head's flags,
+		 * then `head`, are read as at the start. */
+		for (;;) {
+			if (hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+				return;
+			if (has_live_flags(s))
+				break;          /* a new head's flags: serve it */
+		}
 	}
-	/* Release: pairs with the next holder's acquire of the word; acquire:
-	 * as above, for a head that is signalled without reading the word
-	 * again first (a reader head that is then HANDED by someone else
-	 * reads it).  Without HANDOFF a reader may have stolen a share since
-	 * s was read. */
-	if (!hl_cas(&l->state, &s, 0, HL_ACQ_REL)) {
-		if (handoff)
-			hl__bug("rwlock: the word changed during a release", (unsigned long)s);
-		return false;   /* a reader came in (no HANDOFF) */
-	}
-	if (handoff || !hl_node_signal(h, HL_SIG_RELEASED))
-		hl_queue_pass_head(&l->tail, h, 0);     /* h gave up */
-	return true;
 }
 
 int hl_rwlock_init(hl_rwlock_t *l)
@@ -541,20 +574,6 @@ int hl_rwlock_trywrlock(hl_rwlock_t *pl)
 	return hl_cas(&l->state, &s, hl_tid(), HL_ACQUIRE) ? 0 : EBUSY;
 }
 
-/* A reader released the last share of s (now s: count 0, no writer, live
- * WAKE): wake the head or hand it the lock.  A reader may steal a share
- * meanwhile (without HANDOFF): its release inherits the duty.  The head
- * may add HANDOFF meanwhile (mark_due): look again. */
-static void last_reader_out(struct rwlock *l, uint64_t s)
-{
-	while (!release_to_head(l, s)) {
-		/* Acquire: as in hl_rwlock_unlock. */
-		s = hl_load(&l->state, HL_ACQUIRE);
-		if (held(s) || !has_live_flags(s))
-			return;
-	}
-}
-
 int hl_rwlock_unlock(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
@@ -571,7 +590,7 @@ int hl_rwlock_unlock(hl_rwlock_t *pl)
 		 * to (release_to_head). */
 		uint64_t old = hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
 		if (readers(old) == 1 && has_live_flags(old))
-			last_reader_out(l, old - ONE_READER);
+			release_to_head(l, old - ONE_READER);   /* the last reader out */
 		/* A fork parent's flags left alone with no holder are
 		 * dropped by the next acquisition (take). */
 		return 0;
@@ -580,10 +599,8 @@ int hl_rwlock_unlock(hl_rwlock_t *pl)
 		if (!owned_by_me(s, tid))
 			return EPERM;
 		if (has_live_flags(s)) {
-			if (release_to_head(l, s))
-				return 0;
-			s = hl_load(&l->state, HL_ACQUIRE);
-			continue;
+			release_to_head(l, s);
+			return 0;
 		}
 		/* No flags, or a fork parent's: the word becomes 0.  Release:
 		 * the critical section happens before the next holder's
