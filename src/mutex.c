@@ -69,7 +69,9 @@
  *  2. Otherwise the word has WAKE.  Read `head` (valid: its writer set WAKE
  *     with a release CAS after writing it, and cannot leave the queue until
  *     signalled) and claim the head's node, so that it can no longer give
- *     up.  With HANDOFF: write its TID into the word and post HANDED.  Otherwise store 0 and post RELEASED.  A
+ *     up.  With HANDOFF, or when the head is due by now (a recorded head
+ *     that sleeps has no timer to set HANDOFF itself): write its TID into
+ *     the word and post HANDED.  Otherwise store 0 and post RELEASED.  A
  *     head that gave up (timed out) refuses the claim; the unlocker then
  *     passes headship on in its place while it still owns the word, and
  *     serves the new head's flags if it set any meanwhile.
@@ -78,8 +80,8 @@
  *     its memory (DESIGN.md invariant 7, glibc bug 13690).  Only the head's
  *     node is touched after it, and nodes are never unmapped.
  *
- * Bounded waiting: a due head that has set HANDOFF is served at the next
- * unlock: nobody takes the lock before it.
+ * Bounded waiting: a due head that has set HANDOFF, or that sleeps recorded
+ * in `head`, is served at the next unlock: nobody takes the lock before it.
  * A head that is due when it becomes head is woken at once (step 5) and
  * sets HANDOFF when it runs; until then newcomers may still take the lock.
  * Every waiter queued ahead of a thread has waited longer than it, so a
@@ -416,8 +418,11 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 		bool parked;
 		if (hl_node_claim(h, &parked)) {
 			/* h can no longer leave, and the word stays as it is
-			 * until our store: only a head sets flags, and h waits. */
-			bool handoff = w & HANDOFF;
+			 * until our store: only a head sets flags, and h waits.
+			 * A recorded head that became due while it slept (no
+			 * timer wakes it to set HANDOFF itself) is handed the
+			 * lock too: a due head is served at the next unlock. */
+			bool handoff = (w & HANDOFF) || hl_node_due(h, hl_now_ns(), hl_handoff_ns());
 			uint32_t tid = h->tid;
 			/* Release: the critical section happens before the next
 			 * owner's acquire (h through the post as well).  A plain

@@ -30,6 +30,18 @@
  * Then shows that the handoff is what bounds the wait: the same loop with
  * handoff_ns = 10 s (the maximum) is allowed to be unfair; its per-thread
  * min/max and worst wait are printed, not asserted.
+ *
+ * Then the per-head bound of docs/mutex.md, counted in acquisitions rather
+ * than time, in every build: a due head that sleeps recorded in the mutex
+ * is served at the next unlock, before a thread that is spinning on the
+ * lock at that moment.  The head W parks with no timer and becomes due
+ * while the lock is held (4 ms threshold, held 10 ms); then a thread S
+ * spins on the lock word (a 10 ms spin budget), and the holder unlocks.
+ * W must get the lock before S.  Two cases: W set WAKE itself as head, and
+ * W was recorded by the previous owner when it took the lock from the
+ * queue ahead of W (a deferred head, parked in the queue).  (Before the
+ * unlock handed the lock to such a head, it released the word and woke W,
+ * and S, already spinning, took the lock first.)
  * In sanitizer builds the instrumentation distorts timing: both runs are
  * made (shorter) and checked for exclusion and progress only; the bounds are
  * printed but not asserted. */
@@ -38,6 +50,10 @@
 #include "stress.h"
 
 #include <hotlock/hotlock.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 
 #define THREADS 8
 
@@ -105,6 +121,150 @@ static int run(const char *label, int duration_ms, bool assert_bounds, uint64_t 
 	return bad;
 }
 
+/* ---- a due head that sleeps is served at the next unlock ---------------- */
+
+struct due_run {
+	hl_mutex_t m;
+	int cpu_a, cpu_b;               /* W and the unlocker on a, S on b */
+	bool deferred;                  /* W is parked behind W1 */
+	atomic_uint w_tid, w1_tid;
+	atomic_int s_spinning;          /* S is about to spin on the word */
+	atomic_int order;               /* acquisitions so far */
+	int w_order, s_order;
+};
+
+/* Pins the calling thread to CPU cpu (best effort: the order is what the
+ * protocol guarantees; the pinning only makes the old code's race, a
+ * spinner on one CPU against a wake-up on the other, come out the same way
+ * every time). */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* Whether describe() shows the thread tid parked in m's queue. */
+static bool parked_in_queue(hl_mutex_t *m, unsigned tid)
+{
+	char buf[1024], want[32];
+	hl_mutex_describe(m, buf, sizeof(buf));
+	snprintf(want, sizeof(want), " %u@", tid);
+	const char *p = strstr(buf, want);
+	return p && strncmp(strchr(p, ':'), ":park", 5) == 0;
+}
+
+static void wait_parked(struct due_run *r, atomic_uint *tid, const char *who)
+{
+	int64_t give_up = now_ns() + 5 * NSEC_PER_SEC;
+	while (!atomic_load(tid) || !parked_in_queue(&r->m, atomic_load(tid))) {
+		char buf[1024];
+		if (now_ns() > give_up) {
+			hl_mutex_describe(&r->m, buf, sizeof(buf));
+			REQUIRE(0, "%s never parked in the queue: %s", who, buf);
+		}
+		sleep_ns(100 * NSEC_PER_USEC);
+	}
+}
+
+static void *due_w(void *arg)
+{
+	struct due_run *r = arg;
+	pin(r->cpu_a);
+	atomic_store(&r->w_tid, test_gettid());
+	CHECK_RC(hl_mutex_lock(&r->m), 0);
+	r->w_order = atomic_fetch_add(&r->order, 1);
+	CHECK_RC(hl_mutex_unlock(&r->m), 0);
+	return NULL;
+}
+
+static void *due_s(void *arg)
+{
+	struct due_run *r = arg;
+	pin(r->cpu_b);
+	atomic_store(&r->s_spinning, 1);
+	CHECK_RC(hl_mutex_lock(&r->m), 0);
+	r->s_order = atomic_fetch_add(&r->order, 1);
+	CHECK_RC(hl_mutex_unlock(&r->m), 0);
+	return NULL;
+}
+
+/* The holder of the lock when W is due: starts S, lets it spin, unlocks. */
+static void due_release(struct due_run *r, const hl_config_t *spin)
+{
+	pthread_t s;
+	/* W is due after 4 ms; it has waited at least this long. */
+	sleep_ns(10 * NSEC_PER_MSEC);
+	CHECK_RC(hl_config_set(spin), 0);
+	REQUIRE(pthread_create(&s, NULL, due_s, r) == 0, "pthread_create");
+	while (!atomic_load(&r->s_spinning))
+		sleep_ns(10 * NSEC_PER_USEC);
+	sleep_ns(2 * NSEC_PER_MSEC);    /* S spins on the word by now */
+	CHECK_RC(hl_mutex_unlock(&r->m), 0);
+	pthread_join(s, NULL);
+}
+
+static void *due_w1(void *arg)
+{
+	struct due_run *r = arg;
+	pin(r->cpu_a);
+	atomic_store(&r->w1_tid, test_gettid());
+	CHECK_RC(hl_mutex_lock(&r->m), 0);
+	/* W1 took the lock from the queue and recorded W, parked behind
+	 * it, as the head its unlock wakes. */
+	atomic_fetch_add(&r->order, 1);
+	hl_config_t spin;
+	hl_config_get(&spin);
+	spin.spin_ns = HL_SPIN_NS_MAX;
+	due_release(r, &spin);
+	return NULL;
+}
+
+static void due_head_served(bool deferred)
+{
+	const char *label = deferred ? "deferred head (recorded by the previous owner)" :
+				       "head that set WAKE itself";
+	hl_config_t c0, c;
+	hl_config_get(&c0);
+	c = c0;
+	c.handoff_ns = 4 * NSEC_PER_MSEC;
+	c.spin_ns = 0;                  /* W parks at once */
+	CHECK_RC(hl_config_set(&c), 0);
+	struct due_run r = { .deferred = deferred, .cpu_a = -1, .cpu_b = -1 };
+	pthread_t w, w1;
+	cpu_set_t all;
+	REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0, "sched_getaffinity");
+	for (int cpu = 0; cpu < CPU_SETSIZE && r.cpu_b < 0; cpu++)
+		if (CPU_ISSET(cpu, &all))
+			*(r.cpu_a < 0 ? &r.cpu_a : &r.cpu_b) = cpu;
+	hl_mutex_init(&r.m);
+	pin(r.cpu_a);
+	CHECK_RC(hl_mutex_lock(&r.m), 0);
+	if (deferred) {
+		REQUIRE(pthread_create(&w1, NULL, due_w1, &r) == 0, "pthread_create");
+		wait_parked(&r, &r.w1_tid, "W1");
+	}
+	REQUIRE(pthread_create(&w, NULL, due_w, &r) == 0, "pthread_create");
+	wait_parked(&r, &r.w_tid, "W");
+	if (deferred) {
+		/* W1 is woken (not due) and takes the lock; W stays parked. */
+		CHECK_RC(hl_mutex_unlock(&r.m), 0);
+		pthread_join(w1, NULL);
+	} else {
+		c.spin_ns = HL_SPIN_NS_MAX;
+		due_release(&r, &c);
+	}
+	pthread_join(w, NULL);
+	sched_setaffinity(0, sizeof(all), &all);
+	printf("due %s: W acquired %s, S %s\n", label, r.w_order < r.s_order ? "first" : "second",
+	       r.w_order < r.s_order ? "second" : "first");
+	CHECK(r.w_order < r.s_order, "a due %s was not served at the next unlock: a spinning "
+	      "thread took the lock first", label);
+	CHECK_RC(hl_mutex_destroy(&r.m), 0);
+	CHECK_RC(hl_config_set(&c0), 0);
+}
+
 int main(void)
 {
 	hl_config_t c0, c;
@@ -127,6 +287,15 @@ int main(void)
 	CHECK_RC(hl_config_set(&c), 0);
 	run("handoff 10 s (no bound expected)", ms, false, seed + 1);
 	CHECK_RC(hl_config_set(&c0), 0);
+
+	cpu_set_t usable;
+	if (sched_getaffinity(0, sizeof(usable), &usable) != 0 || CPU_COUNT(&usable) < 2) {
+		printf("test_fairness: one usable CPU: nobody spins, the due-head runs are "
+		       "skipped\n");
+	} else {
+		due_head_served(false);
+		due_head_served(true);
+	}
 
 	return test_finish("test_fairness");
 }
