@@ -26,6 +26,9 @@
  * the schedule.  A schedule longer than max_steps is reported as a
  * livelock.  Memory the test frees (hl_sched_free: a lock destroyed by its
  * last user) is watched: a scheduling point on it is a use after free.
+ * Signals (hl_sched_set_signal): at a scheduling point a thread may run the
+ * test's handler before its step, as a signal arriving between two
+ * instructions would; the draw comes from the seed like every choice.
  *
  * Futexes are simulated: futex_wait compares the word and blocks the
  * thread in the scheduler (atomically, as the kernel does), futex_wake makes
@@ -60,6 +63,7 @@ struct sthread {
 	uint64_t blocked_at;            /* step at which it blocked (wake order) */
 	int result;                     /* of the wait: 0, ETIMEDOUT */
 	int64_t prio;                   /* PCT */
+	bool in_handler;                /* running the signal handler */
 	/* For the report: the last scheduling point, and the last one in
 	 * the code (a file and line). */
 	int kind, line;
@@ -100,6 +104,8 @@ static struct {
 	int nfreed;
 	void (*on_failure)(void *);
 	void *on_failure_arg;
+	void (*sig_handler)(void);      /* hl_sched_set_signal */
+	unsigned sig_per_64k;
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .end_cv = PTHREAD_COND_INITIALIZER, .current = -1 };
 
 static __thread int self = -1;         /* this thread's index, -1: not scheduled */
@@ -466,6 +472,26 @@ void hl__sched_point(int kind, const volatile void *addr, const char *file, int 
 	pthread_mutex_lock(&S.mu);
 	step_locked(kind, addr, file, line);
 	hand_over(choose());
+	/* Chosen to run again: a signal may arrive first (drawn now, when
+	 * this thread runs, so that a seed replays it). */
+	struct sthread *me = &S.t[self];
+	bool signal = S.sig_handler && !me->in_handler && rnd_below(65536) < S.sig_per_64k;
+	if (signal) {
+		me->in_handler = true;
+		S.st.signals++;
+	}
+	pthread_mutex_unlock(&S.mu);
+	if (signal) {
+		S.sig_handler();
+		me->in_handler = false;         /* only this thread reads it */
+	}
+}
+
+void hl_sched_set_signal(void (*handler)(void), unsigned per_64k)
+{
+	pthread_mutex_lock(&S.mu);
+	S.sig_handler = handler;
+	S.sig_per_64k = per_64k;
 	pthread_mutex_unlock(&S.mu);
 }
 

@@ -64,6 +64,7 @@ struct hl_sched_stats {
 	uint64_t spurious;              /* futex_wait ended for nothing */
 	uint64_t jumps;                 /* of time to the next deadline */
 	uint64_t now_ns;                /* virtual CLOCK_MONOTONIC at the end */
+	uint64_t signals;               /* handlers run (hl_sched_set_signal) */
 	uint64_t trace_hash;            /* of every step's (thread, kind, file, line) */
 };
 
@@ -87,6 +88,12 @@ _Noreturn void hl_sched_fail(const char *fmt, ...) __attribute__((format(printf,
 void hl_sched_on_failure(void (*fn)(void *arg), void *arg);
 /* Names [obj, obj + size) in the printed schedule. */
 void hl_sched_name(const void *obj, size_t size, const char *name);
+/* Signals: from now on, at each scheduling point of a scheduled thread that
+ * is not running the handler already, handler() runs first with
+ * probability per_64k / 65536, on that thread, as if a signal had arrived
+ * between two of its instructions.  The handler's own atomics are
+ * scheduling points like any others; it does not nest. */
+void hl_sched_set_signal(void (*handler)(void), unsigned per_64k);
 /* The calling thread frees [obj, obj + size) (a lock it has destroyed):
  * from now on a scheduling point of any thread on an address in it fails
  * the schedule, as a use after free (DESIGN.md invariant 7: after the store

@@ -197,7 +197,7 @@ struct hl_thread *hl__thread_register(void)
 		return NULL;
 	struct hl_thread *t = &threads[i];
 	t->tid = hl_tid();
-	t->depth = 0;
+	hl_store(&t->depth, 0, HL_RELAXED);     /* not shared yet */
 	for (int k = 0; k < HL_NEST; k++)
 		t->nodes[k] = node_alloc();
 	for (int k = 0; k < HL_FX_KINDS; k++)
@@ -212,18 +212,31 @@ struct hl_thread *hl__thread_register(void)
 
 /* ---- nodes ----------------------------------------------------------------- */
 
+/* Level d of the nesting is claimed (depth d -> d + 1) before nodes[d] is
+ * read, and given back (d + 1 -> d) after nodes[d] is done with (thread.h).
+ * Relaxed: only this thread and its signal handlers touch depth and nodes;
+ * the signal fences keep the compiler from moving the node accesses across
+ * the claim and the give-back, which is all a handler on the same thread
+ * needs. */
 struct hl_node *hl_thread_node_get(struct hl_thread *self)
 {
-	if (!self || self->depth >= HL_NEST)
+	if (!self)
 		return NULL;
-	uint32_t i = self->nodes[self->depth];
+	uint32_t d = hl_load(&self->depth, HL_RELAXED);
+	if (d >= HL_NEST)
+		return NULL;
+	hl_store(&self->depth, d + 1, HL_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst);
+	uint32_t i = self->nodes[d];
 	if (!i) {
 		i = node_alloc();        /* a replacement failed earlier: retry */
-		if (!i)
+		if (!i) {
+			atomic_signal_fence(memory_order_seq_cst);
+			hl_store(&self->depth, d, HL_RELAXED);
 			return NULL;
-		self->nodes[self->depth] = i;
+		}
+		self->nodes[d] = i;
 	}
-	self->depth++;
 	struct hl_node *n = &hl__nodes[i];
 	n->tid = self->tid;
 	return n;
@@ -231,14 +244,19 @@ struct hl_node *hl_thread_node_get(struct hl_thread *self)
 
 void hl_thread_node_put(struct hl_thread *self)
 {
-	self->depth--;
-	hl_store(&hl__nodes[self->nodes[self->depth]].state, HL_NODE_FREE, HL_RELAXED);
+	uint32_t d = hl_load(&self->depth, HL_RELAXED) - 1;
+	hl_store(&hl__nodes[self->nodes[d]].state, HL_NODE_FREE, HL_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst);
+	hl_store(&self->depth, d, HL_RELAXED);
 }
 
 void hl_thread_node_abandoned(struct hl_thread *self)
 {
-	self->depth--;
-	self->nodes[self->depth] = node_alloc();
+	uint32_t d = hl_load(&self->depth, HL_RELAXED) - 1;
+	/* The abandoned node is the queue's now: never hand it out again. */
+	self->nodes[d] = node_alloc();
+	atomic_signal_fence(memory_order_seq_cst);
+	hl_store(&self->depth, d, HL_RELAXED);
 }
 
 bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns)

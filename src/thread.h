@@ -14,6 +14,20 @@
  * abandoned in a queue (timed-out wait) stays there until the queue skips it
  * and recycles it; its thread takes a fresh node in its place.  No lock path
  * allocates memory: a thread takes its nodes at its first slow path.
+ *
+ * Nesting is safe against a handler that interrupts the thread anywhere,
+ * because the level is claimed before its node is used and given back after
+ * the node is done with: a wait at level d first moves `depth` to d + 1,
+ * then takes nodes[d]; it ends by finishing with nodes[d] (marking it free,
+ * or replacing it when the queue keeps it), then moves `depth` back to d.
+ * A handler that runs between any two of these steps waits at level d + 1
+ * or deeper, on another node, and has given its level back before the
+ * interrupted code resumes.  Only this thread and its handlers touch
+ * `depth` and `nodes`, so the steps are relaxed atomics ordered by signal
+ * fences.  One thing is not reentrant: a thread's very first slow path,
+ * which registers its record; a handler that waits on a lock during it
+ * registers a second record, and one of the two is never given back (a
+ * leak of one record and its nodes, not a fault).
  */
 #ifndef HOTLOCK_THREAD_H
 #define HOTLOCK_THREAD_H
@@ -33,7 +47,7 @@ enum { HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER, HL_FX_KINDS };
 
 struct hl_thread {
 	uint32_t tid;
-	uint32_t depth;                 /* waits in progress (nesting) */
+	_Atomic uint32_t depth;         /* waits in progress (nesting levels in use) */
 	uint32_t nodes[HL_NEST];        /* node index per nesting level, 0 if none */
 	_Atomic uint32_t in_use;
 	_Atomic uint32_t pool_next;

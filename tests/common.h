@@ -80,6 +80,16 @@ static inline uint32_t test_gettid(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
+/* One pause of a spin loop (the instruction, where there is one). */
+static inline void test_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 /* splitmix64: seeds the per-thread generators from one printed seed. */
 static inline uint64_t splitmix64(uint64_t *x)
 {

@@ -28,15 +28,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#else
-	atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
-
 enum wstate {
 	ST_START, ST_OUTSIDE, ST_LOCK, ST_TRYLOCK, ST_TIMEDLOCK, ST_RDLOCK,
 	ST_TRYRDLOCK, ST_TIMEDRDLOCK, ST_CS, ST_CS_SLEEP, ST_CS_YIELD,
@@ -271,7 +262,7 @@ static void cs_pause(struct worker *w)
 	if (h && h->point)
 		h->point();
 	else
-		cpu_relax();
+		test_cpu_relax();
 }
 
 static void cs_work(struct worker *w, int n)
@@ -428,7 +419,7 @@ static void *worker_main(void *arg)
 		if (c->ncs_work > 0) {
 			int n = (int)rng_below(&w->rng, (uint64_t)(2 * c->ncs_work + 1));
 			for (int i = 0; i < n; i++)
-				cpu_relax();
+				test_cpu_relax();
 		}
 
 		if (k == OP_TRY && !(read ? ops->tryrdlock : ops->trylock))

@@ -23,7 +23,10 @@
  *      mutex-free, mutex-cna-free, rwlock-free: the same locks freed by
  *      their last user the moment it is done (the lifetime client below:
  *      destroy must succeed, and a later access to the lock by any thread
- *      fails the schedule); and the checker's own seeded faults: broken-excl (a lock whose test and set
+ *      fails the schedule); mutex-signal: mutex with signals, whose
+ *      handler takes a second mutex (with timed waits that give up) at any
+ *      scheduling point of the interrupted thread, on its nested node; and
+ *      the checker's own seeded faults: broken-excl (a lock whose test and set
  *      are two steps), broken-wake (a futex lock whose unlock can miss a
  *      sleeper), drop-wake (hl_mutex, with the scheduler losing one
  *      futex_wake in five: the kernel losing a wake-up).  A seeded fault
@@ -57,13 +60,13 @@
 
 enum lock_kind {
 	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
-	L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
+	L_MUTEX_SIGNAL, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
 };
 
 static const char *const lock_names[] = {
 	[L_MUTEX] = "mutex", [L_MUTEX_CNA] = "mutex-cna", [L_RWLOCK] = "rwlock",
 	[L_MUTEX_FREE] = "mutex-free", [L_MUTEX_CNA_FREE] = "mutex-cna-free",
-	[L_RWLOCK_FREE] = "rwlock-free",
+	[L_RWLOCK_FREE] = "rwlock-free", [L_MUTEX_SIGNAL] = "mutex-signal",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
 	[L_DROP_WAKE] = "drop-wake",
 };
@@ -413,6 +416,41 @@ static void life_run(enum lock_kind kind, uint64_t seed)
 		hl_sched_fail("the lock was not freed: %d references left", atomic_load(&L->refs));
 }
 
+/* ---- signals: a handler that locks a second mutex ------------------------ */
+
+/* mutex-signal: the stress harness on the_mutex, and at any scheduling
+ * point a thread may be interrupted by a handler that takes sig_mutex, with
+ * lock or with a timed call whose deadline (0-5 us, or passed) often makes
+ * it give up and leave its node in sig_mutex's queue.  The interrupted
+ * thread may be anywhere in the_mutex's code, its own wait included; the
+ * handler waits on the next nesting level's node (src/thread.h). */
+static hl_mutex_t sig_mutex;
+static int sig_inside;          /* handlers inside sig_mutex */
+static __thread uint64_t sig_count;
+
+static void sig_handler(void)
+{
+	uint64_t k = ++sig_count;
+	int rc;
+	if (k % 2) {
+		int64_t at = (int64_t)hl_sched_now_ns() + (k % 5 == 0 ? -1000 : (int64_t)(k * 977 % 5001));
+		struct timespec dl = { (time_t)(at / NSEC_PER_SEC), (long)(at % NSEC_PER_SEC) };
+		rc = hl_mutex_timedlock(&sig_mutex, CLOCK_MONOTONIC, &dl);
+		if (rc == ETIMEDOUT)
+			return;
+	} else {
+		rc = hl_mutex_lock(&sig_mutex);
+	}
+	if (rc)
+		hl_sched_fail("the handler's lock of the second mutex returned %d", rc);
+	if (sig_inside++)
+		hl_sched_fail("two handlers inside the second mutex");
+	hl_sched_yield();
+	sig_inside--;
+	if ((rc = hl_mutex_unlock(&sig_mutex)))
+		hl_sched_fail("the handler's unlock returned %d", rc);
+}
+
 /* ---- one schedule, in a child process ------------------------------------- */
 
 static hl_mutex_t the_mutex;
@@ -507,6 +545,7 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 	case L_MUTEX:
 	case L_DROP_WAKE:
 	case L_MUTEX_CNA:
+	case L_MUTEX_SIGNAL:
 		hl_mutex_init(&the_mutex);
 		ops = mutex_stress_ops(&the_mutex);
 		if (kind == L_MUTEX_CNA) {
@@ -540,6 +579,12 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 	if (ops.trylock(ops.obj) == 0)
 		ops.unlock(ops.obj);
 	hl_sched_on_failure(on_failure, &ops);
+	if (kind == L_MUTEX_SIGNAL) {
+		hl_mutex_init(&sig_mutex);
+		REQUIRE(hl_mutex_set_queue(&sig_mutex, HL_QUEUE_FIFO) == 0, "queue");
+		hl_sched_name(&sig_mutex, sizeof(sig_mutex), "sigmutex");
+		hl_sched_set_signal(sig_handler, 4096);         /* 1 step in 16 */
+	}
 
 	stress_hooks_t hooks = {
 		.thread_begin = hl_sched_thread_begin,
@@ -578,6 +623,8 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 	if (ops.trylock(ops.obj) != 0)
 		hl_sched_fail("the lock is not free after every thread has ended");
 	ops.unlock(ops.obj);
+	if (kind == L_MUTEX_SIGNAL && hl_mutex_destroy(&sig_mutex) != 0)
+		hl_sched_fail("the handlers' mutex is not free after every thread has ended");
 	stress_result_free(&res);
 passed:
 	hl_sched_stats(&out->st);
@@ -585,9 +632,9 @@ passed:
 	out->done = 1;
 	if (trace || getenv("HOTLOCK_SCHED_SEED"))
 		fprintf(stderr, "test_sched: seed 0x%" PRIx64 " passed: %" PRIu64 " steps, %" PRIu64
-			" switches, %" PRIu64 " futex waits, %" PRIu64 " timeouts (%s)\n",
-			seed, out->st.steps, out->st.switches, out->st.futex_waits,
-			out->st.timeouts, what);
+			" switches, %" PRIu64 " futex waits, %" PRIu64 " timeouts, %" PRIu64
+			" signals (%s)\n", seed, out->st.steps, out->st.switches,
+			out->st.futex_waits, out->st.timeouts, out->st.signals, what);
 	fflush(stdout);
 	fflush(stderr);
 	_exit(0);
@@ -614,7 +661,7 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|mutex-free|mutex-cna-free|\n"
-			"                         rwlock-free|broken-excl|broken-wake|drop-wake\n"
+			"                         rwlock-free|mutex-signal|broken-excl|broken-wake|drop-wake\n"
 			"                  [--schedules N] [--seed S] [--jobs J] [--replay-check K]\n"
 			"                  [--max-failures F]   (stop after F failed schedules; 5)\n"
 			"  HOTLOCK_SCHED_SEED=S runs the one schedule of seed S (a replay);\n"
@@ -760,6 +807,7 @@ int main(int argc, char **argv)
 			sum.timeouts += o->st.timeouts;
 			sum.spurious += o->st.spurious;
 			sum.jumps += o->st.jumps;
+			sum.signals += o->st.signals;
 			pct += o->pct;
 		}
 		int64_t now = now_ns();
@@ -811,10 +859,11 @@ int main(int argc, char **argv)
 	printf("test_sched: %s: %ld schedules passed (%ld pct, %ld random), %ld distinct; "
 	       "steps per schedule median %" PRIu64 ", max %" PRIu64 "; %" PRIu64 " steps, %" PRIu64
 	       " switches, %" PRIu64 " futex waits, %" PRIu64 " timeouts, %" PRIu64
-	       " spurious wake-ups, %" PRIu64 " time jumps; %d replayed exactly; %.1f s\n",
+	       " spurious wake-ups, %" PRIu64 " time jumps, %" PRIu64 " signals; %d replayed "
+	       "exactly; %.1f s\n",
 	       lock_names[kind], n, pct, n - pct, distinct, n ? steps[n / 2] : 0,
 	       n ? steps[n - 1] : 0, sum.steps, sum.switches, sum.futex_waits, sum.timeouts,
-	       sum.spurious, sum.jumps, replay_check < schedules ? replay_check : (int)schedules, secs);
+	       sum.spurious, sum.jumps, sum.signals, replay_check < schedules ? replay_check : (int)schedules, secs);
 	free(steps);
 	free(hashes);
 	return 0;
