@@ -4,8 +4,25 @@
  * record.
  *
  * The interface is chosen once, on first use, by a futex_wake of nobody
- * (nr_wake = 0): ENOSYS means no futex2.  The probe itself is counted as
- * "other".  HOTLOCK_FUTEX=futex skips the probe and uses the old call.
+ * (nr_wake = 0): futex2 only if that call succeeds.  Any error means no
+ * futex2: ENOSYS from an older kernel, and EPERM (or whatever else) from a
+ * seccomp profile that refuses syscalls it does not know, as container
+ * runtimes do.  The probe itself is counted as "other".  HOTLOCK_FUTEX=futex
+ * skips the probe and uses the old call.
+ *
+ * A filter may also be installed after the probe: a futex2 call that fails
+ * with ENOSYS or EPERM switches the process to futex(2) for good and is
+ * retried with it at once (both calls counted; a wake too, since a lost wake
+ * would leave a waiter asleep).  Any other failure of a wait is returned as
+ * the kernel's errno; the waiting core then backs off with sleeps instead of
+ * parking (wait.c), so that a futex the kernel refuses costs a CPU nothing.
+ *
+ *   iface          meaning
+ *   -------------  ----------------------------------------------
+ *   IFACE_UNKNOWN  not probed yet
+ *   IFACE_FUTEX    futex(2): no futex2, forced, or switched to
+ *   IFACE_FUTEX2   futex_wait/futex_wake
+ *   IFACE_SCHED    the controlled-schedule build (never stored)
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -40,7 +57,9 @@
 /* IFACE_SCHED: the controlled-schedule build (src/controlled.h), whose scheduler
  * puts threads to sleep and wakes them itself, in virtual time. */
 enum { IFACE_UNKNOWN, IFACE_FUTEX, IFACE_FUTEX2, IFACE_SCHED };
-/* Relaxed: a racing first use probes twice and stores the same answer. */
+/* Relaxed: no data is published with it.  UNKNOWN -> FUTEX or FUTEX2 by a
+ * CAS (racing first uses probe twice, the first answer stays), and FUTEX2 ->
+ * FUTEX once futex2 is refused; never back. */
 static _Atomic int iface;
 
 static void count(int kind, uint64_t woken)
@@ -75,11 +94,27 @@ static int interface(void)
 		long r = syscall(__NR_futex_wake, &dummy, (unsigned long)FUTEX_BITSET_MATCH_ANY,
 				 0, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
 		count(HL_FX_OTHER, 0);
-		i = (r < 0 && errno == ENOSYS) ? IFACE_FUTEX : IFACE_FUTEX2;
+		i = r >= 0 ? IFACE_FUTEX2 : IFACE_FUTEX;
 		errno = saved;
 	}
-	hl_store(&iface, i, HL_RELAXED);
+	int unknown = IFACE_UNKNOWN;
+	/* Relaxed: see iface.  A racing prober's answer, or a switch to
+	 * futex(2) made since, wins over ours. */
+	if (!hl_cas(&iface, &unknown, i, HL_RELAXED))
+		i = unknown;
 	return i;
+}
+
+/* A futex2 call failed with err: true if that means futex2 is refused (no
+ * such syscall, or a seccomp filter installed after the probe), in which
+ * case the process uses futex(2) from now on and the caller retries. */
+static bool futex2_refused(int err)
+{
+	if (err != ENOSYS && err != EPERM)
+		return false;
+	/* Relaxed: see iface. */
+	hl_store(&iface, IFACE_FUTEX, HL_RELAXED);
+	return true;
 }
 
 const char *hl_futex_interface(void)
@@ -97,8 +132,7 @@ int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 		return EINVAL;
 	if (abstime && abstime->tv_sec < 0)
 		return ETIMEDOUT;       /* the kernel rejects negative times */
-	long r;
-	int saved = errno;
+	int saved = errno, err;
 	int i = interface();
 #ifdef HOTLOCK_SCHED
 	/* Counted after: the thread's last step before the wait stays the
@@ -108,24 +142,21 @@ int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 	return sched_err;
 #endif
 	if (i == IFACE_FUTEX2) {
-		r = syscall(__NR_futex_wait, addr, (unsigned long)val,
-			    (unsigned long)FUTEX_BITSET_MATCH_ANY,
-			    FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, abstime, clock);
-	} else {
-		int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
-		if (clock == CLOCK_REALTIME)
-			op |= FUTEX_CLOCK_REALTIME;
-		r = syscall(SYS_futex, addr, op, val, abstime, NULL, FUTEX_BITSET_MATCH_ANY);
+		err = syscall(__NR_futex_wait, addr, (unsigned long)val,
+			      (unsigned long)FUTEX_BITSET_MATCH_ANY,
+			      FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, abstime, clock) < 0 ? errno : 0;
+		count(HL_FX_WAIT, 0);
+		if (!err || !futex2_refused(err))
+			goto out;
 	}
+	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+	if (clock == CLOCK_REALTIME)
+		op |= FUTEX_CLOCK_REALTIME;
+	err = syscall(SYS_futex, addr, op, val, abstime, NULL, FUTEX_BITSET_MATCH_ANY) < 0 ? errno : 0;
 	count(HL_FX_WAIT, 0);
-	int err = r < 0 ? errno : 0;
+out:
 	errno = saved;
-	switch (err) {
-	case 0: case EAGAIN: case ETIMEDOUT: case EINTR:
-		return err;
-	default:
-		return EINVAL;
-	}
+	return err;
 }
 
 int hl_futex_wake(uint32_t *addr, int n)
@@ -138,11 +169,15 @@ int hl_futex_wake(uint32_t *addr, int n)
 	count(HL_FX_WAKE, (uint64_t)r);
 	return (int)r;
 #endif
-	if (i == IFACE_FUTEX2)
+	if (i == IFACE_FUTEX2) {
 		r = syscall(__NR_futex_wake, addr, (unsigned long)FUTEX_BITSET_MATCH_ANY,
 			    n, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
-	else
-		r = syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+		if (r >= 0 || !futex2_refused(errno))
+			goto out;
+		count(HL_FX_WAKE, 0);   /* the refused call; the retry is counted below */
+	}
+	r = syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+out:
 	errno = saved;
 	if (r < 0)
 		r = 0;

@@ -22,9 +22,30 @@ HL_HIDDEN _Noreturn void hl__bug(const char *what, unsigned long value);
 
 #define HL_NSEC_PER_SEC 1000000000ull
 
+/* A clock reading in nanoseconds.  Only for times the library reads itself:
+ * a caller's tv_sec may be anything up to INT64_MAX and would wrap. */
 static inline uint64_t hl_ts_to_ns(const struct timespec *ts)
 {
 	return (uint64_t)ts->tv_sec * HL_NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+/* A caller-supplied time (tv_nsec already checked to be in [0, 1e9)) in
+ * nanoseconds, saturating: UINT64_MAX from 18446744073.709551615 s on (year
+ * 2554), 0 for a negative tv_sec. */
+static inline uint64_t hl_ts_to_ns_sat(const struct timespec *ts)
+{
+	if (ts->tv_sec < 0)
+		return 0;
+	uint64_t sec = (uint64_t)ts->tv_sec, nsec = (uint64_t)ts->tv_nsec;
+	if (sec > (UINT64_MAX - nsec) / HL_NSEC_PER_SEC)
+		return UINT64_MAX;
+	return sec * HL_NSEC_PER_SEC + nsec;
+}
+
+/* a + b, saturating at UINT64_MAX. */
+static inline uint64_t hl_add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
 /* Every clock read of the library: in the controlled-schedule build
@@ -82,8 +103,8 @@ static inline int hl_deadline_init(struct hl_deadline *dl, clockid_t clock,
 	return 0;
 }
 
-/* Compared as timespecs: a far deadline (tv_sec near its maximum) would
- * overflow 64-bit nanoseconds. */
+/* Compared as timespecs, exact for any tv_sec.  (Where a deadline must
+ * become nanoseconds, hl_ts_to_ns_sat saturates.) */
 static inline bool hl_deadline_passed(const struct hl_deadline *dl)
 {
 	if (!dl)

@@ -3,6 +3,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
 
 #include <hotlock/futex.h>
 
@@ -77,27 +79,58 @@ static uint32_t abandon(struct hl_node *n, uint32_t seen)
 
 /* CLOCK_MONOTONIC nanoseconds at which deadline dl passes: exact for a
  * monotonic one, as of now for a realtime one (only used to choose when to
- * wake up; the deadline itself is checked on its own clock). */
+ * wake up; the deadline itself is checked on its own clock).  Saturates at
+ * UINT64_MAX (year 2554 of either clock): a caller's tv_sec goes up to
+ * INT64_MAX, and a wrapped value would be a deadline in the past. */
 static uint64_t deadline_mono_ns(const struct hl_deadline *dl)
 {
-	uint64_t abs = hl_ts_to_ns(&dl->abs);
+	uint64_t abs = hl_ts_to_ns_sat(&dl->abs);
 	if (dl->clock == CLOCK_MONOTONIC)
 		return abs;
 	uint64_t real = hl_clock_ns(CLOCK_REALTIME), mono = hl_now_ns();
-	return abs > real ? mono + (abs - real) : mono;
+	return abs > real ? hl_add_sat(mono, abs - real) : mono;
 }
 
-/* Parks on n (state PARKED) until signalled, the deadline, or wake_ns. */
+/* Parks on n (state PARKED) until signalled, the deadline, or wake_ns.
+ * Returns hl_futex_wait's result. */
 static int park(struct hl_node *n, const struct hl_deadline *dl, uint64_t wake_ns)
 {
 	if (!wake_ns)
 		return hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED,
 				     dl ? dl->clock : CLOCK_MONOTONIC, dl ? &dl->abs : NULL);
 	uint64_t until = wake_ns;
-	if (dl && deadline_mono_ns(dl) < until)
-		until = deadline_mono_ns(dl);
+	if (dl) {
+		uint64_t d = deadline_mono_ns(dl);
+		if (d < until)
+			until = d;
+	}
+	/* Valid for the kernel however far: tv_sec is at most 18446744073
+	 * (it saturates the time to KTIME_MAX). */
 	struct timespec ts = { (time_t)(until / HL_NSEC_PER_SEC), (long)(until % HL_NSEC_PER_SEC) };
 	return hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED, CLOCK_MONOTONIC, &ts);
+}
+
+/* A park whose futex wait failed with err, which a working futex never
+ * returns (a seccomp filter that refuses futex(2), say).  Correctness never
+ * depended on the futex: the caller re-reads the node state and its clocks
+ * after each return.  So sleep instead, from 1 us doubling up to 1 ms
+ * (*sleep_ns, 1000 at the wait's start), rather than spin on a failing
+ * syscall, and say so once per process. */
+static void park_failed(int err, const struct hl_deadline *dl, long *sleep_ns)
+{
+	static _Atomic bool reported;
+	/* Relaxed: only keeps the message to one; nothing is published. */
+	if (!hl_xchg(&reported, true, HL_RELAXED)) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+		const char *name = strerrorname_np(err);
+#else
+		const char *name = NULL;
+#endif
+		fprintf(stderr, "hotlock: futex wait fails with errno %d (%s: %s); waiters poll "
+			"with sleeps of up to 1 ms instead of parking\n", err, name ? name : "?",
+			strerror(err));
+	}
+	hl_poll_backoff(dl, sleep_ns);
 }
 
 uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl, uint64_t spin_ns)
@@ -130,8 +163,11 @@ uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl, uin
 	 * failure (via hl_cas): the signal's writes become visible. */
 	if (!hl_cas(&n->state, &s, HL_NODE_PARKED, HL_ACQUIRE))
 		goto signalled;
+	long failed_sleep_ns = 1000;
 	for (;;) {
 		int r = park(n, dl, wake_ns);
+		if (hl_unlikely(r && r != EAGAIN && r != ETIMEDOUT && r != EINTR))
+			park_failed(r, dl, &failed_sleep_ns);
 		s = hl_load(&n->state, HL_ACQUIRE);
 		if (s != HL_NODE_PARKED)
 			goto signalled;

@@ -33,6 +33,11 @@
  * may call futex_wake on a node whose owner has already seen the signal and
  * moved on: the worst case is a spurious wake-up of the node's next wait,
  * which every wait loop tolerates by re-reading the state word.
+ *
+ * Correctness never depends on the futex: a parked waiter re-reads the state
+ * word after every return of futex_wait.  Where the kernel refuses the wait
+ * (a seccomp filter: EPERM, ENOSYS), the waiter sleeps between looks
+ * instead, 1 us doubling to 1 ms, and the library says so once on stderr.
  */
 #ifndef HOTLOCK_WAIT_H
 #define HOTLOCK_WAIT_H

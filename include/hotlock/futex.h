@@ -34,14 +34,20 @@ static inline uint64_t hl_futex_stats_calls(const hl_futex_stats_t *s)
 /* Waits while *addr == val, until woken or until the absolute time abstime
  * on clock (CLOCK_MONOTONIC or CLOCK_REALTIME; abstime NULL waits forever).
  * Private futex.  Returns 0 when woken (or spuriously), EAGAIN when *addr !=
- * val, ETIMEDOUT, EINTR, or EINVAL. */
+ * val, ETIMEDOUT (also at once for a negative tv_sec), EINTR, EINVAL for
+ * another clock or a tv_nsec outside [0, 1e9), or else the errno of the
+ * failed syscall as the kernel gave it: EPERM or ENOSYS where a seccomp
+ * filter refuses futex(2) (a refused futex2 is retried with futex(2) and the
+ * process keeps to futex(2)), EFAULT for a bad addr. */
 int hl_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 		  const struct timespec *abstime);
 /* Wakes up to n waiters of addr; returns how many were woken. */
 int hl_futex_wake(uint32_t *addr, int n);
 
 /* Which futex interface the library uses: "futex2" (futex_wait/futex_wake
- * syscalls, Linux 6.7+) or "futex" (the multiplexed futex syscall). */
+ * syscalls, Linux 6.7+, when a probe call succeeds) or "futex" (the
+ * multiplexed futex syscall).  It can change from "futex2" to "futex" once,
+ * when the kernel starts refusing futex2 (a seccomp filter). */
 const char *hl_futex_interface(void);
 
 #ifdef __cplusplus
