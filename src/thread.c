@@ -146,6 +146,7 @@ static void atfork_child(void)
 	hl__prefork_tid = hl__tid_cache;
 	hl__tid_cache = 0;
 	hl_fetch_add(&hl__fork_gen, 1, HL_RELAXED);
+	hl_spin_atfork_child();
 	struct hl_thread *self = hl__self_ptr;
 	if (self)
 		self->tid = hl__tid_slow();
@@ -204,6 +205,7 @@ struct hl_thread *hl__thread_register(void)
 		t->fx_base[k] = hl_load(&t->fx[k], HL_RELAXED);
 	t->rt_checked_ns = 0;
 	t->rt = false;
+	hl_spin_thread_init(t);
 	hl_store(&t->in_use, 1, HL_RELEASE);
 	hl__self_ptr = t;
 	pthread_setspecific(exit_key, t);
@@ -290,4 +292,35 @@ void hl_process_stats(uint64_t out[HL_FX_KINDS])
 	for (uint32_t i = 1; i < n; i++)
 		for (int k = 0; k < HL_FX_KINDS; k++)
 			out[k] += hl_load(&threads[i].fx[k], HL_RELAXED);
+}
+
+/* ---- affinity (wait.c's spinner slots) ------------------------------------ */
+
+int hl_thread_affinity_union(uint64_t out[HL_CPU_WORDS], int enough)
+{
+	int cpus = 0;
+	for (int k = 0; k < HL_CPU_WORDS; k++)
+		out[k] = 0;
+	if (!threads)
+		return 0;
+	/* Relaxed: the masks are hints (wait.c); a record that is being taken
+	 * or given back is counted or not, either is fine for 100 ms. */
+	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	for (uint32_t i = 1; i < n && cpus < enough; i++) {
+		struct hl_thread *t = &threads[i];
+		if (!hl_load(&t->in_use, HL_RELAXED))
+			continue;
+		bool grew = false;
+		for (int k = 0; k < HL_CPU_WORDS; k++) {
+			uint64_t w = hl_load(&t->cpu_mask[k], HL_RELAXED);
+			grew |= (w & ~out[k]) != 0;
+			out[k] |= w;
+		}
+		if (!grew)
+			continue;
+		cpus = 0;
+		for (int k = 0; k < HL_CPU_WORDS; k++)
+			cpus += __builtin_popcountll(out[k]);
+	}
+	return cpus;
 }

@@ -43,7 +43,7 @@
 enum { HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER, HL_FX_KINDS };
 #define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */
 #define HL_MAX_NODES (1u << 20)         /* 64 MiB of address space */
-#define HL_MAX_THREADS (1u << 17)       /* 16 MiB of address space */
+#define HL_MAX_THREADS (1u << 17)       /* 32 MiB of address space */
 
 struct hl_thread {
 	uint32_t tid;
@@ -60,6 +60,12 @@ struct hl_thread {
 	uint64_t fx_base[HL_FX_KINDS];
 	uint64_t rt_checked_ns;         /* when rt was last read from the kernel */
 	bool rt;                        /* SCHED_FIFO or SCHED_RR */
+	/* The thread's CPU affinity, for the spinner slots (wait.c): written
+	 * by the owning thread at registration and by its hl_spin_begin when
+	 * 100 ms old; read by the thread that recomputes the slots (relaxed,
+	 * a hint).  cpu_mask_ns: CLOCK_MONOTONIC when it was read. */
+	_Atomic uint64_t cpu_mask[HL_CPU_WORDS];
+	uint64_t cpu_mask_ns;
 } __attribute__((aligned(64)));
 
 HL_HIDDEN extern struct hl_node *hl__nodes;

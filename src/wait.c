@@ -1,5 +1,42 @@
 /* The waiting core: spin on the node, then park on it; signal a node.
- * The state machine is in wait.h. */
+ * The state machine is in wait.h.
+ *
+ * Spinner slots (the policy is in wait.h):
+ *
+ *   variable        meaning                                  written by
+ *   --------------  ---------------------------------------  --------------
+ *   spinners        threads holding a slot now               hl_spin_begin/end
+ *   spinner_slots   CPUs in the union of the threads'        the recomputing
+ *                   affinity masks, less one (-1: not yet)   thread
+ *   slots_ns        CLOCK_MONOTONIC of the last recompute    CAS, see step 2
+ *   spin_held       slots the calling thread holds (TLS)     its thread
+ *   cpu_mask[]      a thread's affinity mask, in its record  its thread
+ *
+ * hl_spin_begin, on a slow path:
+ *   1. If the caller's cpu_mask is 100 ms old (SLOTS_PERIOD_NS), it reads
+ *      its affinity again (sched_getaffinity).  A record gets its first mask
+ *      at registration (hl_spin_thread_init).
+ *   2. If spinner_slots is 100 ms old, the one thread whose CAS moves
+ *      slots_ns to now ORs the masks of the records in use
+ *      (hl_thread_affinity_union, stopping once every online CPU is in the
+ *      union, as get_nprocs says) and stores the count less one; the
+ *      others use the cached value.  So a first thread pinned to one CPU
+ *      does not decide for the whole process, and a process whose threads
+ *      all share one CPU does not spin.
+ *   3. A slot is taken if fewer than spinner_slots are held.
+ * Cost: a clock read and two compares per call; every 100 ms at most, a
+ * sched_getaffinity per thread, and per process a get_nprocs and a scan of
+ * the records; none on a fast path.  Everything here is relaxed: the counts
+ * and masks are hints that bound spinning, nothing is published through
+ * them, and a mask read while its owner rewrites it is at worst a mix of
+ * two masks of that thread.
+ *
+ * In a fork child the forking thread is alone: spinners becomes its own
+ * spin_held (the slots of the parent's other threads are not held by anyone
+ * there) and the next hl_spin_begin recomputes the slots.  In the
+ * controlled-schedule build the slot count is the schedule's CPUs less one,
+ * read once, as it has always been.
+ */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,27 +46,84 @@
 #include <hotlock/futex.h>
 
 #include "config.h"
+#include "thread.h"
 #include "wait.h"
+
+#define SLOTS_PERIOD_NS 100000000ull    /* 100 ms */
 
 static _Atomic int spinners;             /* threads in a spin phase */
 static _Atomic int spinner_slots = -1;   /* CPUs - 1; -1: not known yet */
+static _Atomic uint64_t slots_ns;        /* when spinner_slots was computed; 0: never */
+static __thread int spin_held __attribute__((tls_model("initial-exec")));
 
+#ifdef HOTLOCK_SCHED
 static int slots(void)
 {
-	/* Relaxed: an idempotent cache of sched_getaffinity. */
+	/* Relaxed: an idempotent cache. */
 	int n = hl_load(&spinner_slots, HL_RELAXED);
 	if (hl_unlikely(n < 0)) {
-#ifndef HOTLOCK_SCHED
-		cpu_set_t set;
-		int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-#else
 		int cpus = hl__sched_cpus();    /* as the schedule says */
-#endif
 		n = cpus > 1 ? cpus - 1 : 0;
 		hl_store(&spinner_slots, n, HL_RELAXED);
 	}
 	return n;
 }
+
+void hl_spin_thread_init(struct hl_thread *t)
+{
+	(void)t;
+}
+#else
+/* Step 1: t's mask as the kernel has it now (all CPUs if it will not say:
+ * more than CPU_SETSIZE of them).  Only t's own thread calls it. */
+static void read_affinity(struct hl_thread *t, uint64_t now)
+{
+	cpu_set_t set;
+	uint64_t w[HL_CPU_WORDS];
+	_Static_assert(sizeof(set) == sizeof(w), "cpu_mask covers CPU_SETSIZE");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		memcpy(w, &set, sizeof(w));
+	else
+		memset(w, 0xff, sizeof(w));
+	/* Relaxed: read by the recomputing thread, which takes it as a
+	 * hint (the design comment above). */
+	for (int k = 0; k < HL_CPU_WORDS; k++)
+		hl_store(&t->cpu_mask[k], w[k], HL_RELAXED);
+	t->cpu_mask_ns = now;
+}
+
+void hl_spin_thread_init(struct hl_thread *t)
+{
+	read_affinity(t, hl_now_ns());
+}
+
+/* Step 2: the union of the threads' masks, capped by the online CPUs. */
+static int recompute_slots(void)
+{
+	uint64_t all[HL_CPU_WORDS];
+	int online = get_nprocs();
+	int cpus = hl_thread_affinity_union(all, online > 0 ? online : 1);
+	if (online > 0 && cpus > online)
+		cpus = online;
+	return cpus > 1 ? cpus - 1 : 0;
+}
+
+static int slots(void)
+{
+	uint64_t now = hl_now_ns();
+	struct hl_thread *self = hl_self();
+	if (self && now - self->cpu_mask_ns >= SLOTS_PERIOD_NS)
+		read_affinity(self, now);
+	/* Relaxed: the CAS elects one recomputing thread, nothing else. */
+	uint64_t last = hl_load(&slots_ns, HL_RELAXED);
+	if ((now - last >= SLOTS_PERIOD_NS || !last) &&
+	    hl_cas(&slots_ns, &last, now, HL_RELAXED)) {
+		/* Relaxed: a hint read by hl_spin_begin, see above. */
+		hl_store(&spinner_slots, recompute_slots(), HL_RELAXED);
+	}
+	return hl_load(&spinner_slots, HL_RELAXED);
+}
+#endif
 
 uint64_t hl_spin_begin(void)
 {
@@ -37,15 +131,25 @@ uint64_t hl_spin_begin(void)
 	if (!budget)
 		return 0;
 	/* Relaxed: a count, nothing is published through it. */
-	if (hl_fetch_add(&spinners, 1, HL_RELAXED) < slots())
+	if (hl_fetch_add(&spinners, 1, HL_RELAXED) < slots()) {
+		spin_held++;
 		return budget;
+	}
 	hl_fetch_add(&spinners, -1, HL_RELAXED);
 	return 0;
 }
 
 void hl_spin_end(void)
 {
+	spin_held--;
 	hl_fetch_add(&spinners, -1, HL_RELAXED);
+}
+
+void hl_spin_atfork_child(void)
+{
+	/* Relaxed: the child has one thread, this one. */
+	hl_store(&spinners, spin_held, HL_RELAXED);
+	hl_store(&slots_ns, 0, HL_RELAXED);
 }
 
 /* A waker that claimed the node posts the signal a few instructions later;

@@ -104,9 +104,29 @@ _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
  * take the CPUs that lock owners and threads with useful work need; on one
  * CPU nobody spins.  hl_spin_begin returns the budget in nanoseconds (the
  * configured spin time, or 0 when no slot is free); every call that returned
- * a budget is matched by hl_spin_end. */
+ * a budget is matched by hl_spin_end.
+ *
+ * "The CPUs this process may run on" is the union of the affinity masks of
+ * its threads (those with a thread record), as last seen: each thread
+ * records its own mask at registration and again, on a slow path, when it
+ * is 100 ms old; the slot count is recomputed from the records at most
+ * every 100 ms (wait.c has the steps).  So one thread pinned to a CPU does
+ * not stop the others from spinning, and changes of affinity take effect
+ * within about 200 ms.  A fork child gets its slots back (hl_spin_atfork_child,
+ * from thread.c's atfork handler): the parent's spinners do not exist there. */
 HL_HIDDEN uint64_t hl_spin_begin(void);
 HL_HIDDEN void hl_spin_end(void);
+HL_HIDDEN void hl_spin_atfork_child(void);
+
+/* A thread record's affinity mask: CPU_SETSIZE bits. */
+#define HL_CPU_WORDS 16
+struct hl_thread;
+/* Records t's affinity (the calling thread's own) at its registration. */
+HL_HIDDEN void hl_spin_thread_init(struct hl_thread *t);
+/* In thread.c, which has the records: ORs into out (zeroed first) the
+ * affinity masks of the records in use, stopping once it has `enough` CPUs;
+ * returns how many CPUs out has. */
+HL_HIDDEN int hl_thread_affinity_union(uint64_t out[HL_CPU_WORDS], int enough);
 
 /* One step of waiting for another thread that is a few instructions away
  * from publishing something (an enqueuer about to link its node, a waker

@@ -19,7 +19,11 @@
  *    any futex wait), and a later signal is refused without a syscall;
  *  - the two-step claim/post: claiming a spinning node reports not parked and
  *    posting costs no syscall; claiming a parked node reports parked and
- *    posting wakes it with one syscall; a claim of an abandoned node fails. */
+ *    posting wakes it with one syscall; a claim of an abandoned node fails;
+ *  - a fork child gets the spinner slots back: with 2 or more usable CPUs,
+ *    a thread holds a slot (hl_spin_begin) while main forks, and in the
+ *    child hl_spin_begin() returns a budget (the parent's spinner, which
+ *    does not exist there, used to keep its slot for the child's life). */
 #include "common.h"
 
 #include <hotlock/config.h>
@@ -322,6 +326,63 @@ static void test_claim_post(void)
 	printf("claim/post: no syscall for a spinning node, one for a parked node\n");
 }
 
+/* ---- spinner slots in a fork child ---- */
+
+static atomic_int slot_taken, slot_release;
+static uint64_t slot_budget;
+
+static void *slot_holder(void *p)
+{
+	slot_budget = hl_spin_begin();
+	atomic_store(&slot_taken, 1);
+	while (!atomic_load(&slot_release))
+		sleep_ns(NSEC_PER_MSEC); /* polling a flag; not a sync */
+	if (slot_budget)
+		hl_spin_end();
+	return NULL;
+}
+
+static void test_fork_slots(void)
+{
+	cpu_set_t set;
+	pthread_t th;
+	int status;
+	char buf[128];
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2) {
+		printf("fork and spinner slots: SKIP, fewer than 2 usable CPUs\n");
+		return;
+	}
+	REQUIRE(pthread_create(&th, NULL, slot_holder, NULL) == 0, "pthread_create");
+	while (!atomic_load(&slot_taken))
+		sched_yield();
+	if (!slot_budget) {
+		printf("fork and spinner slots: SKIP, the helper thread got no slot\n");
+	} else {
+		fflush(stdout);
+		pid_t pid = fork();
+		REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+		if (pid == 0) {
+			/* The child: only this thread; no stdio (the parent's
+			 * other thread may have held its lock at the fork). */
+			uint64_t b = hl_spin_begin();
+			if (b)
+				hl_spin_end();
+			_exit(b ? 0 : 3);
+		}
+		REQUIRE(reap_with_timeout(pid, 10000, &status) == 0, "fork child hung");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "fork child: hl_spin_begin() gave no budget while the parent's spinner "
+		      "(gone in the child) had the only slot: child %s",
+		      describe_status(status, buf, sizeof(buf)));
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			printf("fork and spinner slots: the child spins while the parent's "
+			       "spinner holds its slot\n");
+	}
+	atomic_store(&slot_release, 1);
+	pthread_join(th, NULL);
+}
+
 int main(void)
 {
 	hl_futex_stats_t s;
@@ -333,5 +394,6 @@ int main(void)
 	test_parked();
 	test_timeouts();
 	test_claim_post();
+	test_fork_slots();
 	return test_finish("test_wait");
 }
