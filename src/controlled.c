@@ -555,7 +555,7 @@ static int block_locked(void)
 
 static uint64_t to_virtual(clockid_t clock, const struct timespec *abs)
 {
-	uint64_t ns = hl_ts_to_ns(abs);
+	uint64_t ns = hl_ts_to_ns_sat(abs);
 	if (clock == CLOCK_REALTIME)
 		ns = ns > REALTIME_OFFSET_NS ? ns - REALTIME_OFFSET_NS : 1;
 	return ns ? ns : 1;
