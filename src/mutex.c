@@ -146,10 +146,9 @@ static inline struct mutex *M(hl_mutex_t *m) { return (struct mutex *)m; }
 
 static inline bool owned_by_me(uint32_t w, uint32_t tid)
 {
-	uint32_t o = w & OWNER_MASK;
 	/* In a fork child the forking thread's TID changed; locks it held in
-	 * the parent carry the old one. */
-	return o == tid || (o && o == hl__prefork_tid);
+	 * a parent carry an old one (hl_owner_is_me). */
+	return hl_owner_is_me(w & OWNER_MASK, tid);
 }
 
 

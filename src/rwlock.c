@@ -134,9 +134,8 @@ static inline uint64_t flags_now(bool due)
 
 static inline bool owned_by_me(uint64_t s, uint32_t tid)
 {
-	uint32_t w = writer(s);
 	/* In a fork child the forking thread's TID changed (see mutex.c). */
-	return w == tid || (w && w == hl__prefork_tid);
+	return hl_owner_is_me(writer(s), tid);
 }
 
 static inline bool is_reader(const struct hl_node *n)

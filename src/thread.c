@@ -20,7 +20,7 @@ static struct hl_thread *threads;
 
 __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
 __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
-__thread uint32_t hl__prefork_tid __attribute__((tls_model("initial-exec")));
+__thread uint32_t hl__prefork_tids[HL_FORK_TIDS] __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t hl__fork_gen;
 
 static _Atomic uint32_t node_bump = 1;         /* next never-used node index */
@@ -143,7 +143,15 @@ static void thread_exit(void *arg)
  * queue of some lock, which the fork generation now marks as stale. */
 static void atfork_child(void)
 {
-	hl__prefork_tid = hl__tid_cache;
+	/* The parent's TID joins those of earlier generations (the oldest
+	 * beyond HL_FORK_TIDS is forgotten).  A cache of 0: the thread has
+	 * locked nothing since its last fork (every lock call reads its TID
+	 * first), so it holds nothing under that TID. */
+	if (hl__tid_cache) {
+		for (int i = HL_FORK_TIDS - 1; i > 0; i--)
+			hl__prefork_tids[i] = hl__prefork_tids[i - 1];
+		hl__prefork_tids[0] = hl__tid_cache;
+	}
 	hl__tid_cache = 0;
 	hl_fetch_add(&hl__fork_gen, 1, HL_RELAXED);
 	hl_spin_atfork_child();

@@ -71,9 +71,12 @@ struct hl_thread {
 HL_HIDDEN extern struct hl_node *hl__nodes;
 HL_HIDDEN extern __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
 HL_HIDDEN extern __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
-/* In a fork child: the forking thread's TID in the parent, which the lock
- * words it held at the fork still carry (0 elsewhere). */
-HL_HIDDEN extern __thread uint32_t hl__prefork_tid __attribute__((tls_model("initial-exec")));
+/* In a fork child: the TIDs the forking thread had in its parent, its
+ * grandparent and so on (newest first, 0-terminated), which lock words it
+ * held at those forks still carry; all 0 in other threads. */
+#define HL_FORK_TIDS 8
+HL_HIDDEN extern __thread uint32_t hl__prefork_tids[HL_FORK_TIDS]
+	__attribute__((tls_model("initial-exec")));
 
 HL_HIDDEN uint32_t hl__tid_slow(void);
 HL_HIDDEN struct hl_thread *hl__thread_register(void);
@@ -83,6 +86,21 @@ static inline uint32_t hl_tid(void)
 {
 	uint32_t t = hl__tid_cache;
 	return hl_likely(t) ? t : hl__tid_slow();
+}
+
+/* Whether owner, the owner field of a lock word, names the calling thread
+ * (TID tid): its TID, or one it had before the last HL_FORK_TIDS forks.
+ * Ownership is the kernel's TID, as with glibc's mutexes, so a thread that
+ * later gets the TID of a thread that exited holding a lock counts as that
+ * lock's owner (docs/core.md, "Owners"). */
+static inline bool hl_owner_is_me(uint32_t owner, uint32_t tid)
+{
+	if (owner == tid)
+		return true;
+	for (int i = 0; owner && i < HL_FORK_TIDS && hl__prefork_tids[i]; i++)
+		if (hl__prefork_tids[i] == owner)
+			return true;
+	return false;
 }
 
 /* The caller's record, registered at first use; NULL only when the arena is
