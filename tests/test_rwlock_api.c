@@ -56,6 +56,10 @@
  *  - a deadline far in the future (tv_sec 1.9e10, 1e11, INT64_MAX: the
  *    nanosecond count overflows 64 bits) waits instead of timing out, both
  *    kinds, both clocks, and the call succeeds after the release;
+ *  - a second read lock by a thread that holds one: 0 while the writer
+ *    queued behind its hold is not due, ETIMEDOUT (a 200 ms deadline) once
+ *    that writer is due: it waits for the writer, which waits for it
+ *    (rwlock.h, docs/rwlock.md);
  *  - an rdlock or wrlock waiter queued with timed waiters of both kinds that
  *    give up (in three start orders, behind a writer; a wrlock waiter also
  *    behind a reader) still gets the lock when it is released; the lock is
@@ -844,6 +848,50 @@ static void test_far_deadlines(void)
 	       "acquired\n");
 }
 
+/* A thread that holds a read lock and asks for another (rwlock.h, above
+ * hl_rwlock_rdlock): granted while the writer queued behind its hold is not
+ * due; once that writer is due, the second read waits behind it, and the
+ * writer waits for the first read hold: a timed call times out, an untimed
+ * one would wait for ever.  The writer's threshold is read when it queues,
+ * so each case queues its own writer. */
+static void test_recursive_read(void)
+{
+	hl_config_t c0, c;
+	hl_config_get(&c0);
+	const int64_t thresholds[] = { 2000 * NSEC_PER_MSEC, 4 * NSEC_PER_MSEC };
+	for (int due = 0; due < 2; due++) {
+		hl_rwlock_t l = HL_RWLOCK_INIT;
+		struct call w;
+		c = c0;
+		c.handoff_ns = (uint64_t)thresholds[due];
+		CHECK_RC(hl_config_set(&c), 0);
+		CHECK_RC(hl_rwlock_rdlock(&l), 0);
+		call_start(&w, do_wrlock_unlock, &l);
+		wait_queued(&l, &w, WR, "writer behind a read hold");
+		sleep_ns(20 * NSEC_PER_MSEC);   /* due after 4 ms, not after 2 s */
+		struct timespec dl = deadline_in(CLOCK_MONOTONIC, 200 * NSEC_PER_MSEC);
+		int rc = hl_rwlock_timedrdlock(&l, CLOCK_MONOTONIC, &dl);
+		if (!due) {
+			CHECK(rc == 0, "a second read lock while the queued writer is not due "
+			      "returned %d, expected 0", rc);
+			if (!rc)
+				CHECK_RC(hl_rwlock_unlock(&l), 0);
+		} else {
+			CHECK(rc == ETIMEDOUT, "a second read lock behind a due writer returned %d, "
+			      "expected ETIMEDOUT (it waits for the writer, which waits for it)", rc);
+			if (!rc)
+				CHECK_RC(hl_rwlock_unlock(&l), 0);
+		}
+		CHECK(!call_done_within(&w, 0), "the writer got the lock while it was read-held");
+		CHECK_RC(hl_rwlock_unlock(&l), 0);
+		CHECK(call_join(&w, 10000, "writer") == 0, "the writer returned %d", w.rc);
+		CHECK_RC(hl_rwlock_destroy(&l), 0);
+	}
+	CHECK_RC(hl_config_set(&c0), 0);
+	printf("recursive read: granted while the queued writer is not due, ETIMEDOUT once it "
+	       "is (the writer waits for the first hold)\n");
+}
+
 /* Timed-out waiters in the queue must not lose the wake-up of a blocking
  * waiter behind or before them. */
 struct timed_arg {
@@ -934,6 +982,7 @@ int main(void)
 	test_timed();
 	test_far_deadlines();
 	test_timeouts_in_queue();
+	test_recursive_read();
 	printf("EAGAIN (HL_RWLOCK_MAX_READERS read holds) not tested: out of reach of a "
 	       "black-box test\n");
 	return test_finish("test_rwlock_api");

@@ -33,7 +33,14 @@ typedef struct hl_rwlock {
 int hl_rwlock_init(hl_rwlock_t *l);
 int hl_rwlock_destroy(hl_rwlock_t *l);      /* EBUSY if held or waited on */
 /* EDEADLK if the caller holds it for writing; EAGAIN if HL_RWLOCK_MAX_READERS
- * hold it already. */
+ * hold it already.
+ * A thread that holds a read lock must not ask for another if a writer may
+ * be waiting: read holds are not tracked per thread, so once a queued writer
+ * is due (HOTLOCK_HANDOFF_NS, 4 ms, after it queued) the second read waits
+ * behind it, and the writer waits for the first read hold: a deadlock (a
+ * timed call returns ETIMEDOUT).  The kernel's rwsem has the same rule.
+ * Before the writer is due, the second read is granted.  (The pthread shim
+ * grants such reads, as POSIX requires.) */
 int hl_rwlock_rdlock(hl_rwlock_t *l);
 int hl_rwlock_wrlock(hl_rwlock_t *l);       /* EDEADLK if the caller holds it for writing */
 int hl_rwlock_tryrdlock(hl_rwlock_t *l);    /* EBUSY if it cannot be had now; EAGAIN as rdlock */
