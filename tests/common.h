@@ -158,9 +158,10 @@ static inline long online_cpus(void)
 }
 
 /* Failure accounting: CHECK() reports and counts, the test goes on, and
- * test_finish() turns the count into the exit status. */
-static int test_failures __attribute__((unused));
-static int test_checks __attribute__((unused));
+ * test_finish() turns the count into the exit status.  Atomic: worker
+ * threads check too. */
+static _Atomic int test_failures __attribute__((unused));
+static _Atomic int test_checks __attribute__((unused));
 
 #define CHECK(cond, ...)                                                     \
 	do {                                                                 \
