@@ -469,8 +469,14 @@ static void release_to_head(struct rwlock *l, uint64_t s)
 		for (;;) {
 			if (hl_cas(&l->state, &s, 0, HL_ACQ_REL))
 				return;
-			if (has_live_flags(s))
+			if (writer(s) && has_live_flags(s))
 				break;          /* a new head's flags: serve it */
+			/* No holder: nobody set new flags, but a mark_due that
+			 * read the stale `head` may have added HANDOFF (h itself,
+			 * woken by its timer before it gave up, or a later wait
+			 * on h's recycled node): cleared with the rest, since
+			 * no head is recorded.  Serving it would claim h again
+			 * (found by tests/models/rwlock.pml). */
 		}
 	}
 }
