@@ -437,12 +437,12 @@ static void release_to_head(struct rwlock *l, uint64_t s)
 			 * the next holder (to h through the post as well);
 			 * acquire: the other readers' releases (the RMWs we read
 			 * from) reach it too, through us. */
-			uint64_t ns;
+			uint64_t ns, seen = s;
 			for (;;) {
 				ns = !(s & HANDOFF) ? 0 : is_reader(h) ? ONE_READER : h->tid;
 				if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
 					break;
-				if (!(s & HANDOFF) || !has_live_flags(s))
+				if ((s & ~HANDOFF) != (seen & ~HANDOFF) || !(s & HANDOFF))
 					hl__bug("rwlock: the word changed during a release",
 						(unsigned long)s);
 			}
