@@ -5,9 +5,18 @@
  * optimistic spinning as repeated CAS attempts, lock_slow: enqueue, wait on
  * the node, the head loop with WAKE/HANDOFF, leave_queue with its deferred
  * and early wake-ups, the abandoned-head and timed-out-head paths),
- * hl_mutex_unlock (fast path, unlock_to_head), hl_queue_enqueue,
+ * hl_mutex_unlock (fast path, unlock_to_head: read `head` and claim the
+ * head's node first; then with HANDOFF, or a head due by now, store its TID
+ * and post HANDED, otherwise store 0 and post RELEASED; a head that gave up
+ * refuses the claim, and the unlocker drops its flags, passes headship on
+ * while it still owns the word, and CASes the word to 0, serving a new
+ * head whose flags made the CAS fail), hl_queue_enqueue,
  * hl_queue_pass_head (with skipping of abandoned nodes), hl_node_wait,
- * hl_node_signal, hl_node_claim + hl_node_post.
+ * hl_node_signal, hl_node_claim + hl_node_post.  The protocol is
+ * src/mutex.c as of cc05aea (cd7e9af's release order, and a head that is
+ * due at the unlock handed the lock); -DBUG_RELEASE_BEFORE_PASS is
+ * unlock_to_head as it was before cd7e9af (release first, then signal or
+ * pass headship on).
  *
  * Abstractions:
  *  - Sequential consistency, as in wait.pml.
@@ -18,14 +27,25 @@
  *    business, checked in wait.pml); NTHREADS threads make ITER attempts.
  *  - The fork generation, the spinner slots and the futex counters are left
  *    out; the GEN bits play no part within one process.
+ *  - unlock_to_head's read of `head`, its claim and its store of the word
+ *    (h's TID, 0, or the owner alone when h gave up) are one step: nobody
+ *    else writes `head` or the word while the flags are set and the word
+ *    is ours, and between the claim and the store only h's owner can act
+ *    on what the claim changed (it finds its node CLAIMED and waits, or
+ *    fails to give up), which commutes with the store.  hl_node_post's
+ *    store and futex_wake are one step, as node_signal's CAS and wake.
+ *  - Values nobody reads again are forgotten: a lock call's locals when
+ *    its critical section starts or it times out, the unlock's when it
+ *    ends, so that states differing only in them are one.
  *
  * The liveness variant (-DLIVE, no timeouts) asks whether a thread can
  * wait for ever while the others keep locking.  With a bounded number of
  * lock calls that is not an invalid end state but an infinite run, so here
  * each thread locks and unlocks for ever, and spin looks for an acceptance
  * cycle of the negated formula (M5) under weak fairness: a process that
- * stays able to move does move.  It runs with 2 threads; 3 build 8.4
- * million states before the fairness product, beyond a row's time here.
+ * stays able to move does move.  It runs with 2 threads in run.sh; with 3
+ * (1.39 million states before the fairness product) it passes too, in 21 s
+ * of search with pan -m3000000 (docs/verification.md).
  * What changes:
  *  - Time passes.  A free choice of "due" at every step would let a run
  *    say "not yet" for ever, a head overtaken for good that no real clock
@@ -71,8 +91,28 @@
  *     fairness, with the timers above.  Each thread may take a free lock
  *     on the fast path (steal) or queue, so this covers a head overtaken by
  *     a stealer that keeps coming back: once its timer fires it sets
- *     HANDOFF and the next unlock hands it the lock.  A waiter behind the
- *     head becomes head in FIFO order.
+ *     HANDOFF (or the unlock finds it due) and the next unlock hands it the
+ *     lock.  A waiter behind the head becomes head in FIFO order.
+ *  M6 (not with -DLIVE) the last user may free the lock (DESIGN.md
+ *     invariant 7, glibc bug 13690): each thread holds a reference (the
+ *     ghost refs) and drops it in the critical section of its last lock
+ *     call, or when that call times out.  The thread whose drop in its
+ *     critical section takes refs to 0 unlocks and then destroys the lock:
+ *     hl_mutex_destroy must succeed (word 0, no flags, tail 0: nobody
+ *     holds it, nobody waits, and no node is left in the queue, not even
+ *     one that a timed-out waiter abandoned), and it sets the ghost freed.
+ *     Every access to the word, `tail` or `head` by any thread asserts
+ *     !freed (LOCK_ACCESS, LK), so an unlocker still touching the lock
+ *     after the store that let another thread take it is caught as a use
+ *     after free, or, before that, as a destroy that fails.  A drop at a
+ *     timeout frees nothing (a holder may still be inside).
+ *
+ * Reachability markers (-DREACH=k turns marker k into an assertion): 1 the
+ * unlock hands the lock to a head that is due by now without HANDOFF (a
+ * head that was not due when it set WAKE, or one recorded by leave_queue),
+ * 2 the claim is refused (the head gave up) and headship is passed on
+ * while the word is owned, 3 the CAS after that pass fails because the new
+ * head set its flags, and the unlocker serves it.
  *
  * Seeded bugs (-D):
  *  BUG_DEFER_NO_WAKE     leave_queue defers a parked successor without
@@ -90,11 +130,26 @@
  *                        sets HANDOFF, so a stealer that keeps coming
  *                        overtakes it for ever (with -DLIVE: M5, an
  *                        acceptance cycle; the safety rows pass with it);
- *  BUG_UNLOCK_IGNORES_HANDOFF  the unlock treats HANDOFF as WAKE: it
- *                        releases the word and signals RELEASED, and the
- *                        head races the stealers again, and loses for ever
- *                        (with -DLIVE: M5; no assertion sees it, as nothing
- *                        was handed).
+ *  BUG_UNLOCK_IGNORES_HANDOFF  the unlock never hands over (HANDOFF read
+ *                        as WAKE, a due head not looked for): it releases
+ *                        the word and posts RELEASED, and the head races
+ *                        the stealers again, and loses for ever (with
+ *                        -DLIVE: M5; no assertion sees it, as nothing was
+ *                        handed);
+ *  BUG_RELEASE_BEFORE_PASS  unlock_to_head as before cd7e9af: the word is
+ *                        released (0) first, and only then is the head
+ *                        signalled RELEASED or, if it gave up, headship
+ *                        passed on (-DTIMED: M6, the last user's destroy
+ *                        finds the gone head's node still queued; without
+ *                        the tail test, the pass's access to `tail` after
+ *                        the free);
+ *  BUG_PASS_KEEPS_FLAGS  the unlock passes headship on from a head that
+ *                        gave up without dropping its flags first: a new
+ *                        head that sets the same flags is cleared by the
+ *                        CAS to 0 unseen and sleeps unsignalled (-DTIMED:
+ *                        M4, the sleeper's deadline passes and its node is
+ *                        left in the queue with nobody to pass headship on
+ *                        from it; an untimed one would sleep for good, M2).
  */
 
 #ifndef NTHREADS
@@ -144,6 +199,30 @@ byte nowner[NNODES + 1];        /* thread that owns the node */
 byte in_cs = 0;
 byte handed_to = 0;     /* M3: thread the lock was handed to, until it owns it */
 byte finished = 0;
+
+#ifdef REACH
+#define reach(k) assert(REACH != k)
+#else
+#define reach(k) skip
+#endif
+
+#ifdef LIVE
+#define LOCK_ACCESS skip
+#define LK(c) (c)
+#else
+/* M6: the lock's last user frees it.  refs: the threads that will still
+ * lock it (each drops its reference in the critical section of its last
+ * lock call, or when that call times out); the thread whose drop in its
+ * critical section takes refs to 0 checks after its unlock that the lock
+ * can be destroyed (hl_mutex_destroy: the word 0, no node queued) and
+ * frees it: from then on any access to the lock's fields by any thread is
+ * a use after free.  LOCK_ACCESS opens every atomic step that reads or
+ * writes the word, `tail` or `head`; LK(c) is a guard on them. */
+byte refs = NTHREADS;
+bool freed = false;
+#define LOCK_ACCESS assert(!freed)
+#define LK(c) (freed || (c)) -> LOCK_ACCESS
+#endif
 
 #ifdef LIVE
 /* M5: the passage of time.  queued[t]: thread t's node was stamped with
@@ -277,6 +356,7 @@ inline node_signal(ns_n, ns_s, ns_ok)
 inline dequeue(dq_n, dq_nx)
 {
 	atomic {
+		LOCK_ACCESS;
 		if
 		:: tail == dq_n -> tail = 0; dq_nx = 0
 		:: else -> dq_nx = 255
@@ -316,14 +396,35 @@ inline pass_head(ph_n, ph_may_defer, ph_d, ph_nx, ph_ok, ph_cur)
 proctype Thread(byte me)
 {
 	byte it = 0, n, sig, pred, nx, d, cur, h, owner_seen;
-	bool ok, due, timed, was_parked, wake_seen, handoff_seen;
+	bool ok, due, timed, was_parked, wake_seen, handoff_seen, handoff;
+#ifndef LIVE
+	bool dropped = false;   /* M6: this thread dropped its reference */
+	bool lastref = false;   /*     and it was the last one */
+#endif
 
 	do
 #ifdef LIVE
 	:: true ->
 		n = me;
 #else
-	:: it == ITER -> break
+	:: atomic {
+		it == ITER ->
+		/* M6: after the last lock call.  The thread that dropped the
+		 * last reference in its critical section destroys the lock
+		 * (hl_mutex_destroy must succeed: nobody holds it, nobody
+		 * waits, no node is left in the queue) and frees it.  A last
+		 * call that timed out drops the reference now, after it
+		 * returned (and nobody frees the lock then: a holder may
+		 * still be inside). */
+		if
+		:: lastref ->
+			assert(w_owner == 0 && !w_wake && !w_handoff && tail == 0);
+			freed = true
+		:: !dropped -> refs--
+		:: else -> skip
+		fi
+	   };
+	   break
 	:: it < ITER ->
 		n = (me - 1) * ITER + it + 1;
 		it++;
@@ -338,7 +439,7 @@ proctype Thread(byte me)
 		/* Fast path, and optimistic spinning: CAS(0 -> me), tried a
 		 * few times. */
 		do
-		:: atomic { w_owner == 0 -> assert(handed_to == 0 || handed_to == me); handed_to = 0; w_owner = me; goto owned_fast }
+		:: atomic { LK(w_owner == 0) -> assert(handed_to == 0 || handed_to == me); handed_to = 0; w_owner = me; goto owned_fast }
 		:: break
 		od;
 
@@ -355,7 +456,7 @@ proctype Thread(byte me)
 		nowner[n] = me;
 		nnext[n] = 0;
 		nstate[n] = N_WAITING;
-		atomic { pred = tail; tail = n };
+		atomic { LOCK_ACCESS; pred = tail; tail = n };
 #endif
 		if
 		:: pred != 0 ->
@@ -394,15 +495,16 @@ proctype Thread(byte me)
 		od;
 #else
 		do
-		:: atomic { w_owner == 0 -> assert(handed_to == 0 || handed_to == me); handed_to = 0; w_owner = me; goto owned }
-		:: owner_seen = w_owner;
+		:: atomic { LK(w_owner == 0) -> assert(handed_to == 0 || handed_to == me); handed_to = 0; w_owner = me; goto owned }
+		:: atomic { LOCK_ACCESS; owner_seen = w_owner };
 		   if
 		   :: owner_seen == 0 -> skip        /* free now: try again */
 		   :: else ->
 			choose_due(due, me);
-			head = n;
+			atomic { LOCK_ACCESS; head = n };
 			nstate[n] = N_WAITING;
 			atomic {
+				LOCK_ACCESS;
 				if
 				:: w_owner == owner_seen && w_owner != 0 ->
 					w_wake = true; w_handoff = due; ok = true
@@ -445,9 +547,9 @@ owned:
 				:: else -> skip
 				fi
 			:: else ->
-				head = d;
+				atomic { LOCK_ACCESS; head = d };
 #ifndef BUG_DEFER_NO_WAKE
-				w_wake = true
+				atomic { LOCK_ACCESS; w_wake = true }
 #endif
 			fi
 		:: else -> skip
@@ -462,13 +564,24 @@ owned_fast:
 		assert(in_cs == 1);
 		atomic { in_cs--; cs_who = 0 };
 #else
-		in_cs++;
+		/* M6: the last lock call drops the thread's reference here */
+		atomic {
+			in_cs++;
+			/* the lock call's locals are dead */
+			sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; owner_seen = 0;
+			ok = false; due = false; timed = false; was_parked = false;
+			if
+			:: it == ITER -> refs--; dropped = true; lastref = refs == 0
+			:: else -> skip
+			fi
+		};
 		assert(in_cs == 1);
 		in_cs--;
 #endif
 
-		/* Unlock. */
+		/* Unlock.  Fast path: CAS(me -> 0). */
 		atomic {
+			LOCK_ACCESS;
 			assert(w_owner == me);
 #ifdef BUG_FAST_UNLOCK
 			if
@@ -480,26 +593,13 @@ owned_fast:
 			:: else -> wake_seen = w_wake; handoff_seen = w_handoff
 			fi
 		};
-		h = head;
-#ifdef BUG_UNLOCK_IGNORES_HANDOFF
-		handoff_seen = false;   /* HANDOFF read as WAKE: release, signal */
-#endif
+#ifdef BUG_RELEASE_BEFORE_PASS
+		/* unlock_to_head before cd7e9af: claim only with HANDOFF;
+		 * otherwise release the word first, then signal the head
+		 * RELEASED or, if it gave up, pass headship on (M6) */
+		atomic { LOCK_ACCESS; h = head };
 		if
 		:: handoff_seen ->
-#ifdef BUG_HANDOFF_RELEASES
-			/* the head is due the lock (unless it left), but the word
-			 * is released instead */
-			atomic {
-				if
-				:: nstate[h] != N_ABANDONED -> handed_to = nowner[h]
-				:: else -> skip
-				fi
-			};
-			ok = false;
-#else
-#ifdef BUG_HANDOFF_NO_CLAIM
-			was_parked = nstate[h] == N_PARKED; ok = true;
-#else
 			atomic {
 				if
 				:: nstate[h] == N_WAITING || nstate[h] == N_PARKED ->
@@ -508,11 +608,9 @@ owned_fast:
 				:: else -> assert(nstate[h] == N_ABANDONED); ok = false
 				fi
 			};
-#endif
-#endif
 			if
 			:: ok ->
-				atomic { w_owner = nowner[h]; w_wake = false; w_handoff = false FORGET_HEAD };
+				atomic { LOCK_ACCESS; w_owner = nowner[h]; w_wake = false; w_handoff = false FORGET_HEAD };
 				nstate[h] = S_HANDED;
 				if
 				:: was_parked -> asleep[h] = false
@@ -523,30 +621,146 @@ owned_fast:
 			fi
 		:: else -> skip
 		fi;
-		atomic { w_owner = 0; w_wake = false; w_handoff = false FORGET_HEAD };
-#ifdef BUG_HANDOFF_RELEASES
-		node_signal(h, S_RELEASED, ok);
-#else
+		atomic { LOCK_ACCESS; w_owner = 0; w_wake = false; w_handoff = false FORGET_HEAD };
 		if
 		:: handoff_seen -> ok = false   /* the claim failed: h left */
 		:: else -> node_signal(h, S_RELEASED, ok)
 		fi;
-#endif
 		if
 		:: !ok -> pass_head(h, false, d, nx, ok, cur)   /* h gave up */
 		:: else -> skip
 		fi;
+#else
+		/* unlock_to_head: the word has WAKE.  Read `head`, claim h
+		 * (hl_node_claim: h can no longer give up), and store the
+		 * word: h's TID (with HANDOFF, or if h is due by now:
+		 * hl_node_due, a free choice) or 0; or, if h gave up, the
+		 * owner alone (h's flags dropped).  One step, in that order:
+		 * nobody else writes `head` or the word while the flags are
+		 * set and the word is ours, and between the claim and the
+		 * store only h's owner can act on what changed (it finds its
+		 * node CLAIMED and waits), which commutes with the store. */
+		do
+		:: atomic {
+			LOCK_ACCESS;
+			h = head;
+#ifdef BUG_HANDOFF_NO_CLAIM
+			if
+			:: handoff_seen -> was_parked = nstate[h] == N_PARKED; ok = true
+			:: else ->
+#endif
+			if
+			:: nstate[h] == N_WAITING || nstate[h] == N_PARKED ->
+				was_parked = nstate[h] == N_PARKED; nstate[h] = N_CLAIMED; ok = true
+			:: else -> assert(nstate[h] == N_ABANDONED); ok = false
+			fi;
+#ifdef BUG_HANDOFF_NO_CLAIM
+			fi;
+#endif
+			if
+			:: ok ->
+				if
+				:: handoff_seen -> handoff = true
+				:: else ->
+					choose_due(handoff, nowner[h]);
+					if
+					:: handoff -> reach(1)  /* a head due by now, without HANDOFF */
+					:: else -> skip
+					fi
+				fi;
+#ifdef BUG_UNLOCK_IGNORES_HANDOFF
+				handoff = false;        /* released and signalled RELEASED */
+#endif
+#ifdef BUG_HANDOFF_RELEASES
+				if
+				:: handoff -> handed_to = nowner[h]; handoff = false   /* owed, but released */
+				:: else -> skip
+				fi;
+#endif
+				if
+				:: handoff -> w_owner = nowner[h]; handed_to = nowner[h]
+				:: else -> w_owner = 0
+				fi;
+				w_wake = false; w_handoff = false FORGET_HEAD
+			:: else ->
+				/* h gave up: headship is passed on below while
+				 * the word is still ours; first h's flags go
+				 * (the owner alone is stored), so that a new
+				 * head's flags are not taken for them by the
+				 * CAS after the pass */
+				reach(2);
+#ifndef BUG_PASS_KEEPS_FLAGS
+				w_wake = false; w_handoff = false;
+				wake_seen = false; handoff_seen = false
+#else
+				skip
+#endif
+			fi
+		   };
+		   if
+		   :: ok ->
+			/* hl_node_post (its store and futex_wake in one step, as
+			 * node_signal's): from here on, only h's node */
+			atomic {
+				if
+				:: handoff -> nstate[h] = S_HANDED
+				:: else -> nstate[h] = S_RELEASED
+				fi;
+				if
+				:: was_parked -> asleep[h] = false
+				:: else -> skip
+				fi;
+				/* values nobody reads again */
+				h = 0; was_parked = false; handoff = false; handoff_seen = false; wake_seen = false
+			};
+			break
+		   :: else ->
+			pass_head(h, false, d, nx, ok, cur);
+			/* CAS(the word as we left it -> 0); it fails if a new head
+			 * set its flags: serve that head */
+			atomic {
+				LOCK_ACCESS;
+				assert(w_owner == me);
+				if
+				:: w_wake == wake_seen && w_handoff == handoff_seen ->
+					w_owner = 0; w_wake = false; w_handoff = false; ok = true;
+					h = 0; wake_seen = false; handoff_seen = false
+				:: else ->
+					reach(3);
+					assert(w_wake);
+					wake_seen = w_wake; handoff_seen = w_handoff; ok = false
+				fi
+			};
+			if
+			:: ok -> break
+			:: else -> skip
+			fi
+		   fi
+		od;
+#endif
+#ifdef LIVE
 unlocked:
 		skip;
 timed_out:
 		skip;
-#ifdef LIVE
 		/* forget this round's locals, so that rounds that differ only
 		 * in them are one state */
 		d_step {
 			sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; owner_seen = 0;
 			ok = false; due = false; was_parked = false;
-			wake_seen = false; handoff_seen = false
+			wake_seen = false; handoff_seen = false; handoff = false
+		}
+#else
+unlocked:
+		skip;
+timed_out:
+		skip;   /* the gotos land here, not in the d_step */
+		/* forget this call's locals (values nobody reads again), so
+		 * that states differing only in them are one */
+		d_step {
+			sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; owner_seen = 0;
+			ok = false; due = false; timed = false; was_parked = false;
+			wake_seen = false; handoff_seen = false; handoff = false
 		}
 #endif
 	od;

@@ -10,21 +10,31 @@
  * leave_queue (pass_head with HL_PASS_DEFER_WAKE, a parked successor recorded
  * in `head` with WAKE, a due one or a reader behind a reader owner woken at
  * once), hl_rwlock_unlock (the writer's CAS to 0 or release_to_head, the
- * reader's fetch_sub and last_reader_out), release_to_head (claim + post
- * HANDED with HANDOFF, else the CAS to 0 and RELEASED; a head that gave
- * up: headship passed on in its place), hl_rwlock_downgrade (-DDOWNGRADE),
- * hl_queue_enqueue, hl_queue_pass_head (FIFO, recycling abandoned nodes),
- * hl_node_signal, hl_node_claim + hl_node_post.
+ * reader's fetch_sub and, for the last reader out, release_to_head),
+ * release_to_head (claim the head's node first; then CAS the word to the
+ * head's TID or one reader with HANDOFF, else to 0, recomputing when the
+ * head's mark_due added HANDOFF, and post HANDED or RELEASED; a head that
+ * gave up: a write holder drops its flags, headship is passed on while the
+ * lock is still held, then the CAS to 0, serving a new head whose flags
+ * made it fail), hl_rwlock_downgrade (-DDOWNGRADE), hl_queue_enqueue,
+ * hl_queue_pass_head (FIFO, recycling abandoned nodes), hl_node_signal,
+ * hl_node_claim + hl_node_post.
  *
- * The protocol modelled is src/rwlock.c as of cac37cf, which has the fix
- * spin showed to be needed: take() refuses a reader a word with live flags
- * and no holder.  That word exists only between the last reader's
- * fetch_sub and its release_to_head, and a reader that steals a share
- * there becomes a second "last reader out" of the same flags.  Two
- * variants reproduce src/rwlock.c as it was at 5b504ba, and spin rejects
- * both: BUG_STEAL_FROM_RELEASE (take() without that test) and
- * BUG_WITHDRAW_FLAGS (withdraw_flags, added by dfd51fe and eb9c997 and
- * removed by cac37cf: a head that gives up takes its flags back).  See
+ * The protocol modelled is src/rwlock.c as of 82caaed: release_to_head as
+ * above (cd7e9af; last_reader_out is gone), with the fix that spin showed
+ * to be needed: when the last reader out finds the head gone, its CAS to 0
+ * after the pass may fail because that head, before it gave up, added
+ * HANDOFF (mark_due, after the fetch_sub that read the word); it tries
+ * again (on a word with no holder nobody else sets flags).  At cd7e9af it
+ * took the word for a new head's flags and claimed the recycled node again
+ * (BUG_LAST_READER_SERVES_GONE_HEAD: hl__bug, or the claim of another wait
+ * if the node was reused).  take() has the fix of
+ * cac37cf that spin showed to be needed: it refuses a reader a word with
+ * live flags and no holder (the last reader out is releasing it to the
+ * head, and holds it until its CAS); BUG_STEAL_FROM_RELEASE is take()
+ * without it.  BUG_WITHDRAW_FLAGS reproduces src/rwlock.c at 5b504ba (a
+ * head that gives up takes its flags back, with the release code of then),
+ * and BUG_RELEASE_BEFORE_PASS the release code before cd7e9af.  See
  * docs/verification.md.
  *
  * Abstractions:
@@ -64,11 +74,24 @@
  *    link and its state (a non-zero link changes only by the head's hand,
  *    so the reads act as if at the moment of the last one), with the
  *    unlinking of the interior of the chain, which is the head's.
+ *  - release_to_head's read of `head`, its claim and its first try of the
+ *    CAS are one step (with h's flags dropped by a write holder when the
+ *    claim is refused): nobody else writes `head` or the word meanwhile
+ *    but h's mark_due, which commutes with the claim (h's wake-up precedes
+ *    the claim, which needs a node that is not woken), so that a mark_due
+ *    between the claim and the CAS is the same run as one before the
+ *    claim: the CAS fails and is tried again either way.  A node CLAIMED
+ *    is waited on until the post (wait_until), without a look that sees
+ *    CLAIMED or a deadline that finds it: neither changes anything that
+ *    another thread sees.
  *  - Each lock call uses a fresh node (node reuse is the waiting core's
  *    business); READERS reader threads and WRITERS writer threads make
  *    ITER lock calls each.  A node whose life ended (put back by its owner,
  *    or recycled) must not be signalled, claimed or recycled again: in the
  *    C code it may be in use for another wait by then.
+ *  - A lock call's locals are forgotten once its critical section starts
+ *    and when it has ended (FORGET_CALL): nobody reads them again, so
+ *    states that differ only in them are one.
  *
  * The liveness variant (-DLIVE, no timeouts, no downgrades) asks whether a
  * thread can wait for ever while the others keep taking the lock: above
@@ -76,7 +99,7 @@
  * shares past it.  That is an infinite run, not an end state, so R2 cannot
  * see it; here each thread locks and unlocks for ever, and spin looks for
  * an acceptance cycle of the negated formula (R6) under weak fairness, as
- * in mutex.pml's M5.  It runs with 2 readers and 1 writer (380,989 states
+ * in mutex.pml's M5.  It runs with 2 readers and 1 writer (334,841 states
  * before the fairness product).  What changes:
  *  - Time passes.  With "due" a free choice, a run could answer "not yet"
  *    for ever, which no clock allows.  Timer(t) stands for the clock
@@ -115,11 +138,14 @@
  *     that waiter: no reader steals a share, no writer or head takes the
  *     lock, no group is granted first (the ghost handoff_to, checked at
  *     every acquisition), and the handoff goes to that waiter; the CAS of a
- *     handoff, and of a release with HANDOFF, never fails (the hl__bug
- *     checks of release_to_head).  The debt is dropped only when the
- *     waiter gave up (the release passes headship on), or by a downgrade
- *     that wakes a reader head (by design woken to race for its share, not
- *     handed one);
+ *     release to a claimed head fails only because HANDOFF was added by
+ *     that head's mark_due (the hl__bug check of release_to_head), and then
+ *     hands the lock over; the CAS after a pass fails only because a new
+ *     head set its flags on a write holder's word, or, on the last reader
+ *     out's, because the head that gave up had added HANDOFF.  The debt is
+ *     dropped only when the waiter gave up (the release passes headship
+ *     on), or by a downgrade that wakes a reader head (by design woken to
+ *     race for its share, not handed one);
  *  R4 clean end state: the word free (no writer, no readers, no flags), the
  *     queue empty, and every node's life ended exactly once (put back by
  *     its owner, or abandoned and recycled) (assert);
@@ -136,28 +162,72 @@
  *     particular a writer at the queue head behind readers that keep
  *     coming (its timer fires, mark_due adds HANDOFF, stealing stops and
  *     the last reader out hands it the lock), and a reader head behind a
- *     writer that keeps stealing the free word.
+ *     writer that keeps stealing the free word;
+ *  R7 (not with -DLIVE) the last user may free the lock (DESIGN.md
+ *     invariant 7, glibc bug 13690): each thread holds a reference (the
+ *     ghost refs) and drops it in the critical section of its last lock
+ *     call (a downgrading writer in its write hold), or when that call
+ *     times out.  The thread whose drop in its critical section takes refs
+ *     to 0 unlocks; if that released a read share, it takes the write lock
+ *     and releases it (other readers may still hold theirs; here the fast
+ *     path once the word is free, one step with the destroy, as nobody is
+ *     left to queue); then hl_rwlock_destroy must succeed (word 0, no
+ *     flags, tail 0: nobody holds it or waits, no abandoned node is left
+ *     queued) and it sets the ghost freed.  Every access to the word,
+ *     `tail` or `head` by any thread asserts !freed (LOCK_ACCESS, LK), so a
+ *     releaser that still touches the lock after the CAS or store that let
+ *     another thread take it is caught as a use after free, or before that
+ *     as a destroy that fails.  A drop at a timeout frees nothing (a holder
+ *     may still be inside).
  *
  * Seeded bugs (-D):
  *  BUG_STEAL_FROM_RELEASE        a reader takes a share from a word with
  *                                live flags and no holder (take() in
- *                                src/rwlock.c before the fix): with
- *                                mark_due adding HANDOFF meanwhile, the
- *                                stealer's release and the first last
- *                                reader's retry both hand the lock to the
- *                                head, and the second claims a node that
- *                                has been handed it already (assert: a
- *                                node whose life ended is claimed; hl__bug
- *                                in the C code);
+ *                                src/rwlock.c before cac37cf): the last
+ *                                reader out, which holds the lock through
+ *                                those flags until its CAS, finds a reader
+ *                                in the word (release_to_head's check that
+ *                                only HANDOFF was added; the hl__bug check
+ *                                of the C code looks only for HANDOFF, and
+ *                                its retry would write the writer's TID
+ *                                over the stolen share; with the release
+ *                                code of then, two releasers handed the
+ *                                lock to the same head);
  *  BUG_READER_IGNORES_HANDOFF    a reader's take ignores HANDOFF (R3);
  *  BUG_LAST_READER_NO_WAKE       the last reader out does not run
- *                                last_reader_out: the head that set WAKE
+ *                                release_to_head: the head that set WAKE
  *                                sleeps for good (R2);
- *  BUG_LAST_READER_NO_RETRY      last_reader_out does not look again when
- *                                release_to_head finds the word changed:
- *                                the head's mark_due added HANDOFF between
- *                                the decrement and the CAS, and nobody is
- *                                left to hand it the lock (R2);
+ *  BUG_CLAIMED_BLIND_STORE       release_to_head, having claimed the head,
+ *                                computes the new word once and stores it
+ *                                without a compare: HANDOFF added by the
+ *                                head's mark_due just before the claim is
+ *                                lost, the word is released and the due
+ *                                head is only woken, so a reader steals
+ *                                the lock owed to it (R3);
+ *  BUG_RELEASE_BEFORE_PASS       release_to_head and last_reader_out as
+ *                                before cd7e9af: the word is released
+ *                                first, and headship is passed on from a
+ *                                head that gave up afterwards (-DTIMED:
+ *                                R7, the last user's destroy finds the gone
+ *                                head's node still queued; without the
+ *                                tail test, the pass's access to `tail`
+ *                                after the free);
+ *  BUG_PASS_KEEPS_FLAGS          a write holder passes headship on from a
+ *                                head that gave up without dropping its
+ *                                flags: the new head finds them (R5; in
+ *                                the C code its CAS replaces them, and
+ *                                flags the same as the gone head's are
+ *                                cleared by the holder's CAS to 0 unseen);
+ *  BUG_LAST_READER_SERVES_GONE_HEAD  src/rwlock.c at cd7e9af: the last
+ *                                reader out, whose CAS to 0 after passing
+ *                                headship on from a head that gave up
+ *                                fails because that head had added HANDOFF
+ *                                before it gave up, takes the flags for a
+ *                                new head's and claims the gone head's
+ *                                recycled node (-DTIMED: R4, a node whose
+ *                                life ended is claimed; hl__bug in the C
+ *                                code, or the claim of another wait if the
+ *                                node was reused);
  *  BUG_GROUP_COUNT_AFTER_SIGNAL  grant_group adds the group to the count
  *                                after signalling the members: a member
  *                                holds a share the word does not count (R1;
@@ -287,6 +357,45 @@ byte handoff_to = 0;            /* R3: the thread the lock is owed to */
 byte finished = 0;
 
 #ifdef LIVE
+#define LOCK_ACCESS skip
+#define LK(c) (c)
+#else
+/* R7: the lock's last user frees it.  refs: the threads that will still
+ * lock it (each drops its reference in the critical section of its last
+ * lock call, or when that call times out); the thread whose drop in its
+ * critical section takes refs to 0 checks, after its unlock (and, if that
+ * released a read share, a write lock and unlock of its own: other readers
+ * may still hold theirs), that the lock can be destroyed
+ * (hl_rwlock_destroy: the word 0, no node queued) and frees it; from then
+ * on any access to the lock's fields by any thread is a use after free.
+ * LOCK_ACCESS opens every atomic step that reads or writes the word,
+ * `tail` or `head`; LK(c) is a guard on them. */
+byte refs = NTHREADS;
+bool freed = false;
+#define LOCK_ACCESS assert(!freed)
+#define LK(c) (freed || (c)) -> LOCK_ACCESS
+/* a thread's reference (the local myref) */
+#define REF_HELD    0
+#define REF_DROPPED 1   /* dropped, not the last */
+#define REF_LAST    2   /* dropped the last one: destroys the lock */
+#define REF_LAST_RD 3   /* the same, after releasing a read share */
+#endif
+
+/* A lock call's locals, dead once its critical section starts and when it
+ * has timed out or the unlock has ended: forgotten (see the header). */
+#define FORGET_CALL \
+	sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; first = 0; last = 0; \
+	i = 0; j = 0; k = 0; sw_writer = 0; sw_readers = 0; \
+	ok = false; due = false; rt = false; timed = false; sw_wake = false; sw_handoff = false
+
+/* The release code as it was before cd7e9af (release first, then signal
+ * or pass headship on; last_reader_out): BUG_RELEASE_BEFORE_PASS, and
+ * BUG_WITHDRAW_FLAGS, which reproduces src/rwlock.c at 5b504ba. */
+#if defined(BUG_RELEASE_BEFORE_PASS) || defined(BUG_WITHDRAW_FLAGS)
+#define OLD_RELEASE
+#endif
+
+#ifdef LIVE
 /* R6: the passage of time.  queued[t]: thread t's node was stamped with its
  * start time at the enqueue and t does not hold the lock yet; due_t[t]: the
  * handoff threshold has passed since then.  Timer(t) sets due_t[t] at any
@@ -337,33 +446,34 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
  * something to do (see the header). */
 inline wait_until(wu_n, wu_sig, wu_timed)
 {
+	/* A node CLAIMED by a releaser is waited on until the post: it can
+	 * no longer give up, and the waiter does nothing else meanwhile, so
+	 * it returns only once the node is neither WAITING/PARKED nor
+	 * CLAIMED (the look that sees CLAIMED and the deadline that finds it
+	 * change nothing that anyone else sees). */
 	do
-	:: atomic { nstate[wu_n] != N_WAITING -> wu_sig = nstate[wu_n] }; break
+	:: atomic { nstate[wu_n] != N_WAITING && nstate[wu_n] != N_CLAIMED -> wu_sig = nstate[wu_n] }; break
 	:: atomic { nstate[wu_n] == N_WAITING -> nstate[wu_n] = N_PARKED };
 	   do
-	   :: atomic { nstate[wu_n] != N_PARKED -> wu_sig = nstate[wu_n] }; break
+	   :: atomic { nstate[wu_n] != N_PARKED && nstate[wu_n] != N_CLAIMED -> wu_sig = nstate[wu_n] }; break
 	   :: atomic {
-		nstate[wu_n] == N_PARKED && w_wake && !w_handoff && head == wu_n WOKEN_DUE(wu_n) ->
+		LK(nstate[wu_n] == N_PARKED && w_wake && !w_handoff && head == wu_n WOKEN_DUE(wu_n)) ->
 			nstate[wu_n] = N_WAITING; wu_sig = S_WOKEN
 	      };
 	      break
 #ifdef TIMED
-	   :: wu_timed ->
-		atomic {
+	   :: atomic {
+		wu_timed && nstate[wu_n] != N_CLAIMED ->
 			if
 			:: nstate[wu_n] == N_PARKED -> nstate[wu_n] = N_ABANDONED; wu_sig = S_TIMEDOUT
 			:: else -> wu_sig = nstate[wu_n]
 			fi
-		};
-		break
+	      };
+	      break
 #endif
 	   od;
 	   break
-	od;
-	if
-	:: wu_sig == N_CLAIMED -> atomic { nstate[wu_n] != N_CLAIMED -> wu_sig = nstate[wu_n] }
-	:: else -> skip
-	fi
+	od
 }
 
 /* mark_due(n): n woke up due; if live flags name it without HANDOFF, add
@@ -372,6 +482,7 @@ inline wait_until(wu_n, wu_sig, wu_timed)
 inline mark_due(md_n)
 {
 	atomic {
+		LOCK_ACCESS;
 #ifndef BUG_NO_MARK_DUE
 		if
 		:: w_wake && !w_handoff && head == md_n -> reach(6); w_handoff = true
@@ -454,6 +565,7 @@ inline pass_head(ph_n, ph_defer)
 	assert(life[cur] == L_USED);    /* R4: not a node that was recycled */
 	do
 	:: atomic {
+		LOCK_ACCESS;
 		if
 		:: tail == cur -> tail = 0; nx = 0
 		:: else -> nx = 255
@@ -496,15 +608,17 @@ inline pass_head(ph_n, ph_defer)
 
 /* ---- the rwlock ------------------------------------------------------------ */
 
-/* release_to_head(s), s = (sw_writer, 0 readers, sw_wake, sw_handoff), with
- * live WAKE: hand the lock to the head or wake it.  rt = false if the word
- * changed under us (a reader stole a share, mark_due added HANDOFF, or,
+#ifdef OLD_RELEASE
+/* release_to_head(s) before cd7e9af (OLD_RELEASE), s = (sw_writer, 0
+ * readers, sw_wake, sw_handoff), with live WAKE: hand the lock to the
+ * head, or release the word and then wake the head or pass headship on.
+ * rt = false if the word changed under us (mark_due added HANDOFF, or,
  * with -DBUG_WITHDRAW_FLAGS, the head gave up and took its flags back). */
 inline release_to_head(rt)
 {
 	/* Relaxed load of `head`, before the claim or the CAS, as in the C
 	 * code. */
-	h = head;
+	atomic { LOCK_ACCESS; h = head };
 	ok = false;
 	if
 	:: sw_handoff ->
@@ -522,6 +636,7 @@ inline release_to_head(rt)
 	:: ok ->
 		/* the CAS to the head's TID or one reader cannot fail */
 		atomic {
+			LOCK_ACCESS;
 			assert(w_writer == sw_writer && w_readers == 0 && w_wake && w_handoff);
 			assert(handoff_to == nowner[h]);
 			handoff_to = 0;
@@ -536,6 +651,7 @@ inline release_to_head(rt)
 		rt = true
 	:: else ->
 		atomic {
+			LOCK_ACCESS;
 			if
 			:: w_writer == sw_writer && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
 				w_writer = 0; w_wake = false; w_handoff = false; rt = true FORGET_HEAD;
@@ -568,6 +684,175 @@ inline release_to_head(rt)
 	ok = false
 }
 
+/* last_reader_out(s) before cd7e9af: the last share went with live WAKE. */
+inline last_reader_out()
+{
+	do
+	:: release_to_head(rt);
+	   if
+	   :: rt -> break
+	   :: else -> skip
+	   fi;
+	   /* The word changed: mark_due added HANDOFF (with the fix in take,
+	    * a reader cannot steal a share here, so the first branch is never
+	    * taken; it is the C code's defence). */
+	   atomic {
+		LOCK_ACCESS;
+		if
+		:: w_writer != 0 || w_readers != 0 || !FLAGS_SET -> break
+		:: else -> sw_wake = w_wake; sw_handoff = w_handoff
+		fi
+	   }
+	od;
+	rt = false
+}
+#else
+/* release_to_head's CAS(s -> ns) on a claimed head h: ns is h's TID or one
+ * reader with HANDOFF, else 0.  rt = false if it failed: that happens only
+ * when h, woken by its timer just before the claim, added HANDOFF
+ * (mark_due); s then has it, for the next try.  Inside an atomic step. */
+inline claimed_cas()
+{
+	if
+	:: w_writer == sw_writer && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
+		if
+		:: sw_handoff ->
+			assert(handoff_to == nowner[h]);
+			handoff_to = 0;
+			if
+			:: nreader[h] -> reach(8); w_writer = 0; w_readers = 1; rholders++
+			:: else -> w_writer = nowner[h]
+			fi
+		:: else -> w_writer = 0
+		fi;
+		w_wake = false;
+		w_handoff = false FORGET_HEAD;
+		rt = true
+	:: else ->
+		reach(7);
+		/* the hl__bug check: only HANDOFF was added */
+		assert(!sw_handoff && w_handoff && w_wake && w_writer == sw_writer && w_readers == 0);
+#ifdef BUG_CLAIMED_BLIND_STORE
+		/* ns computed once and stored without a compare */
+		w_writer = 0; w_wake = false; w_handoff = false FORGET_HEAD;
+		rt = true
+#else
+		sw_handoff = true;
+		rt = false
+#endif
+	fi
+}
+
+/* release_to_head(s), s = (sw_writer, 0 readers, sw_wake, sw_handoff) with
+ * live WAKE: the caller is the write holder (sw_writer = me) or the reader
+ * whose fetch_sub took the count to 0 (sw_writer = 0); either way nobody
+ * else can take the lock until the release CAS (take gives no share from
+ * flags with no holder, a writer needs 0).  Claim the head's node; if it
+ * is ours, CAS the word to the head's TID or one reader (HANDOFF) or to 0,
+ * recomputing if h's mark_due added HANDOFF, and post; if h gave up, pass
+ * headship on first (a write holder dropping h's flags before), then CAS
+ * the word to 0, and serve a new head whose flags made that CAS fail. */
+inline release_to_head()
+{
+	do
+	:: /* Read `head` (nobody writes it while flags are set), claim h,
+	    * and if it is ours make the first try of the CAS; if h gave up,
+	    * its R3 debt goes, and a write holder drops its flags (a plain
+	    * store: nobody else changes the word, and nobody but a new
+	    * head, after the pass, reads them).  One step: the only thing
+	    * that can happen between the claim and the CAS and touch what
+	    * either touches is h's mark_due (h's wake-up came before the
+	    * claim, which needs a node that is not woken), and mark_due
+	    * commutes with the claim, so it happens before it here (the
+	    * CAS then fails just the same). */
+	   atomic {
+		LOCK_ACCESS;
+		h = head;
+		assert(life[h] == L_USED);
+		if
+		:: nstate[h] == N_WAITING || nstate[h] == N_PARKED ->
+			nstate[h] = N_CLAIMED; ok = true;
+			claimed_cas()
+		:: else ->
+			assert(nstate[h] == N_ABANDONED); ok = false;
+			if
+			:: sw_handoff -> reach(13)
+			:: else -> skip
+			fi;
+			assert(handoff_to == 0 || handoff_to == nowner[h]);
+			handoff_to = 0;
+			if
+			:: sw_writer != 0 ->
+#ifndef BUG_PASS_KEEPS_FLAGS
+				w_wake = false; w_handoff = false; sw_wake = false; sw_handoff = false
+#else
+				skip
+#endif
+			:: else -> reach(16)    /* the last reader out keeps them */
+			fi
+		fi
+	   };
+	   if
+	   :: ok ->
+		do
+		:: rt -> break
+		:: else -> atomic { LOCK_ACCESS; claimed_cas() }
+		od;
+		/* hl_node_post: from here on, only h's node */
+		if
+		:: sw_handoff -> nstate[h] = S_HANDED
+		:: else -> nstate[h] = S_RELEASED
+		fi;
+		break
+	   :: else ->
+		pass_head(h, false);
+		/* CAS(s -> 0).  On the write holder's word it fails only if a
+		 * new head set its flags: serve that head.  On the last reader
+		 * out's it fails only if h, before it gave up, added HANDOFF
+		 * (mark_due, after the fetch_sub that read s): nobody else sets
+		 * flags on a word with no holder, so try again (see
+		 * BUG_LAST_READER_SERVES_GONE_HEAD). */
+		do
+		:: atomic {
+			LOCK_ACCESS;
+			if
+			:: w_writer == sw_writer && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
+				w_writer = 0; w_wake = false; w_handoff = false FORGET_HEAD;
+				ok = true;
+				break
+			:: else ->
+				ok = false;
+				if
+				:: sw_writer != 0 ->
+					reach(17);
+					assert(w_writer == sw_writer && w_readers == 0 && w_wake && !sw_wake);
+					sw_wake = w_wake; sw_handoff = w_handoff;
+					break
+				:: else ->
+					reach(18);
+					assert(w_writer == 0 && w_readers == 0 && w_wake && sw_wake && w_handoff && !sw_handoff);
+					sw_handoff = true
+#ifdef BUG_LAST_READER_SERVES_GONE_HEAD
+					; break
+#endif
+				fi
+			fi
+		   }
+		od;
+		if
+		:: ok -> break
+		:: else -> skip
+		fi
+	   fi
+	od;
+	h = 0;
+	ok = false;
+	rt = false;
+	sw_wake = false;
+	sw_handoff = false
+}
+#endif
+
 /* grant_group(n): hl_queue_extract of the readers behind n (stopping at a
  * due writer, skipping the others, leaving the last node), the count, the
  * signals. */
@@ -579,6 +864,7 @@ inline grant_group(gg_n)
 	k = 0;
 	do
 	:: atomic {
+		LOCK_ACCESS;    /* (reads tail, for R5) */
 		i = nnext[pred];
 		if
 		:: i == 0 -> break
@@ -646,6 +932,7 @@ inline grant_group(gg_n)
 		reach(1);
 #ifndef BUG_GROUP_COUNT_AFTER_SIGNAL
 		atomic {
+			LOCK_ACCESS;
 			assert(w_writer == 0 && w_readers >= 1 && !FLAGS_SET);
 			w_readers = w_readers + k
 		};
@@ -655,6 +942,7 @@ inline grant_group(gg_n)
 		:: i == 0 -> break
 		:: else ->
 			atomic {
+				LOCK_ACCESS;
 				j = nnext[i];   /* read before the signal hands i back */
 				assert(member[i]);
 				member[i] = false;
@@ -672,7 +960,7 @@ inline grant_group(gg_n)
 				/* it gave up: its share goes, the node is ours */
 				reach(5);
 #ifndef BUG_GROUP_REFUSED_KEEPS_COUNT
-				atomic { assert(w_readers >= 2); w_readers-- };
+				atomic { LOCK_ACCESS; assert(w_readers >= 2); w_readers-- };
 #endif
 				recycle(i)
 			:: else -> skip
@@ -680,7 +968,7 @@ inline grant_group(gg_n)
 			i = j
 		od;
 #ifdef BUG_GROUP_COUNT_AFTER_SIGNAL
-		atomic { w_readers = w_readers + k };
+		atomic { LOCK_ACCESS; w_readers = w_readers + k };
 #endif
 		skip
 	:: else -> skip
@@ -717,13 +1005,13 @@ inline leave_queue(lq_n)
 			fi
 		:: else ->
 			reach(10);
-			head = d;
+			atomic { LOCK_ACCESS; head = d };
 #ifdef BUG_RECORD_PLAIN_STORE
-			atomic { sw_writer = w_writer; sw_readers = w_readers };
-			atomic { assert(!FLAGS_SET); w_writer = sw_writer; w_readers = sw_readers; w_wake = true };
+			atomic { LOCK_ACCESS; sw_writer = w_writer; sw_readers = w_readers };
+			atomic { LOCK_ACCESS; assert(!FLAGS_SET); w_writer = sw_writer; w_readers = sw_readers; w_wake = true };
 			sw_writer = 0; sw_readers = 0
 #else
-			atomic { assert(!FLAGS_SET); w_wake = true }
+			atomic { LOCK_ACCESS; assert(!FLAGS_SET); w_wake = true }
 #endif
 		fi;
 		due = false;
@@ -733,37 +1021,14 @@ inline leave_queue(lq_n)
 	fi
 }
 
-/* last_reader_out(s): the last share went with live WAKE. */
-inline last_reader_out()
-{
-	do
-	:: release_to_head(rt);
-	   if
-	   :: rt -> break
-	   :: else -> skip
-	   fi;
-	   reach(7);
-#ifdef BUG_LAST_READER_NO_RETRY
-	   break;
-#endif
-	   /* The word changed: mark_due added HANDOFF (a reader cannot steal
-	    * a share here, see take), so the first branch is never taken; it
-	    * is the C code's defence. */
-	   atomic {
-		if
-		:: w_writer != 0 || w_readers != 0 || !FLAGS_SET -> break
-		:: else -> sw_wake = w_wake; sw_handoff = w_handoff
-		fi
-	   }
-	od;
-	rt = false
-}
-
 proctype Thread(byte me)
 {
 	byte it = 0, n, sig, pred, nx, d, cur, h, first, last, i, j, k;
 	byte sw_writer, sw_readers;
 	bool ok, due, rt, timed, rd, sw_wake, sw_handoff;
+#ifndef LIVE
+	byte myref = REF_HELD;  /* R7 */
+#endif
 
 	rd = me <= READERS;
 #ifdef LIVE
@@ -773,7 +1038,29 @@ proctype Thread(byte me)
 #ifdef LIVE
 	:: true ->      /* lock calls for ever, on one node */
 #else
-	:: it == ITER -> break
+	:: it == ITER && myref == REF_DROPPED -> break
+	:: atomic {
+		it == ITER && myref != REF_DROPPED &&
+		(myref != REF_LAST_RD || (w_writer == 0 && w_readers == 0 && !FLAGS_SET)) ->
+		/* R7: after the last lock call.  The thread that dropped the
+		 * last reference in its critical section destroys the lock
+		 * (hl_rwlock_destroy must succeed: the word free, no flags,
+		 * no node queued) and frees it; if it released a read share
+		 * last, it first takes the write lock and releases it (other
+		 * readers may still hold theirs): here, once the word is
+		 * free, the fast path's CAS and the unlock's, in one step
+		 * with the destroy (nobody else is left to queue).  A last
+		 * call that timed out drops the reference now, after it
+		 * returned (nobody frees the lock then: a holder may still
+		 * be inside). */
+		if
+		:: myref == REF_HELD -> refs--
+		:: else ->
+			assert(w_writer == 0 && w_readers == 0 && !FLAGS_SET && tail == 0 && handoff_to == 0);
+			freed = true
+		fi
+	   };
+	   break
 	:: it < ITER ->
 		n = (me - 1) * ITER + it + 1;
 		it++;
@@ -791,13 +1078,13 @@ proctype Thread(byte me)
 		 * try here). */
 		do
 		:: atomic {
-			rd && READER_TAKE ->
+			LK(rd && READER_TAKE) ->
 				assert(R3_OK(me)); handoff_to = 0;
 				w_readers++; rholders++;
 				goto holding
 		   }
 		:: atomic {
-			!rd && w_writer == 0 && w_readers == 0 && !FLAGS_SET ->
+			LK(!rd && w_writer == 0 && w_readers == 0 && !FLAGS_SET) ->
 				assert(R3_OK(me)); handoff_to = 0;
 				w_writer = me;
 				goto holding
@@ -808,6 +1095,7 @@ proctype Thread(byte me)
 		/* Step 2: hl_queue_node_init, hl_node_arm, hl_queue_enqueue:
 		 * the node's fields are private until the xchg publishes it. */
 		atomic {
+			LOCK_ACCESS;
 			assert(life[n] == L_NEW);
 			nowner[n] = me; nreader[n] = rd; nnext[n] = 0;
 			nstate[n] = N_WAITING; life[n] = L_USED;
@@ -837,13 +1125,13 @@ proctype Thread(byte me)
 		/* Steps 3 and 4: n is the head. */
 		do
 		:: atomic {
-			rd && READER_TAKE ->
+			LK(rd && READER_TAKE) ->
 				assert(!FLAGS_SET && R3_OK(me)); handoff_to = 0;
 				w_readers++; rholders++;
 				goto owned
 		   }
 		:: atomic {
-			!rd && w_writer == 0 && w_readers == 0 && !FLAGS_SET ->
+			LK(!rd && w_writer == 0 && w_readers == 0 && !FLAGS_SET) ->
 				assert(R3_OK(me)); handoff_to = 0;
 				w_writer = me;
 				goto owned
@@ -855,7 +1143,7 @@ proctype Thread(byte me)
 		    * fails is a retry), and `head` and the node are read by
 		    * nobody until the flags are set. */
 		   atomic {
-			w_writer != 0 || (!rd && w_readers != 0) ->
+			LK(w_writer != 0 || (!rd && w_readers != 0)) ->
 				assert(!FLAGS_SET);     /* R5: the head never finds flags */
 				head = n;
 				nstate[n] = N_WAITING;          /* hl_node_arm */
@@ -887,7 +1175,7 @@ proctype Thread(byte me)
 			/* deadline while spinning as head: pass headship on */
 			pass_head(n, false);
 			put(n);
-			goto done
+			goto timed_out
 #endif
 		od;
 
@@ -912,7 +1200,16 @@ holding:
 			atomic { in_w++; cs_who = me; assert(in_w == 1 && in_r == 0 && w_writer == me && w_readers == 0) };
 			atomic { in_w--; cs_who = 0 };
 #else
-			atomic { in_w++; assert(in_w == 1 && in_r == 0 && w_writer == me && w_readers == 0) };
+			atomic {
+				LOCK_ACCESS;
+				in_w++; assert(in_w == 1 && in_r == 0 && w_writer == me && w_readers == 0);
+				FORGET_CALL;
+				/* R7: the last lock call drops the reference */
+				if
+				:: it == ITER -> refs--; myref = (refs == 0 -> REF_LAST : REF_DROPPED)
+				:: else -> skip
+				fi
+			};
 			in_w--;
 #endif
 #ifdef DOWNGRADE
@@ -921,6 +1218,7 @@ holding:
 			:: /* hl_rwlock_downgrade */
 			   do
 			   :: atomic {
+				LOCK_ACCESS;
 				assert(w_writer == me && w_readers == 0);
 				sw_wake = w_wake; sw_handoff = w_handoff;
 				if
@@ -933,6 +1231,7 @@ holding:
 				/* a reader head waits for us: clear the flags and
 				 * let it race again */
 				atomic {
+					LOCK_ACCESS;
 					if
 					:: w_writer == me && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
 						reach(11);
@@ -957,6 +1256,7 @@ holding:
 				/* a writer head (or none) keeps waiting, now for
 				 * the readers */
 				atomic {
+					LOCK_ACCESS;
 					if
 					:: w_writer == me && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
 						w_writer = 0; w_readers = 1; rholders++;
@@ -979,14 +1279,16 @@ holding:
 			      h = 0
 			   od;
 			   h = 0; ok = false; sw_wake = false; sw_handoff = false;
-			   atomic { in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
+			   atomic { LOCK_ACCESS; in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
 			   in_r--;
 			   goto read_unlock
 			fi;
 #endif
 			/* hl_rwlock_unlock, the write side */
+#ifdef OLD_RELEASE
 			do
 			:: atomic {
+				LOCK_ACCESS;
 				assert(w_writer == me && w_readers == 0);
 				if
 				:: !FLAGS_SET -> w_writer = 0; break
@@ -1000,27 +1302,62 @@ holding:
 			   :: else -> skip
 			   fi
 			od
+#else
+			/* CAS(me -> 0) without flags, or release_to_head */
+			atomic {
+				LOCK_ACCESS;
+				assert(w_writer == me && w_readers == 0);
+				if
+				:: !FLAGS_SET -> w_writer = 0; ok = false
+				:: else -> sw_wake = w_wake; sw_handoff = w_handoff; ok = true
+				fi
+			};
+			if
+			:: ok -> sw_writer = me; release_to_head(); sw_writer = 0
+			:: else -> skip
+			fi
+#endif
 		:: rd ->
 #ifdef LIVE
 			atomic { in_r++; cs_who = me; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
 			atomic { in_r--; cs_who = 0 };
 #else
-			atomic { in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
+			atomic {
+				LOCK_ACCESS;
+				in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders);
+				FORGET_CALL;
+				/* R7: the last lock call drops the reference */
+				if
+				:: it == ITER -> refs--; myref = (refs == 0 -> REF_LAST : REF_DROPPED)
+				:: else -> skip
+				fi
+			};
 			in_r--;
 #endif
 read_unlock:
 			/* hl_rwlock_unlock, the read side: fetch_sub */
 			atomic {
+				LOCK_ACCESS;
 				assert(w_writer == 0 && w_readers >= 1 && w_readers >= rholders);
 				k = w_readers;
 				w_readers--; rholders--;
-				sw_wake = w_wake; sw_handoff = w_handoff
+				sw_wake = w_wake; sw_handoff = w_handoff;
+#ifndef LIVE
+				if
+				:: myref == REF_LAST -> myref = REF_LAST_RD
+				:: else -> skip
+				fi
+#endif
 			};
 #ifndef BUG_LAST_READER_NO_WAKE
 			if
 			:: k == 1 && sw_wake ->
 				sw_writer = 0;
+#ifdef OLD_RELEASE
 				last_reader_out()
+#else
+				release_to_head()       /* the last reader out */
+#endif
 			:: else -> skip
 			fi;
 #endif
@@ -1037,6 +1374,7 @@ abandoned:
 		 * CAS is another (it compares the word only). */
 		do
 		:: atomic {
+			LOCK_ACCESS;
 			sw_writer = w_writer; sw_readers = w_readers;
 			sw_wake = w_wake; sw_handoff = w_handoff;
 			ok = FLAGS_SET && head == n
@@ -1046,6 +1384,7 @@ abandoned:
 		   :: else -> skip
 		   fi;
 		   atomic {
+			LOCK_ACCESS;
 			if
 			:: w_writer == sw_writer && w_readers == sw_readers &&
 			   w_wake == sw_wake && w_handoff == sw_handoff ->
@@ -1066,6 +1405,8 @@ abandoned:
 #endif
 		/* hl_thread_node_abandoned: whoever meets the node recycles it */
 		skip;
+timed_out:
+		skip;
 done:
 #ifdef LIVE
 		skip;   /* the gotos land here, not in the d_step */
@@ -1077,7 +1418,8 @@ done:
 			ok = false; due = false; rt = false; sw_wake = false; sw_handoff = false
 		}
 #else
-		sig = 0; sw_writer = 0; sw_wake = false; sw_handoff = false; rt = false; timed = false
+		skip;   /* the gotos land here, not in the d_step */
+		d_step { FORGET_CALL }
 #endif
 	od;
 	finished++
