@@ -364,7 +364,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 		if (!due && now - spin_start < budget)
 			continue;
 		if (!held(clean(s))) {
-			/* Free (take it, above), or flags with no holder:
+			/* Flags with no holder (a free word was taken above):
 			 * the last reader out is about to release the word. */
 			hl_wait_for_peer(&peer_spins);
 			continue;

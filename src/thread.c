@@ -304,11 +304,10 @@ void hl_process_stats(uint64_t out[HL_FX_KINDS])
 
 /* ---- affinity (wait.c's spinner slots) ------------------------------------ */
 
-int hl_thread_affinity_union(uint64_t out[HL_CPU_WORDS], int enough)
+int hl_thread_affinity_cpus(int enough)
 {
+	uint64_t out[HL_CPU_WORDS] = { 0 };
 	int cpus = 0;
-	for (int k = 0; k < HL_CPU_WORDS; k++)
-		out[k] = 0;
 	if (!threads)
 		return 0;
 	/* Relaxed: the masks are hints (wait.c); a record that is being taken

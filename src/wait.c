@@ -18,7 +18,7 @@
  *      at registration (hl_spin_thread_init).
  *   2. If spinner_slots is 100 ms old, the one thread whose CAS moves
  *      slots_ns to now ORs the masks of the records in use
- *      (hl_thread_affinity_union, stopping once every online CPU is in the
+ *      (hl_thread_affinity_cpus, stopping once every online CPU is in the
  *      union, as get_nprocs says) and stores the count less one; the
  *      others use the cached value.  So a first thread pinned to one CPU
  *      does not decide for the whole process, and a process whose threads
@@ -100,9 +100,8 @@ void hl_spin_thread_init(struct hl_thread *t)
 /* Step 2: the union of the threads' masks, capped by the online CPUs. */
 static int recompute_slots(void)
 {
-	uint64_t all[HL_CPU_WORDS];
 	int online = get_nprocs();
-	int cpus = hl_thread_affinity_union(all, online > 0 ? online : 1);
+	int cpus = hl_thread_affinity_cpus(online > 0 ? online : 1);
 	if (online > 0 && cpus > online)
 		cpus = online;
 	return cpus > 1 ? cpus - 1 : 0;

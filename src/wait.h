@@ -123,10 +123,10 @@ HL_HIDDEN void hl_spin_atfork_child(void);
 struct hl_thread;
 /* Records t's affinity (the calling thread's own) at its registration. */
 HL_HIDDEN void hl_spin_thread_init(struct hl_thread *t);
-/* In thread.c, which has the records: ORs into out (zeroed first) the
- * affinity masks of the records in use, stopping once it has `enough` CPUs;
- * returns how many CPUs out has. */
-HL_HIDDEN int hl_thread_affinity_union(uint64_t out[HL_CPU_WORDS], int enough);
+/* In thread.c, which has the records: the number of CPUs in the union of
+ * the affinity masks of the records in use, counted until it reaches
+ * `enough`. */
+HL_HIDDEN int hl_thread_affinity_cpus(int enough);
 
 /* One step of waiting for another thread that is a few instructions away
  * from publishing something (an enqueuer about to link its node, a waker

@@ -274,12 +274,7 @@ static void life_leave(struct life *L, bool reader)
  * Returns 0 when held. */
 static int life_acquire(struct life *L, bool reader, int how, int64_t rel_ns)
 {
-	struct timespec dl = { 0, 0 };
-	if (how == 2) {
-		int64_t at = (int64_t)hl_sched_now_ns() + rel_ns;
-		dl.tv_sec = (time_t)(at / NSEC_PER_SEC);
-		dl.tv_nsec = (long)(at % NSEC_PER_SEC);
-	}
+	struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel_ns);
 	int rc;
 	if (L->kind != L_RWLOCK_FREE)
 		rc = how == 0 ? hl_mutex_lock(&L->lock.m) : how == 1 ? hl_mutex_trylock(&L->lock.m) :
@@ -433,8 +428,8 @@ static void sig_handler(void)
 	uint64_t k = ++sig_count;
 	int rc;
 	if (k % 2) {
-		int64_t at = (int64_t)hl_sched_now_ns() + (k % 5 == 0 ? -1000 : (int64_t)(k * 977 % 5001));
-		struct timespec dl = { (time_t)(at / NSEC_PER_SEC), (long)(at % NSEC_PER_SEC) };
+		int64_t rel = k % 5 == 0 ? -1000 : (int64_t)(k * 977 % 5001);
+		struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
 		rc = hl_mutex_timedlock(&sig_mutex, CLOCK_MONOTONIC, &dl);
 		if (rc == ETIMEDOUT)
 			return;
