@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* the build defines it; also when compiled alone */
 #endif
 #include "harness.h"
+#include "locks.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,7 +354,10 @@ void bench_common_help(FILE *f, const char *default_locks)
 {
 	fprintf(f,
 		"  --locks A,B,...    locks to compare, the first is the baseline of 'ratio'\n"
-		"                     and 'limit%%' (default %s)\n"
+		"                     and 'limit%%' (default %s).  Groups: 'peers' (the\n"
+		"                     locks a program would use instead, marked [peer]\n"
+		"                     below) and 'all'; a group skips locks already listed\n"
+		"                     and peers this build lacks (one line says which)\n"
 		"  --threads N,M,...  thread counts, 1 to %u each (default 1,2,4,8)\n"
 		"  --duration S       seconds per run, may be fractional (default 2)\n"
 		"  --repeat R         run each (lock, threads) R times, interleaved across\n"
@@ -370,6 +375,73 @@ void bench_common_help(FILE *f, const char *default_locks)
 		"                     library's (HOTLOCK_TOPOLOGY, else numa)\n"
 		"  --help             this text\n",
 		default_locks, BENCH_MAX_THREADS, HL_TOPOLOGY_MAX_NODES);
+}
+
+/* ---- where a run comes from ------------------------------------------ */
+
+static char command_line[4096];
+
+void bench_set_command(int argc, char **argv)
+{
+	size_t n = 0;
+
+	command_line[0] = '\0';
+	for (int i = 0; i < argc && n < sizeof command_line; i++) {
+		/* Quoted when the shell would split or expand it. */
+		const bool quote = argv[i][0] == '\0' ||
+				   strpbrk(argv[i], " \t\n'\"\\$`*?[]{}()<>|&;~#") != NULL;
+		const char *word = i == 0 ? "hotlock-bench" : argv[i];
+		int w;
+
+		if (i == 0 && strrchr(argv[0], '/') == NULL)
+			word = argv[0];
+		w = snprintf(command_line + n, sizeof command_line - n, "%s%s%s%s",
+			     i ? " " : "", quote && i ? "'" : "", word, quote && i ? "'" : "");
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
+/* The "model name" line of /proc/cpuinfo, or "unknown". */
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && colon) {
+			colon += 1 + (colon[1] == ' ');
+			colon[strcspn(colon, "\n")] = '\0';
+			snprintf(buf, len, "%s", colon);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+void bench_json_run_info(struct bench_json *j)
+{
+	struct utsname u;
+	char cpu[256], date[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	bench_json_string(j, "command", command_line);
+	bench_json_object(j, "machine");
+	cpu_model(cpu, sizeof cpu);
+	bench_json_string(j, "cpu", cpu);
+	bench_json_string(j, "kernel", uname(&u) == 0 ? u.release : "unknown");
+	bench_json_uint(j, "cpus_online", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	bench_json_end(j);
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	bench_json_string(j, "date", date);
 }
 
 unsigned bench_cores(void)
@@ -1143,11 +1215,16 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 	for (size_t l = 0; l < s->nlocks; l++)
 		bench_json_string(j, NULL, s->lock_names[l]);
 	bench_json_end(j);
+	bench_json_object(j, "lock_roles");
+	for (size_t l = 0; l < s->nlocks; l++)
+		bench_json_string(j, s->lock_names[l], bench_lock_role(s->lock_names[l]));
+	bench_json_end(j);
 	bench_json_uint(j, "repeat", c->repeat);
 	bench_json_string(j, "futex_interface", hl_futex_interface());
 	bench_json_string(j, "topology", o->topology);
 	bench_json_uint(j, "topology_nodes", (uint64_t)o->nodes);
 	bench_json_string(j, "table", s->locktorture_table ? "locktorture" : "median");
+	bench_json_run_info(j);
 	bench_json_object(j, "hotlock_config");
 	bench_json_uint(j, "spin_ns", cfg.spin_ns);
 	bench_json_uint(j, "handoff_ns", cfg.handoff_ns);

@@ -369,6 +369,12 @@ void bench_json_uint(struct bench_json *j, const char *key, uint64_t v);
 void bench_json_bool(struct bench_json *j, const char *key, bool v);
 void bench_json_null(struct bench_json *j, const char *key);
 void bench_json_close(struct bench_json *j); /* exits 1 on I/O errors */
+/* Remembers the command line (main does, first thing), for the JSON. */
+void bench_set_command(int argc, char **argv);
+/* Writes, into the current JSON object, what a report needs to say where a
+ * run comes from: "command" (the command line, as a shell would take it),
+ * "machine" {"cpu", "kernel", "cpus_online"} and "date" (UTC, ISO 8601). */
+void bench_json_run_info(struct bench_json *j);
 /* Removes the FILE.tmp of a writer still open (on an early exit). */
 void bench_json_discard(void);
 

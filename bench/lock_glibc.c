@@ -52,8 +52,10 @@ static int glibc_unlock(void *l)
 	return pthread_mutex_unlock(l);
 }
 
-/* The two adapters differ in their name and mutex type only. */
-#define GLIBC_ADAPTER(name_, summary_, init_) {		\
+/* The two adapters differ in their name and mutex type only; the adaptive
+ * one is the glibc mutex a program tuned for contention picks, so it is
+ * among hotlock's peers. */
+#define GLIBC_ADAPTER(name_, summary_, init_, peer_) {		\
 	.name = name_,						\
 	.summary = summary_,					\
 	.size = sizeof(pthread_mutex_t),			\
@@ -62,12 +64,13 @@ static int glibc_unlock(void *l)
 	.lock = glibc_lock,					\
 	.unlock = glibc_unlock,					\
 	.futex_counted = false,					\
+	.peer = peer_,						\
 }
 
 const struct bench_lock bench_lock_glibc = GLIBC_ADAPTER("glibc",
 	"pthread_mutex_t, PTHREAD_MUTEX_NORMAL (futex calls not counted)",
-	glibc_init);
+	glibc_init, false);
 
 const struct bench_lock bench_lock_glibc_adaptive = GLIBC_ADAPTER("glibc-adaptive",
 	"pthread_mutex_t, PTHREAD_MUTEX_ADAPTIVE_NP (futex calls not counted)",
-	glibc_adaptive_init);
+	glibc_adaptive_init, true);

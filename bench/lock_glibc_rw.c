@@ -77,8 +77,9 @@ static int glibc_rw_describe(const void *l, char *buf, size_t len)
 	return 0;
 }
 
-/* The two adapters differ in their name and kind only. */
-#define GLIBC_RW_ADAPTER(name_, summary_, init_) {		\
+/* The two adapters differ in their name and kind only; the default kind,
+ * what programs get, is among hotlock's peers. */
+#define GLIBC_RW_ADAPTER(name_, summary_, init_, peer_) {		\
 	.name = name_,						\
 	.summary = summary_,					\
 	.size = sizeof(pthread_rwlock_t),			\
@@ -90,12 +91,13 @@ static int glibc_rw_describe(const void *l, char *buf, size_t len)
 	.wrunlock = glibc_rw_unlock,				\
 	.describe = glibc_rw_describe,				\
 	.futex_counted = false,					\
+	.peer = peer_,						\
 }
 
 const struct bench_rwlock bench_rwlock_glibc = GLIBC_RW_ADAPTER("glibc-rw",
 	"pthread_rwlock_t, default (prefers readers; futex calls not counted)",
-	glibc_rw_init);
+	glibc_rw_init, true);
 
 const struct bench_rwlock bench_rwlock_glibc_writer = GLIBC_RW_ADAPTER("glibc-rw-writer",
 	"pthread_rwlock_t, PREFER_WRITER_NONRECURSIVE_NP (futex calls not counted)",
-	glibc_rw_writer_init);
+	glibc_rw_writer_init, false);

@@ -32,6 +32,10 @@ struct bench_lock {
 	 * False for glibc: its futex calls are its own and not counted; the
 	 * tables print "-" and the JSON null. */
 	bool futex_counted;
+	/* One of the locks a program would use instead of hotlock's, the ones
+	 * hotlock is judged against (--locks peers; "peer" in the JSON's
+	 * lock_roles): parking_lot, Rust std, abseil, glibc-adaptive. */
+	bool peer;
 };
 
 extern const struct bench_lock bench_lock_hotlock;
@@ -41,6 +45,9 @@ extern const struct bench_lock bench_lock_glibc;
 extern const struct bench_lock bench_lock_glibc_adaptive;
 extern const struct bench_lock bench_lock_futex3;
 extern const struct bench_lock bench_lock_mcs;
+extern const struct bench_lock bench_lock_parking_lot;
+extern const struct bench_lock bench_lock_rust_std;
+extern const struct bench_lock bench_lock_absl;
 
 /* Every registered lock, in the order --list shows them. */
 extern const struct bench_lock *const bench_locks[];
@@ -48,15 +55,46 @@ extern const size_t bench_nlocks;
 
 /* ---- registries ------------------------------------------------------ */
 
+/* A peer this hotlock-bench was built without, and why: bench/CMakeLists.txt
+ * leaves out the Rust peers without cargo (or their crates) and abseil's
+ * without libabsl-dev. */
+struct bench_missing {
+	const char *name;
+	const char *why;
+};
+
+/* Defined by bench/CMakeLists.txt: HOTLOCK_BENCH_RUST_PEERS and
+ * HOTLOCK_BENCH_ABSL where those peers are built, else the reason they are
+ * not (the defaults are for a build that says nothing). */
+#ifndef HOTLOCK_BENCH_RUST_MISSING
+#define HOTLOCK_BENCH_RUST_MISSING "not configured"
+#endif
+#ifndef HOTLOCK_BENCH_ABSL_MISSING
+#define HOTLOCK_BENCH_ABSL_MISSING "not configured"
+#endif
+
 /* The adapters of one kind that a --locks list may name, seen through the
- * name and summary of entry i: the functions below parse and list every
- * kind of adapter (these mutexes, the reader-writer locks of rwlocks.h)
- * alike. */
+ * name, summary and peer flag of entry i: the functions below parse and list
+ * every kind of adapter (these mutexes, the reader-writer locks of
+ * rwlocks.h) alike.  Besides the names, a list may give two groups: "all"
+ * (every registered lock) and "peers" (those with the peer flag); a lock
+ * already in the list is not added twice by a group. */
 struct bench_registry {
 	size_t n;
 	const char *(*name)(size_t i);
 	const char *(*summary)(size_t i);
+	bool (*peer)(size_t i);
+	const struct bench_missing *missing;    /* not built: named in errors */
+	size_t nmissing;
 };
+
+/* The role of entry i in the JSON's lock_roles: "hotlock" (the name starts
+ * with "hotlock"), "peer" or "reference" (textbook locks and glibc's other
+ * kinds, for the seeds' tables). */
+const char *bench_registry_role(const struct bench_registry *r, size_t i);
+/* The role of the lock named name, of either kind ("hotlock-rw/wlock": the
+ * part before '/'); "reference" for a name no registry has. */
+const char *bench_lock_role(const char *name);
 
 /* The index of the entry registered under name, or r->n. */
 size_t bench_registry_find(const struct bench_registry *r, const char *name);
@@ -66,25 +104,31 @@ size_t bench_registry_find(const struct bench_registry *r, const char *name);
  * stored. */
 size_t bench_registry_parse(const char *scenario, const struct bench_registry *r,
 			    const char *list, size_t *out, size_t max);
-/* Writes "name  summary" lines, one per entry. */
+/* Writes "name  summary" lines, one per entry, and a line naming the peers
+ * not built and why. */
 void bench_registry_print(const struct bench_registry *r, FILE *f, const char *indent);
 
 /* Defines, over `arr`, an array of pointers to adapters of struct `type`
- * (which has name and summary members), its length `count`, the registry
- * `reg` and the functions
+ * (which has name, summary and peer members), and `missing_arr`, an array of
+ * struct bench_missing (at least one entry; a NULL name ends it), its
+ * length `count`, the registry `reg` and the functions
  *   size_t parse(const char *scenario, const char *list,
  *                const struct type **out, size_t max);
  *   void print(FILE *f, const char *indent);
  * which parse a --locks list into adapters (as bench_registry_parse) and
  * list them.  Used where arr is defined; needs harness.h. */
-#define BENCH_REGISTRY_DEFINE(type, arr, count, reg, parse, print)		\
+#define BENCH_REGISTRY_DEFINE(type, arr, missing_arr, count, reg, parse, print) \
 	const size_t count = sizeof arr / sizeof arr[0];			\
 	static const char *reg##_name(size_t i) { return arr[i]->name; }	\
 	static const char *reg##_summary(size_t i) { return arr[i]->summary; } \
-	static const struct bench_registry reg = {				\
+	static bool reg##_peer(size_t i) { return arr[i]->peer; }		\
+	const struct bench_registry reg = {					\
 		.n = sizeof arr / sizeof arr[0],				\
 		.name = reg##_name,						\
 		.summary = reg##_summary,					\
+		.peer = reg##_peer,						\
+		.missing = missing_arr,						\
+		.nmissing = sizeof missing_arr / sizeof missing_arr[0] - 1,	\
 	};									\
 	size_t parse(const char *scenario, const char *list,			\
 		     const struct type **out, size_t max)			\
@@ -104,6 +148,8 @@ void bench_registry_print(const struct bench_registry *r, FILE *f, const char *i
 	}
 
 /* ---- the mutual-exclusion locks --------------------------------------- */
+
+extern const struct bench_registry bench_lock_registry;
 
 /* The lock registered under name, or NULL. */
 const struct bench_lock *bench_lock_find(const char *name);

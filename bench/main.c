@@ -54,6 +54,7 @@ static void help(FILE *f)
 
 int main(int argc, char **argv)
 {
+	bench_set_command(argc, argv);
 	if (argc < 2)
 		bench_usage_error(NULL, "no scenario given");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

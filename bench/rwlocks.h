@@ -13,8 +13,8 @@
  * Adding a lock (hotlock-rw, say): its adapter file, say lock_hotlock_rw.c
  * (in bench/CMakeLists.txt), defining `const struct bench_rwlock
  * bench_rwlock_hotlock`; its extern line below; its line in bench_rwlocks[]
- * in rwlocks.c; and, to compare it by default, its line in
- * BENCH_RWLOCK_DEFAULTS. */
+ * in rwlocks.c; and, if it is one of the locks programs use instead of
+ * hotlock's, .peer = true (it then runs by default, in the group "peers"). */
 #ifndef HOTLOCK_BENCH_RWLOCKS_H
 #define HOTLOCK_BENCH_RWLOCKS_H
 
@@ -39,6 +39,9 @@ struct bench_rwlock {
 	 * (the scenarios then count them by operation); false for glibc, whose
 	 * futex calls are its own: the tables print "-" and the JSON null. */
 	bool futex_counted;
+	/* One of the locks a program would use instead of hotlock's (--locks
+	 * peers): parking_lot, Rust std, abseil, glibc's default rwlock. */
+	bool peer;
 };
 
 extern const struct bench_rwlock bench_rwlock_hotlock;
@@ -46,18 +49,16 @@ extern const struct bench_rwlock bench_rwlock_glibc;
 extern const struct bench_rwlock bench_rwlock_glibc_writer;
 extern const struct bench_rwlock bench_rwlock_ww;
 extern const struct bench_rwlock bench_rwlock_ww_writer;
+extern const struct bench_rwlock bench_rwlock_parking_lot;
+extern const struct bench_rwlock bench_rwlock_rust_std;
+extern const struct bench_rwlock bench_rwlock_absl;
 
-/* The locks the rwlock and rwsem scenarios compare by default, the first
- * being the baseline of their ratios.  One line per lock, so that adding
- * one (hotlock-rw goes first) is one line. */
-#define BENCH_RWLOCK_DEFAULTS \
-	"hotlock-rw,"         \
-	"glibc-rw,"           \
-	"glibc-rw-writer,"    \
-	"ww-rw,"              \
-	"ww-rw-writer"
+/* The locks the rwlock and rwsem scenarios compare by default: hotlock-rw,
+ * the baseline of their ratios, against its peers. */
+#define BENCH_RWLOCK_DEFAULTS "hotlock-rw,peers"
 
 /* Every registered reader-writer lock, in the order --list shows them. */
+extern const struct bench_registry bench_rwlock_registry;
 extern const struct bench_rwlock *const bench_rwlocks[];
 extern const size_t bench_nrwlocks;
 

@@ -32,7 +32,7 @@
 #include "harness.h"
 #include "locks.h"
 
-#define MUTEX_DEFAULT_LOCKS "hotlock,glibc,glibc-adaptive,futex3,mcs"
+#define MUTEX_DEFAULT_LOCKS "hotlock,peers"
 #define TORTURE_DEFAULT_LOCKS "mcs,hotlock-cna"
 #define TORTURE_DEFAULT_CS 1ul
 

@@ -183,6 +183,7 @@ static int wake_main(int argc, char **argv)
 		bench_json_uint(j, "rounds", rounds);
 		bench_json_uint(j, "repeat", repeat);
 		bench_json_string(j, "futex_interface", hl_futex_interface());
+		bench_json_run_info(j);
 		bench_json_end(j);
 		bench_json_array(j, "results");
 	}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# hotlock-bench's adapters and command line, briefly: every registered lock,
+# the peers included, runs each scenario's workload, whose checks (exclusion
+# in every critical section, lost updates after the run) exit 1 on a broken
+# lock; the groups "all" and "peers" expand to the registered locks; bad
+# --locks lists exit 2 with a message; the JSON names each lock's role.
+#   tests/bench_smoke.sh HOTLOCK_BENCH
+set -euo pipefail
+bench=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "bench_smoke: FAIL: $*" >&2; exit 1; }
+py=$(command -v /usr/bin/python3 || command -v python3)
+
+"$bench" --list >"$tmp/list"
+# The peers of each kind that this build has (marked [peer]) and lacks.
+peers=$(awk '/\[peer\]$/ { print $1 }' "$tmp/list" | tr '\n' ' ')
+missing=$(awk '$2 == "not" && $3 == "built:" { print $1 }' "$tmp/list" | tr '\n' ' ')
+echo "bench_smoke: peers built: ${peers:-none}; not built: ${missing:-none}"
+[ -n "$peers" ] || fail "no lock is marked [peer] in --list"
+
+short=(--duration 0.05)
+"$bench" mutex --locks all --threads 1,3 "${short[@]}" --json "$tmp/m.json" >/dev/null 2>"$tmp/err" ||
+	fail "mutex --locks all: $(cat "$tmp/err")"
+"$bench" mutex --torture --locks hotlock,peers --threads 3 "${short[@]}" >/dev/null 2>"$tmp/err" ||
+	fail "mutex --torture: $(cat "$tmp/err")"
+"$bench" rwlock --locks all --threads 3 "${short[@]}" --json "$tmp/r.json" >/dev/null 2>"$tmp/err" ||
+	fail "rwlock --locks all: $(cat "$tmp/err")"
+"$bench" rwlock --locks all --split 2,1 "${short[@]}" >/dev/null 2>"$tmp/err" ||
+	fail "rwlock --split: $(cat "$tmp/err")"
+"$bench" rwsem --locks peers --threads 2 "${short[@]}" >/dev/null 2>"$tmp/err" ||
+	fail "rwsem --locks peers: $(cat "$tmp/err")"
+
+# "all" is every registered lock of the kind, "peers" the [peer] ones, and
+# the JSON gives each its role.
+"$py" - "$tmp/list" "$tmp/m.json" "$tmp/r.json" <<'PY' || fail "the JSON's locks and roles"
+import json, sys
+kinds = {"locks:": [], "rwlocks:": []}
+kind = None
+for line in open(sys.argv[1]):
+    if line.strip() in kinds:
+        kind = kinds[line.strip()]
+    elif line.startswith("  ") and kind is not None and "not built:" not in line:
+        kind.append((line.split()[0], line.rstrip().endswith("[peer]")))
+for path, registered in ((sys.argv[2], kinds["locks:"]), (sys.argv[3], kinds["rwlocks:"])):
+    config = json.load(open(path))["config"]
+    names = [n for n, _ in registered]
+    assert config["locks"] == names, (path, config["locks"], names)
+    for name, peer in registered:
+        want = "hotlock" if name.startswith("hotlock") else "peer" if peer else "reference"
+        assert config["lock_roles"][name] == want, (path, name, config["lock_roles"][name])
+    assert config["command"].startswith("hotlock-bench "), config["command"]
+    assert config["machine"]["cpus_online"] >= 1 and config["date"].endswith("Z")
+PY
+
+# Bad lists: exit 2, with the reason.
+expect_usage() {
+	local want=$1 rc=0
+	shift
+	"$bench" "$@" >/dev/null 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] || fail "'$*' exited $rc, not 2"
+	grep -q -- "$want" "$tmp/err" || fail "'$*' did not say '$want': $(cat "$tmp/err")"
+}
+expect_usage "unknown lock 'nosuch'" mutex --locks hotlock,nosuch "${short[@]}"
+expect_usage "listed twice" mutex --locks hotlock,hotlock "${short[@]}"
+expect_usage "unknown lock 'hotlock'" rwlock --locks hotlock "${short[@]}"
+for m in $missing; do
+	case $m in
+	*-rw) expect_usage "not built into this hotlock-bench" rwlock --locks "$m" "${short[@]}" ;;
+	*) expect_usage "not built into this hotlock-bench" mutex --locks "$m" "${short[@]}" ;;
+	esac
+done
+echo "bench_smoke: ok"
