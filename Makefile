@@ -46,10 +46,17 @@ SOAK_STRESS_MS ?= 5000
 soak: build
 	tools/soak.sh build $(SOAK_SCHEDULES) $(SOAK_STRESS_MS)
 
-# The quick benchmark suite: tables on stdout, JSON under results/.
+# The benchmark suite (tools/bench-suite.sh): hotlock against its peers in
+# every scenario and the seeds' tables, JSON under results/, then
+# results/report.md and its PNG plots (tools/bench-report.py, with Debian's
+# python3, which has matplotlib).  About 4.5 minutes here; FULL=1 runs the
+# long form (1-16 threads, 5 repeats of 1 s, every seed table; about 25).
+FULL ?=
+REPORT_PYTHON := $(firstword $(wildcard /usr/bin/python3) python3)
 bench: build
-	@mkdir -p results
-	tools/quick-bench.sh build/bench/hotlock-bench results
+	@tools/ensure-deps.sh bench
+	tools/bench-suite.sh $(if $(FULL),--full) build/bench/hotlock-bench results
+	$(REPORT_PYTHON) tools/bench-report.py results
 
 clean:
 	rm -rf build build-tsan build-asan

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compare.h"
 #include "harness.h"
 #include "locks.h"
 #include "rwlocks.h"
@@ -25,6 +26,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"Usage: hotlock-bench SCENARIO [OPTIONS]\n"
+		"       hotlock-bench compare [OPTIONS] OLD NEW\n"
 		"       hotlock-bench --list | --help\n"
 		"\n"
 		"Compares hotlock's locks with the locks programs use today, on this\n"
@@ -36,7 +38,13 @@ static void help(FILE *f)
 	print_scenarios(f);
 	fprintf(f,
 		"\n"
-		"Locks (mutual exclusion):\n");
+		"Comparing two runs:\n"
+		"  compare OLD NEW  judges a change from the JSON of two runs (files or\n"
+		"                   directories, e.g. results.old results); 'hotlock-bench\n"
+		"                   compare --help'\n"
+		"\n"
+		"Locks (mutual exclusion; [peer]: the locks hotlock is judged against,\n"
+		"--locks peers):\n");
 	bench_locks_print(f, "  ");
 	fprintf(f,
 		"\n"
@@ -46,10 +54,11 @@ static void help(FILE *f)
 		"\n"
 		"Futex syscalls are counted by hotlock's futex layer, so they are known for\n"
 		"hotlock, futex3 and ww-rw (and are 0 for mcs, which never sleeps); glibc\n"
-		"makes its own futex calls, which cannot be counted: tables show '-', JSON\n"
-		"null.\n"
+		"and the peers make their own futex calls, which cannot be counted: tables\n"
+		"show '-', JSON null.\n"
 		"\n"
-		"Exit status: 0 ok, 1 a run failed, 2 bad command line.\n");
+		"Exit status: 0 ok, 1 a run failed, 2 bad command line (compare: 0\n"
+		"compared, 1 nothing in common, 2 bad command line or input).\n");
 }
 
 int main(int argc, char **argv)
@@ -70,6 +79,8 @@ int main(int argc, char **argv)
 		bench_rwlocks_print(stdout, "  ");
 		return 0;
 	}
+	if (strcmp(argv[1], "compare") == 0)
+		return bench_compare_main(argc - 1, argv + 1);
 	for (size_t i = 0; i < NSCENARIOS; i++)
 		if (strcmp(argv[1], scenarios[i]->name) == 0)
 			return scenarios[i]->main(argc - 1, argv + 1);

@@ -1,0 +1,992 @@
+/* hotlock-bench compare OLD NEW: judges a change from the JSON of two runs.
+ *
+ * Run a suite (make bench, or any scenario with --json) before and after a
+ * change, then compare the two files, or the two directories of files.  For
+ * each (file, lock, threads) on both sides, a row: the median ops/s of each
+ * side, NEW over OLD, and a mark saying whether the change is beyond the
+ * run-to-run spread the repeats show, with the spreads and the CPU time per
+ * op beside it, so that the reader sees why.
+ *
+ * The mark.  Benchmarks on a shared machine wander by several percent from
+ * run to run, so a ratio alone cannot tell a real change from noise; the
+ * repeats (--repeat R) can.  A row is marked '+' when NEW's slowest run is
+ * faster than OLD's fastest, '-' when NEW's fastest is slower than OLD's
+ * slowest, '~' when the two ranges overlap.  That is the exact Mann-Whitney
+ * test at its most extreme outcome (U = 0): with no real change every
+ * interleaving of the m + n runs is equally likely, and the ranges separate
+ * by chance in 2 of C(m+n, m) of them: 10% with 3 runs a side, 0.8% with 5.
+ * With fewer than 3 runs a side, chance alone separates them too often (1
+ * in 3 with 2 + 2) for a mark to mean anything: '?'.  --threshold also asks
+ * for a minimum size, for when a real change of 1% does not matter.
+ *
+ * Medians are the lower median of the runs (recomputed from "runs"), which
+ * is what the scenario's table showed for that row.
+ *
+ * It is a report, not a gate: exit 0 whatever the marks.  Everything is
+ * read and checked before anything is printed, so a bad file (exit 2) gives
+ * a message and no half report. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compare.h"
+#include "harness.h"
+#include "json_read.h"
+
+#define CMP "compare"
+#define MIN_RUNS 3              /* a side needs this many runs for a mark */
+#define MAX_DIFFS_SHOWN 8       /* config differences in the warning line */
+
+/* What one side measured for one (lock, threads). */
+struct stats {
+	size_t runs;            /* runs with a number for ops_per_sec */
+	double med, min, max;   /* ops/s over those runs; NAN with none */
+	double cpu;             /* median cpu_s_per_mop; NAN if unknown */
+	double spread;          /* (max - min) / med */
+};
+
+struct entry {
+	const char *lock;       /* in the file's tree */
+	unsigned long threads;
+	struct stats st;
+	bool matched;           /* found on the other side */
+};
+
+/* One JSON file of a side. */
+struct file {
+	char *path;
+	const char *name;       /* what files are matched by: path's last part */
+	struct jv root;
+	bool suite;             /* has results of {lock, threads} */
+	char why[128];          /* if not, why not */
+	const char *bench;      /* "mutex"; NULL if absent */
+	const struct jv *config;
+	struct entry *e;
+	size_t n;
+	size_t dups;            /* (lock, threads) seen again, ignored */
+	bool matched;
+};
+
+/* OLD or NEW: a file or a directory of files. */
+struct side {
+	const char *what;       /* "OLD" or "NEW" */
+	const char *arg;
+	bool dir;
+	struct file *f;         /* sorted by name when dir */
+	size_t n;
+};
+
+struct row {
+	const struct entry *o, *n;
+	double ratio, cpu_ratio;
+	char mark;              /* + - ~ ? */
+};
+
+/* A file on both sides. */
+struct pair {
+	struct file *o, *n;
+	const char *name;
+	const char *skipped;    /* why it is not compared; NULL: it is */
+	char **diffs;           /* config differences, "key OLD -> NEW" */
+	size_t ndiffs;
+	struct row *rows;
+	size_t nrows;
+};
+
+struct totals {
+	size_t rows, faster, slower, within, unjudged;
+	double log_ratio_sum;   /* for the geometric mean of the ratios */
+	size_t nlog;
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = bench_xcalloc(n, 1);
+
+	memcpy(d, s, n);
+	return d;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *s;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		bench_fatal("vsnprintf failed");
+	s = bench_xcalloc((size_t)n + 1, 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The lower median, as the harness picks the run it shows; NAN for none. */
+static double median(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof *v, cmp_double);
+	return v[(n - 1) / 2];
+}
+
+/* A bounded text buffer that notes when something did not fit. */
+struct sbuf {
+	char *b;
+	size_t cap, len;
+	bool full;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+sb_add(struct sbuf *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (s->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(s->b + s->len, s->cap - s->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= s->cap - s->len) {
+		s->full = true;
+		s->len = s->cap - 1;
+	} else {
+		s->len += (size_t)n;
+	}
+}
+
+/* A value as compact JSON-ish text, for a config difference. */
+static void sb_value(struct sbuf *s, const struct jv *v)
+{
+	size_t i;
+
+	switch (v->type) {
+	case JV_NULL:   sb_add(s, "null"); break;
+	case JV_FALSE:  sb_add(s, "false"); break;
+	case JV_TRUE:   sb_add(s, "true"); break;
+	case JV_NUMBER: sb_add(s, "%.10g", v->u.number); break;
+	case JV_STRING: sb_add(s, "\"%s\"", v->u.string.s); break;
+	case JV_ARRAY:
+		sb_add(s, "[");
+		for (i = 0; i < v->u.array.n; i++) {
+			sb_add(s, "%s", i ? "," : "");
+			sb_value(s, &v->u.array.v[i]);
+		}
+		sb_add(s, "]");
+		break;
+	case JV_OBJECT:
+		sb_add(s, "{...}");
+		break;
+	}
+}
+
+/* v's text, cut to fit buf with "..." at the end. */
+static const char *value_text(char *buf, size_t len, const struct jv *v)
+{
+	struct sbuf s = { .b = buf, .cap = len };
+
+	buf[0] = '\0';
+	if (!v) {
+		snprintf(buf, len, "(absent)");
+		return buf;
+	}
+	sb_value(&s, v);
+	if (s.full && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
+}
+
+/* ---- reading a side ------------------------------------------------------ */
+
+/* NAN unless v is a finite number. */
+static double number_or_nan(const struct jv *v)
+{
+	double x;
+
+	return jv_number(v, &x) && isfinite(x) ? x : NAN;
+}
+
+/* One result's runs: "runs"[].ops_per_sec and cpu_s_per_mop (a null, for
+ * a run that had none, is left out); a result without "runs" (written by
+ * some other tool) counts as its one run. */
+static void result_stats(const struct jv *result, struct stats *st)
+{
+	const struct jv *runs = jv_get(result, "runs");
+	size_t n = jv_len(runs), nops = 0, ncpu = 0;
+	double *ops = bench_xcalloc(n + 1, sizeof *ops);
+	double *cpu = bench_xcalloc(n + 1, sizeof *cpu);
+	double x;
+
+	if (jv_is(runs, JV_ARRAY)) {
+		for (size_t i = 0; i < n; i++) {
+			if (!isnan(x = number_or_nan(jv_get(jv_at(runs, i), "ops_per_sec"))))
+				ops[nops++] = x;
+			if (!isnan(x = number_or_nan(jv_get(jv_at(runs, i), "cpu_s_per_mop"))))
+				cpu[ncpu++] = x;
+		}
+	} else {
+		if (!isnan(x = number_or_nan(jv_get(result, "ops_per_sec"))))
+			ops[nops++] = x;
+		if (!isnan(x = number_or_nan(jv_get(result, "cpu_s_per_mop"))))
+			cpu[ncpu++] = x;
+	}
+	st->runs = nops;
+	st->med = median(ops, nops);            /* sorts ops */
+	st->min = nops ? ops[0] : NAN;
+	st->max = nops ? ops[nops - 1] : NAN;
+	/* One run has no spread to show (0 would read as "very steady"). */
+	st->spread = nops >= 2 && st->med > 0 ? (st->max - st->min) / st->med : NAN;
+	st->cpu = median(cpu, ncpu);
+	free(ops);
+	free(cpu);
+}
+
+/* Fills f's entries from its "results", or says why it is not a suite
+ * result (the wake scenario's file, anything else). */
+static void read_suite(struct file *f)
+{
+	const struct jv *results = jv_get(&f->root, "results");
+	size_t n = jv_len(results);
+
+	f->bench = jv_string(jv_get(&f->root, "bench"));
+	f->config = jv_get(&f->root, "config");
+	if (!jv_is(&f->root, JV_OBJECT)) {
+		snprintf(f->why, sizeof f->why, "not a JSON object");
+		return;
+	}
+	if (!jv_is(results, JV_ARRAY)) {
+		snprintf(f->why, sizeof f->why, "no \"results\" array");
+		return;
+	}
+	f->e = bench_xcalloc(n, sizeof *f->e);
+	for (size_t i = 0; i < n; i++) {
+		const struct jv *r = jv_at(results, i);
+		const char *lock = jv_string(jv_get(r, "lock"));
+		double t;
+		struct entry *e;
+		size_t k;
+
+		if (!lock || !jv_number(jv_get(r, "threads"), &t)) {
+			snprintf(f->why, sizeof f->why, "results[%zu] has no \"lock\" "
+				 "and \"threads\"", i);
+			return;
+		}
+		if (!(t >= 1 && t <= 1e9 && t == floor(t))) {
+			snprintf(f->why, sizeof f->why, "results[%zu]: \"threads\" is "
+				 "not a positive whole number", i);
+			return;
+		}
+		for (k = 0; k < f->n; k++)
+			if (f->e[k].threads == (unsigned long)t &&
+			    strcmp(f->e[k].lock, lock) == 0)
+				break;
+		if (k < f->n) {
+			f->dups++;
+			continue;
+		}
+		e = &f->e[f->n++];
+		e->lock = lock;
+		e->threads = (unsigned long)t;
+		result_stats(r, &e->st);
+	}
+	f->suite = true;
+}
+
+static void file_error(const char *path, const struct jv_error *err)
+{
+	if (err->io)
+		fprintf(stderr, "hotlock-bench " CMP ": error: %s: %s\n", path, err->msg);
+	else
+		fprintf(stderr, "hotlock-bench " CMP ": error: %s: invalid JSON at "
+			"byte %zu (line %zu, column %zu): %s\n", path, err->offset,
+			err->line, err->column, err->msg);
+}
+
+/* Reads path into f; false (with a message) if it is not JSON. */
+static bool load_file(struct file *f, char *path)
+{
+	struct jv_error err;
+	const char *slash = strrchr(path, '/');
+
+	f->path = path;
+	f->name = slash ? slash + 1 : path;
+	if (jv_parse_file(path, &f->root, &err) != 0) {
+		file_error(path, &err);
+		return false;
+	}
+	read_suite(f);
+	return true;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of a directory's *.json files (regular, not hidden), sorted;
+ * -1 with a message if it cannot be read. */
+static int list_dir(const char *dir, char ***names, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!d) {
+		fprintf(stderr, "hotlock-bench " CMP ": error: %s: %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+		char *path;
+
+		if (de->d_name[0] == '.' || len <= 5 ||
+		    strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		path = xasprintf("%s/%s", dir, de->d_name);
+		/* stat, not d_type: a symlink to a file counts, and some file
+		 * systems leave d_type unknown. */
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (*n == cap) {
+				char **nn;
+
+				cap = cap ? 2 * cap : 16;
+				nn = realloc(*names, cap * sizeof *nn);
+				if (!nn)
+					bench_fatal("out of memory");
+				*names = nn;
+			}
+			(*names)[(*n)++] = path;
+		} else {
+			free(path);
+		}
+	}
+	closedir(d);
+	if (*n > 1)
+		qsort(*names, *n, sizeof **names, cmp_name);
+	return 0;
+}
+
+/* Reads a side: a file, or every *.json in a directory.  -1 (with a
+ * message) if anything cannot be read or is not JSON. */
+static int load_side(struct side *s)
+{
+	struct stat st;
+	char **paths;
+	size_t n;
+
+	if (stat(s->arg, &st) != 0) {
+		fprintf(stderr, "hotlock-bench " CMP ": error: %s %s: %s\n", s->what,
+			s->arg, strerror(errno));
+		return -1;
+	}
+	s->dir = S_ISDIR(st.st_mode);
+	if (s->dir) {
+		if (list_dir(s->arg, &paths, &n) != 0)
+			return -1;
+	} else {
+		paths = bench_xcalloc(1, sizeof *paths);
+		paths[0] = xstrdup(s->arg);
+		n = 1;
+	}
+	s->f = bench_xcalloc(n, sizeof *s->f);
+	/* Each path is owned by its file from here, loaded or not. */
+	for (s->n = 0; s->n < n; s->n++) {
+		if (!load_file(&s->f[s->n], paths[s->n])) {
+			for (size_t i = ++s->n; i < n; i++)
+				free(paths[i]);
+			free(paths);
+			return -1;
+		}
+	}
+	free(paths);
+	return 0;
+}
+
+static void free_side(struct side *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		jv_free(&s->f[i].root);
+		free(s->f[i].e);
+		free(s->f[i].path);
+	}
+	free(s->f);
+}
+
+/* ---- comparing ----------------------------------------------------------- */
+
+static void add_diff(struct pair *p, const char *key, const struct jv *o,
+		     const struct jv *n)
+{
+	char a[48], b[48];
+
+	p->diffs = realloc(p->diffs, (p->ndiffs + 1) * sizeof *p->diffs);
+	if (!p->diffs)
+		bench_fatal("out of memory");
+	p->diffs[p->ndiffs++] = xasprintf("%s %s -> %s", key,
+					  value_text(a, sizeof a, o),
+					  value_text(b, sizeof b, n));
+}
+
+/* Keys of "config" that differ between any two runs, whatever they
+ * measured: how the run was started and when. */
+static bool config_ignored(const char *prefix, const char *key)
+{
+	return prefix[0] == '\0' &&
+		(strcmp(key, "command") == 0 || strcmp(key, "date") == 0);
+}
+
+/* Records every member of two config objects that differs, by its dotted
+ * path ("hotlock_config.spin_ns"); values that are not both objects are
+ * compared whole (a "threads" list is one difference, not one per entry). */
+static void diff_config(struct pair *p, const char *prefix, const struct jv *o,
+			const struct jv *n)
+{
+	char key[128];
+	size_t i;
+
+	if (!jv_is(o, JV_OBJECT) || !jv_is(n, JV_OBJECT)) {
+		if (!jv_equal(o, n))
+			add_diff(p, prefix[0] ? prefix : "config", o, n);
+		return;
+	}
+	for (i = 0; i < o->u.object.n; i++) {
+		const struct jv_member *m = &o->u.object.m[i];
+
+		if (config_ignored(prefix, m->key))
+			continue;
+		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", m->key);
+		diff_config(p, key, &m->value, jv_get(n, m->key));
+	}
+	for (i = 0; i < n->u.object.n; i++) {
+		const struct jv_member *m = &n->u.object.m[i];
+
+		if (config_ignored(prefix, m->key) || jv_get(o, m->key))
+			continue;
+		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", m->key);
+		add_diff(p, key, NULL, &m->value);
+	}
+}
+
+static char mark(const struct stats *o, const struct stats *n, double ratio,
+		 double threshold)
+{
+	if (o->runs < MIN_RUNS || n->runs < MIN_RUNS)
+		return '?';
+	if (n->min > o->max && ratio - 1 >= threshold)
+		return '+';
+	if (n->max < o->min && 1 - ratio >= threshold)
+		return '-';
+	return '~';
+}
+
+static void compare_pair(struct pair *p, double threshold, struct totals *t)
+{
+	struct file *o = p->o, *n = p->n;
+
+	if (!(o->bench && n->bench && strcmp(o->bench, n->bench) == 0))
+		add_diff(p, "bench", jv_get(&o->root, "bench"), jv_get(&n->root, "bench"));
+	diff_config(p, "", o->config, n->config);
+	p->rows = bench_xcalloc(o->n, sizeof *p->rows);
+	for (size_t i = 0; i < o->n; i++) {
+		struct entry *eo = &o->e[i];
+		struct row *r;
+		size_t k;
+
+		for (k = 0; k < n->n; k++)
+			if (n->e[k].threads == eo->threads &&
+			    strcmp(n->e[k].lock, eo->lock) == 0)
+				break;
+		if (k == n->n)
+			continue;
+		eo->matched = n->e[k].matched = true;
+		r = &p->rows[p->nrows++];
+		r->o = eo;
+		r->n = &n->e[k];
+		r->ratio = eo->st.med > 0 ? r->n->st.med / eo->st.med : NAN;
+		r->cpu_ratio = eo->st.cpu > 0 ? r->n->st.cpu / eo->st.cpu : NAN;
+		r->mark = mark(&eo->st, &r->n->st, r->ratio, threshold);
+		t->rows++;
+		switch (r->mark) {
+		case '+': t->faster++; break;
+		case '-': t->slower++; break;
+		case '~': t->within++; break;
+		default:  t->unjudged++; break;
+		}
+		if (r->ratio > 0 && isfinite(r->ratio)) {
+			t->log_ratio_sum += log(r->ratio);
+			t->nlog++;
+		}
+	}
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+/* A table cell after two spaces; NAN (unknown) prints "-". */
+static void cell(int width, int prec, double v, const char *unit)
+{
+	if (isnan(v))
+		printf("  %*s%s", width, "-", unit[0] ? " " : "");
+	else
+		printf("  %*.*f%s", width, prec, v, unit);
+}
+
+/* "OLD: PATH (repeat 3): COMMAND": where a side's figures come from. */
+static void print_origin(const char *what, const struct file *f)
+{
+	const char *cmd = jv_string(jv_get(f->config, "command"));
+	double repeat;
+
+	printf("%s: %s", what, f->path);
+	if (jv_number(jv_get(f->config, "repeat"), &repeat))
+		printf(" (repeat %g)", repeat);
+	if (cmd)
+		printf(": %s\n", cmd);
+	else
+		printf(", no command recorded\n");
+}
+
+/* "only in OLD: glibc threads=4,8; mcs threads=2": f's (lock, threads)
+ * that the other side lacks, a lock's thread counts together. */
+static void print_only(const char *what, const struct file *f)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < f->n; i++) {
+		size_t k;
+
+		if (f->e[i].matched)
+			continue;
+		/* Printed already with an earlier entry of its lock? */
+		for (k = 0; k < i; k++)
+			if (!f->e[k].matched && strcmp(f->e[k].lock, f->e[i].lock) == 0)
+				break;
+		if (k < i)
+			continue;
+		printf("%s %s threads=%lu", any ? ";" : what, f->e[i].lock,
+		       f->e[i].threads);
+		for (k = i + 1; k < f->n; k++)
+			if (!f->e[k].matched && strcmp(f->e[k].lock, f->e[i].lock) == 0)
+				printf(",%lu", f->e[k].threads);
+		any = true;
+	}
+	if (any)
+		printf("\n");
+}
+
+static void print_pair(const struct pair *p)
+{
+	int lw = 4;
+	size_t i;
+
+	for (i = 0; i < p->nrows; i++) {
+		int len = (int)strlen(p->rows[i].o->lock);
+
+		if (len > lw)
+			lw = len < 24 ? len : 24;
+	}
+	printf("\n== %s: %s ==\n", p->name, p->o->bench ? p->o->bench : "?");
+	print_origin("OLD", p->o);
+	print_origin("NEW", p->n);
+	if (p->ndiffs) {
+		printf("warning: config differs:");
+		for (i = 0; i < p->ndiffs && i < MAX_DIFFS_SHOWN; i++)
+			printf("%s %s", i ? ";" : "", p->diffs[i]);
+		if (p->ndiffs > MAX_DIFFS_SHOWN)
+			printf("; and %zu more", p->ndiffs - MAX_DIFFS_SHOWN);
+		printf("\n");
+	}
+	if (p->o->dups || p->n->dups)
+		printf("note: %zu (OLD) and %zu (NEW) repeated (lock, threads) "
+		       "results ignored, the first of each is used\n",
+		       p->o->dups, p->n->dups);
+	if (p->nrows == 0) {
+		printf("no (lock, threads) on both sides\n");
+	} else {
+		printf("%-*s  %7s  %10s  %10s  %7s  %4s  %10s  %10s  %11s\n", lw, "lock",
+		       "threads", "OLD Mops/s", "NEW Mops/s", "NEW/OLD", "mark",
+		       "spread OLD", "spread NEW", "cpu NEW/OLD");
+		for (i = 0; i < p->nrows; i++) {
+			const struct row *r = &p->rows[i];
+
+			printf("%-*.*s  %7lu", lw, lw, r->o->lock, r->o->threads);
+			cell(10, 3, r->o->st.med / 1e6, "");
+			cell(10, 3, r->n->st.med / 1e6, "");
+			cell(7, 3, r->ratio, "");
+			printf("  %4c", r->mark);
+			cell(9, 1, 100 * r->o->st.spread, "%");
+			cell(9, 1, 100 * r->n->st.spread, "%");
+			cell(11, 3, r->cpu_ratio, "");
+			printf("\n");
+		}
+	}
+	print_only("only in OLD:", p->o);
+	print_only("only in NEW:", p->n);
+}
+
+static void print_header(const struct side *o, const struct side *n,
+			 double threshold)
+{
+	printf("hotlock-bench compare: OLD %s, NEW %s\n", o->arg, n->arg);
+	printf("  NEW/OLD  median ops/s, NEW over OLD (> 1: NEW is faster)\n"
+	       "  mark     + faster beyond the run-to-run spread: NEW's slowest run "
+	       "beats OLD's fastest\n"
+	       "           - slower beyond it: NEW's fastest run is below OLD's "
+	       "slowest\n");
+	if (threshold > 0)
+		printf("             (either also needs |NEW/OLD - 1| >= %g%%)\n",
+		       100 * threshold);
+	printf("           ~ within the spread; ? not judged: fewer than %d runs "
+	       "on a side\n"
+	       "  spread   (fastest - slowest run) / median, of each side\n"
+	       "  cpu      median CPU s per Mop, NEW over OLD (< 1: NEW uses less)\n",
+	       MIN_RUNS);
+}
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"Usage: hotlock-bench compare [OPTIONS] OLD NEW\n"
+		"\n"
+		"Judges a change: run a suite before and after it (make bench, or any\n"
+		"scenario with --json FILE), then compare; e.g. make bench, mv results\n"
+		"results.old (make bench empties results/), change, make bench, then\n"
+		"hotlock-bench compare results.old results.  OLD and NEW are each a JSON\n"
+		"file written by 'hotlock-bench SCENARIO --json FILE', or a directory of\n"
+		"them.  Two files are compared whatever their names; otherwise files are\n"
+		"matched by name, and one on a side only is listed as 'only in OLD/NEW'.\n"
+		"A file without results of (lock, threads), such as the wake scenario's,\n"
+		"is skipped with a line saying so.\n"
+		"\n"
+		"For each (file, lock, threads) on both sides, a row:\n"
+		"  OLD Mops/s, NEW Mops/s  the median of the runs' ops/s (the lower median\n"
+		"                     for an even count: the run the scenario's table showed)\n"
+		"  NEW/OLD            NEW's median over OLD's (> 1: NEW is faster)\n"
+		"  mark               '+' NEW faster beyond the run-to-run spread: NEW's\n"
+		"                     slowest run beats OLD's fastest; '-' NEW slower beyond\n"
+		"                     it: NEW's fastest run is below OLD's slowest; '~'\n"
+		"                     within the spread (the ranges overlap); '?' cannot\n"
+		"                     judge: fewer than %d runs on a side (--repeat)\n"
+		"  spread OLD, NEW    (fastest - slowest run) / median, of each side\n"
+		"  cpu NEW/OLD        median CPU seconds per million ops, NEW over OLD\n"
+		"                     (< 1: NEW burns less CPU for the same work)\n"
+		"\n"
+		"Why this rule: with no real change, any order of the m + n runs is as\n"
+		"likely as any other, and the two ranges separate by chance in 2 of\n"
+		"C(m+n, m) orders (the exact Mann-Whitney test at U = 0): 10%% of rows with\n"
+		"3 runs a side, 2.9%% with 4, 0.8%% with 5.  Use --repeat 5 where a false\n"
+		"mark would cost you (a table of 20 rows of 3 runs a side shows about 2\n"
+		"marks by chance); with 2 runs a side it would be 33%%, hence '?'.\n"
+		"The spread is within a session; OLD's and NEW's runs were not\n"
+		"interleaved, so a change in the machine's load between the two moves\n"
+		"every lock alike: the locks the change cannot affect (glibc) are the\n"
+		"control.\n"
+		"\n"
+		"Each file's table is headed by the commands that made OLD and NEW (when\n"
+		"recorded) and a warning if their config differs other than in command\n"
+		"and date (durations, cs, the hotlock_config from HOTLOCK_* variables,\n"
+		"the machine...).  A summary line counts the rows of each mark.\n"
+		"\n"
+		"Options:\n"
+		"  --threshold PCT    a mark also needs |NEW/OLD - 1| >= PCT%% (default 0:\n"
+		"                     any change beyond the spread is marked)\n"
+		"  --json FILE        also write the comparison as JSON to FILE\n"
+		"  --help             this text\n"
+		"\n"
+		"Exit status: 0 compared (also when NEW is slower: this is a report, not a\n"
+		"gate), 1 nothing to compare (no (file, lock, threads) on both sides), or\n"
+		"the --json FILE could not be written, 2 bad command line, or a file that\n"
+		"cannot be read or is not JSON (the message gives the byte offset).\n",
+		MIN_RUNS);
+}
+
+static void json_stats(struct bench_json *j, const char *side, const struct stats *st)
+{
+	char key[32];
+
+	snprintf(key, sizeof key, "%s_runs", side);
+	bench_json_uint(j, key, st->runs);
+	snprintf(key, sizeof key, "%s_ops_per_sec", side);
+	bench_json_number(j, key, st->med);
+	snprintf(key, sizeof key, "%s_ops_per_sec_min", side);
+	bench_json_number(j, key, st->min);
+	snprintf(key, sizeof key, "%s_ops_per_sec_max", side);
+	bench_json_number(j, key, st->max);
+	snprintf(key, sizeof key, "%s_spread", side);
+	bench_json_number(j, key, st->spread);
+	snprintf(key, sizeof key, "%s_cpu_s_per_mop", side);
+	bench_json_number(j, key, st->cpu);
+}
+
+static void json_only(struct bench_json *j, const char *key, const struct file *f)
+{
+	bench_json_array(j, key);
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->e[i].matched)
+			continue;
+		bench_json_object(j, NULL);
+		bench_json_string(j, "lock", f->e[i].lock);
+		bench_json_uint(j, "threads", f->e[i].threads);
+		bench_json_end(j);
+	}
+	bench_json_end(j);
+}
+
+static const char *verdict(char m)
+{
+	switch (m) {
+	case '+': return "faster";
+	case '-': return "slower";
+	case '~': return "within";
+	default:  return "unjudged";
+	}
+}
+
+static void write_json(const char *path, const struct side *o, const struct side *n,
+		       double threshold, const struct pair *pairs, size_t npairs,
+		       const struct totals *t)
+{
+	struct bench_json *j = bench_json_open(path);
+	size_t i, k;
+
+	bench_json_object(j, NULL);
+	bench_json_string(j, "compare", "hotlock-bench compare");
+	bench_json_string(j, "old", o->arg);
+	bench_json_string(j, "new", n->arg);
+	bench_json_number(j, "threshold_pct", 100 * threshold);
+	bench_json_uint(j, "min_runs", MIN_RUNS);
+	bench_json_string(j, "rule", "+: NEW's slowest run beats OLD's fastest; "
+			  "-: NEW's fastest run is below OLD's slowest; either with "
+			  "at least min_runs runs a side and |ratio - 1| >= "
+			  "threshold_pct; ~: otherwise; ?: fewer than min_runs runs "
+			  "on a side");
+	bench_json_array(j, "files");
+	for (i = 0; i < npairs; i++) {
+		const struct pair *p = &pairs[i];
+
+		if (p->skipped)
+			continue;
+		bench_json_object(j, NULL);
+		bench_json_string(j, "file", p->name);
+		bench_json_string(j, "old_path", p->o->path);
+		bench_json_string(j, "new_path", p->n->path);
+		if (p->o->bench)
+			bench_json_string(j, "bench", p->o->bench);
+		else
+			bench_json_null(j, "bench");
+		bench_json_array(j, "config_differs");
+		for (k = 0; k < p->ndiffs; k++)
+			bench_json_string(j, NULL, p->diffs[k]);
+		bench_json_end(j);
+		bench_json_array(j, "rows");
+		for (k = 0; k < p->nrows; k++) {
+			const struct row *r = &p->rows[k];
+			char m[2] = { r->mark, '\0' };
+
+			bench_json_object(j, NULL);
+			bench_json_string(j, "lock", r->o->lock);
+			bench_json_uint(j, "threads", r->o->threads);
+			json_stats(j, "old", &r->o->st);
+			json_stats(j, "new", &r->n->st);
+			bench_json_number(j, "ratio", r->ratio);
+			bench_json_string(j, "mark", m);
+			bench_json_string(j, "verdict", verdict(r->mark));
+			bench_json_number(j, "cpu_ratio", r->cpu_ratio);
+			bench_json_end(j);
+		}
+		bench_json_end(j);
+		json_only(j, "only_in_old", p->o);
+		json_only(j, "only_in_new", p->n);
+		bench_json_end(j);
+	}
+	bench_json_end(j);
+	bench_json_array(j, "skipped");
+	for (i = 0; i < npairs; i++) {
+		if (!pairs[i].skipped)
+			continue;
+		bench_json_object(j, NULL);
+		bench_json_string(j, "file", pairs[i].name);
+		bench_json_string(j, "why", pairs[i].skipped);
+		bench_json_end(j);
+	}
+	bench_json_end(j);
+	bench_json_array(j, "only_in_old");
+	for (i = 0; i < o->n; i++)
+		if (!o->f[i].matched)
+			bench_json_string(j, NULL, o->f[i].name);
+	bench_json_end(j);
+	bench_json_array(j, "only_in_new");
+	for (i = 0; i < n->n; i++)
+		if (!n->f[i].matched)
+			bench_json_string(j, NULL, n->f[i].name);
+	bench_json_end(j);
+	bench_json_object(j, "summary");
+	bench_json_uint(j, "rows", t->rows);
+	bench_json_uint(j, "faster", t->faster);
+	bench_json_uint(j, "slower", t->slower);
+	bench_json_uint(j, "within", t->within);
+	bench_json_uint(j, "unjudged", t->unjudged);
+	bench_json_number(j, "geomean_ratio", t->nlog ? exp(t->log_ratio_sum / t->nlog) : NAN);
+	bench_json_end(j);
+	bench_json_end(j);
+	bench_json_close(j);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static double parse_threshold(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || !isfinite(v))
+		bench_usage_error(CMP, "--threshold: '%s' is not a number (percent)", s);
+	if (v < 0 || v > 1000 || errno == ERANGE)
+		bench_usage_error(CMP, "--threshold: %s is out of range; it must be "
+				  "0 to 1000 (percent)", s);
+	return v / 100;
+}
+
+int bench_compare_main(int argc, char **argv)
+{
+	struct side o = { .what = "OLD" }, n = { .what = "NEW" };
+	const char *json = NULL, *v;
+	double threshold = 0;
+	struct pair *pairs = NULL;
+	size_t npairs = 0, ncompared = 0, i, k;
+	struct totals t = { 0 };
+	bool options = true;
+	int status = 2;
+
+	for (int a = 1; a < argc; a++) {
+		if (options && (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0)) {
+			help(stdout);
+			return 0;
+		}
+		if (options && strcmp(argv[a], "--") == 0) {
+			options = false;
+		} else if (options && (v = bench_opt_value(CMP, argc, argv, &a, "--threshold"))) {
+			threshold = parse_threshold(v);
+		} else if (options && (v = bench_opt_value(CMP, argc, argv, &a, "--json"))) {
+			if (!*v)
+				bench_usage_error(CMP, "--json: empty file name");
+			json = v;
+		} else if (options && argv[a][0] == '-' && argv[a][1] != '\0') {
+			bench_usage_error(CMP, "unknown option '%s'", argv[a]);
+		} else if (!o.arg) {
+			o.arg = argv[a];
+		} else if (!n.arg) {
+			n.arg = argv[a];
+		} else {
+			bench_usage_error(CMP, "unexpected argument '%s' (OLD and NEW "
+					  "are given already)", argv[a]);
+		}
+	}
+	if (!n.arg)
+		bench_usage_error(CMP, "needs two files or directories, OLD and NEW");
+
+	if (load_side(&o) != 0 || load_side(&n) != 0)
+		goto out;
+
+	/* Pair the files: two plain files whatever their names, else by name
+	 * (a search: simplest with a plain file against a directory). */
+	pairs = bench_xcalloc(o.n, sizeof *pairs);
+	for (i = 0; i < o.n; i++) {
+		struct pair *p;
+
+		for (k = 0; k < n.n; k++)
+			if (!n.f[k].matched && (!(o.dir || n.dir) ||
+						strcmp(o.f[i].name, n.f[k].name) == 0))
+				break;
+		if (k == n.n)
+			continue;
+		o.f[i].matched = n.f[k].matched = true;
+		p = &pairs[npairs++];
+		p->o = &o.f[i];
+		p->n = &n.f[k];
+		p->name = o.f[i].name;
+		if (!p->o->suite || !p->n->suite)
+			p->skipped = !p->o->suite ? p->o->why : p->n->why;
+		else
+			compare_pair(p, threshold, &t);
+	}
+
+	print_header(&o, &n, threshold);
+	for (i = 0; i < npairs; i++) {
+		if (pairs[i].skipped)
+			printf("\nskipped %s (%s): not a suite result of (lock, "
+			       "threads): %s\n", pairs[i].name,
+			       pairs[i].o->bench ? pairs[i].o->bench : "?",
+			       pairs[i].skipped);
+		else
+			print_pair(&pairs[i]);
+		ncompared += !pairs[i].skipped;
+	}
+	printf("\n");
+	for (i = 0; i < o.n; i++)
+		if (!o.f[i].matched)
+			printf("only in OLD: %s\n", o.f[i].path);
+	for (i = 0; i < n.n; i++)
+		if (!n.f[i].matched)
+			printf("only in NEW: %s\n", n.f[i].path);
+	if (o.n == 0)
+		printf("no .json files in OLD %s\n", o.arg);
+	if (n.n == 0)
+		printf("no .json files in NEW %s\n", n.arg);
+	printf("summary: %zu row%s in %zu file%s: %zu faster beyond the spread (+), "
+	       "%zu slower beyond it (-), %zu within it (~), %zu unjudged (?)",
+	       t.rows, t.rows == 1 ? "" : "s", ncompared, ncompared == 1 ? "" : "s",
+	       t.faster, t.slower, t.within, t.unjudged);
+	if (t.nlog)
+		printf("; geometric mean NEW/OLD %.3f", exp(t.log_ratio_sum / t.nlog));
+	printf("\n");
+	if (t.unjudged)
+		printf("('?': rerun with --repeat %d or more to judge those rows)\n",
+		       MIN_RUNS);
+	fflush(stdout);
+	if (json)
+		write_json(json, &o, &n, threshold, pairs, npairs, &t);
+	if (t.rows == 0) {
+		fprintf(stderr, "hotlock-bench " CMP ": nothing to compare: no (file, "
+			"lock, threads) on both sides\n");
+		status = 1;
+	} else {
+		status = 0;
+	}
+out:
+	for (i = 0; i < npairs; i++) {
+		for (k = 0; k < pairs[i].ndiffs; k++)
+			free(pairs[i].diffs[k]);
+		free(pairs[i].diffs);
+		free(pairs[i].rows);
+	}
+	free(pairs);
+	free_side(&o);
+	free_side(&n);
+	return status;
+}
