@@ -226,14 +226,20 @@ def read_results(results_dir):
 
 # ---------------------------------------------------------------- the run's context
 
+# What the measured binaries are built from: a change elsewhere (the docs, a
+# report being written) does not make the commit "-dirty".
+CODE_PATHS = ["src", "include", "bench", "CMakeLists.txt", "Makefile", "tools/bench-suite.sh"]
+
+
 def git_commit(repo):
-    """Short HEAD commit, "-dirty" if tracked files changed, "unknown" outside git."""
+    """Short HEAD commit, "-dirty" if tracked files of CODE_PATHS changed,
+    "unknown" outside git."""
     def git(*args):
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
                               text=True, check=True, timeout=30).stdout.strip()
     try:
         commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return commit + ("-dirty" if dirty else "")
