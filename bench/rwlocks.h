@@ -10,7 +10,7 @@
  * be wrapped; one that finds out itself (pthread, hl_rwlock) gives the same
  * function for both.
  *
- * Adding a lock (hotlock-rw, say): its adapter file, say lock_hotlock_rw.c
+ * Adding a lock (hotlock-rw, say): its adapter file, say locks/lock_hotlock_rw.c
  * (in bench/CMakeLists.txt), defining `const struct bench_rwlock
  * bench_rwlock_hotlock`; its extern line below; its line in bench_rwlocks[]
  * in rwlocks.c; and, if it is one of the locks programs use instead of

@@ -1,5 +1,5 @@
 //! The Rust locks hotlock is measured against, behind a C ABI for
-//! hotlock-bench's adapters (bench/lock_parking_lot*.c, bench/lock_rust_std*.c).
+//! hotlock-bench's adapters (bench/locks/lock_parking_lot*.c, lock_rust_std*.c).
 //!
 //! * parking_lot: its raw mutex and raw rwlock (`lock_api` traits), the
 //!   lock words under `parking_lot::Mutex` and `RwLock`: one byte and one
