@@ -381,25 +381,42 @@ void bench_common_help(FILE *f, const char *default_locks)
 
 static char command_line[4096];
 
+/* Appends c to command_line at *n, keeping room for the NUL (a command
+ * line longer than the buffer is cut short). */
+static void command_put(size_t *n, char c)
+{
+	if (*n + 1 < sizeof command_line)
+		command_line[(*n)++] = c;
+	command_line[*n] = '\0';
+}
+
+/* The command line as a shell would take it back: the program as
+ * "hotlock-bench" (the path it was run by says nothing about the run), each
+ * argument the shell would split or expand in single quotes, a quote in it
+ * as '\''. */
 void bench_set_command(int argc, char **argv)
 {
 	size_t n = 0;
 
-	command_line[0] = '\0';
-	for (int i = 0; i < argc && n < sizeof command_line; i++) {
-		/* Quoted when the shell would split or expand it. */
+	for (const char *c = "hotlock-bench"; *c; c++)
+		command_put(&n, *c);
+	for (int i = 1; i < argc; i++) {
 		const bool quote = argv[i][0] == '\0' ||
-				   strpbrk(argv[i], " \t\n'\"\\$`*?[]{}()<>|&;~#") != NULL;
-		const char *word = i == 0 ? "hotlock-bench" : argv[i];
-		int w;
+				   strpbrk(argv[i], " \t\n'\"\\$`*?[]{}()<>|&;~#!") != NULL;
 
-		if (i == 0 && strrchr(argv[0], '/') == NULL)
-			word = argv[0];
-		w = snprintf(command_line + n, sizeof command_line - n, "%s%s%s%s",
-			     i ? " " : "", quote && i ? "'" : "", word, quote && i ? "'" : "");
-		if (w < 0)
-			break;
-		n += (size_t)w;
+		command_put(&n, ' ');
+		if (quote)
+			command_put(&n, '\'');
+		for (const char *c = argv[i]; *c; c++) {
+			if (*c == '\'' && quote) {
+				for (const char *e = "'\\''"; *e; e++)
+					command_put(&n, *e);
+			} else {
+				command_put(&n, *c);
+			}
+		}
+		if (quote)
+			command_put(&n, '\'');
 	}
 }
 
