@@ -19,6 +19,9 @@ HL_HIDDEN _Noreturn void hl__bug(const char *what, unsigned long value);
 
 #define hl_likely(x)   __builtin_expect(!!(x), 1)
 #define hl_unlikely(x) __builtin_expect(!!(x), 0)
+/* For a slow path called from a fast one: kept out of line, so that the
+ * fast path needs no stack frame of its own. */
+#define HL_NOINLINE __attribute__((noinline))
 
 #define HL_NSEC_PER_SEC 1000000000ull
 

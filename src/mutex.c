@@ -451,11 +451,25 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 	}
 }
 
+/* hl_mutex_lock for a thread whose TID is not known yet: out of line, so
+ * that the fast path needs no stack frame. */
+static HL_NOINLINE int lock_first(struct mutex *m)
+{
+	uint32_t tid = hl_tid();
+	uint32_t w = 0;
+	/* Acquire: as in hl_mutex_lock. */
+	if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
+		return 0;
+	return lock_slow(m, tid, w, NULL);
+}
+
 int hl_mutex_lock(hl_mutex_t *pm)
 {
 	struct mutex *m = M(pm);
-	uint32_t tid = hl_tid();
+	uint32_t tid = hl_tid_known();
 	uint32_t w = 0;
+	if (hl_unlikely(!tid))
+		return lock_first(m);           /* looks the TID up */
 	/* Acquire: pairs with the previous owner's release in unlock. */
 	if (hl_likely(hl_cas(&m->word, &w, tid, HL_ACQUIRE)))
 		return 0;
@@ -488,18 +502,14 @@ int hl_mutex_timedlock(hl_mutex_t *pm, clockid_t clock, const struct timespec *a
 	return lock_slow(m, tid, w, &dl);
 }
 
-int hl_mutex_unlock(hl_mutex_t *pm)
+/* hl_mutex_unlock when the word is not just our TID (flags, a fork
+ * parent's TID, another owner, no owner), or our TID is not known. */
+static HL_NOINLINE int unlock_slow(struct mutex *m)
 {
-	struct mutex *m = M(pm);
 	uint32_t tid = hl_tid();
-	uint32_t w = tid;
-	/* Release: the critical section happens before the next owner's
-	 * acquire. */
-	if (hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE)))
-		return 0;
 	/* Acquire: if the word has WAKE, this synchronizes with the head's
 	 * release CAS so that `head` can be read. */
-	w = hl_load(&m->word, HL_ACQUIRE);
+	uint32_t w = hl_load(&m->word, HL_ACQUIRE);
 	for (;;) {
 		if (!owned_by_me(w, tid))
 			return EPERM;
@@ -513,6 +523,19 @@ int hl_mutex_unlock(hl_mutex_t *pm)
 	}
 	unlock_to_head(m, w);
 	return 0;
+}
+
+int hl_mutex_unlock(hl_mutex_t *pm)
+{
+	struct mutex *m = M(pm);
+	/* 0 (not known) is nobody's TID and owns nothing: unlock_slow says
+	 * EPERM, or finds the TID this thread had before a fork. */
+	uint32_t w = hl_tid_known();
+	/* Release: the critical section happens before the next owner's
+	 * acquire. */
+	if (hl_likely(w) && hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE)))
+		return 0;
+	return unlock_slow(m);
 }
 
 int hl_mutex_init(hl_mutex_t *pm)

@@ -497,17 +497,21 @@ int hl_rwlock_destroy(hl_rwlock_t *pl)
 	return 0;
 }
 
-/* rdlock and its timed and deadline-less forms. */
-static int rdlock(struct rwlock *l, const struct hl_deadline *dl)
+/* rdlock and its timed and deadline-less forms, from s, a load of the
+ * word.  The untimed rdlock first tries the common case inline (read_free). */
+static HL_NOINLINE int rdlock(struct rwlock *l, const struct hl_deadline *dl, uint64_t s)
 {
-	uint32_t tid = hl_tid();
-	uint64_t s = hl_load(&l->state, HL_RELAXED), ns;
+	uint32_t tid;
+	uint64_t ns;
 	/* A CAS that fails because another reader came or went is retried
 	 * here: only a writer or a due handoff sends a reader to the slow
-	 * path.  Acquire: pairs with the release of the last write hold. */
-	while ((ns = take(s, true, tid)))
+	 * path.  Acquire: pairs with the release of the last write hold.
+	 * take() needs no TID for a reader: it is read only once the lock
+	 * cannot be had now. */
+	while ((ns = take(s, true, 0)))
 		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
+	tid = hl_tid();
 	if (owned_by_me(s, tid))
 		return EDEADLK;
 	if (readers(s) >= HL_RWLOCK_MAX_READERS)
@@ -517,13 +521,10 @@ static int rdlock(struct rwlock *l, const struct hl_deadline *dl)
 	return lock_slow(l, true, tid, dl);
 }
 
-static int wrlock(struct rwlock *l, const struct hl_deadline *dl)
+/* A write lock whose first CAS found s, not 0. */
+static HL_NOINLINE int wrlock_contended(struct rwlock *l, const struct hl_deadline *dl,
+					uint32_t tid, uint64_t s)
 {
-	uint32_t tid = hl_tid();
-	uint64_t s = 0;
-	/* Acquire: pairs with the release of the last hold. */
-	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
-		return 0;
 	if (owned_by_me(s, tid))
 		return EDEADLK;
 	if (hl_deadline_passed(dl))
@@ -531,21 +532,58 @@ static int wrlock(struct rwlock *l, const struct hl_deadline *dl)
 	return lock_slow(l, false, tid, dl);
 }
 
-int hl_rwlock_rdlock(hl_rwlock_t *l)
+/* wrlock and its timed and deadline-less forms; the untimed one first
+ * tries the fast path inline (hl_rwlock_wrlock). */
+static HL_NOINLINE int wrlock(struct rwlock *l, const struct hl_deadline *dl)
 {
-	return rdlock(R(l), NULL);
+	uint32_t tid = hl_tid();
+	uint64_t s = 0;
+	/* Acquire: pairs with the release of the last hold. */
+	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
+		return 0;
+	return wrlock_contended(l, dl, tid, s);
 }
 
-int hl_rwlock_wrlock(hl_rwlock_t *l)
+/* Whether s, a load of the word, lets a reader in by adding a share and
+ * nothing else: no writer, no flags (none of a fork parent's either: the
+ * low 32 bits are all zero) and room for one more reader.  The common case
+ * of take(s, true, ...), which gives s + ONE_READER for it. */
+static inline bool read_free(uint64_t s)
 {
-	return wrlock(R(l), NULL);
+	return (uint32_t)s == 0 && readers(s) < HL_RWLOCK_MAX_READERS;
+}
+
+int hl_rwlock_rdlock(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	/* Acquire: pairs with the release of the last write hold.  Anything
+	 * else (flags, a writer, a CAS lost to another reader) is rdlock's. */
+	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
+		return 0;
+	return rdlock(l, NULL, s);
+}
+
+int hl_rwlock_wrlock(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	uint32_t tid = hl_tid_known();
+	uint64_t s = 0;
+	if (hl_unlikely(!tid))
+		return wrlock(l, NULL);         /* looks the TID up */
+	/* Acquire: as wrlock.  The rest is out of line, so that this path
+	 * needs no stack frame. */
+	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
+		return 0;
+	return wrlock_contended(l, NULL, tid, s);
 }
 
 int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
 {
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
-	return err ? err : rdlock(R(l), &dl);
+	/* Relaxed: the first look; rdlock's CAS orders the acquisition. */
+	return err ? err : rdlock(R(l), &dl, hl_load(&R(l)->state, HL_RELAXED));
 }
 
 int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
@@ -579,27 +617,12 @@ int hl_rwlock_trywrlock(hl_rwlock_t *pl)
 	return hl_cas(&l->state, &s, hl_tid(), HL_ACQUIRE) ? 0 : EBUSY;
 }
 
-int hl_rwlock_unlock(hl_rwlock_t *pl)
+/* The unlock of a write hold, or EPERM (no hold, or another thread's), from
+ * s, a load of the word.  Out of line: the read release needs no TID and
+ * no stack frame. */
+static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 {
-	struct rwlock *l = R(pl);
 	uint32_t tid = hl_tid();
-	/* Acquire on every (re)load: a WAKE seen synchronizes with the head's
-	 * release CAS, so that `head` can be read. */
-	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
-	if (!writer(s)) {
-		if (!readers(s))
-			return EPERM;
-		/* A read share: one RMW.  Release: our reads happen before a
-		 * later writer's acquire.  Acquire: the last reader out carries
-		 * the other readers' releases on to a head it hands the lock
-		 * to (release_to_head). */
-		uint64_t old = hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
-		if (readers(old) == 1 && has_live_flags(old))
-			release_to_head(l, old - ONE_READER);   /* the last reader out */
-		/* A fork parent's flags left alone with no holder are
-		 * dropped by the next acquisition (take). */
-		return 0;
-	}
 	for (;;) {
 		if (!owned_by_me(s, tid))
 			return EPERM;
@@ -613,6 +636,39 @@ int hl_rwlock_unlock(hl_rwlock_t *pl)
 		if (hl_cas(&l->state, &s, 0, HL_ACQ_REL))
 			return 0;
 	}
+}
+
+/* The last reader out, which took the count to 0 with live flags in old. */
+static HL_NOINLINE int last_reader_out(struct rwlock *l, uint64_t old)
+{
+	release_to_head(l, old - ONE_READER);
+	return 0;
+}
+
+int hl_rwlock_unlock(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	/* Acquire on every (re)load: a WAKE seen synchronizes with the head's
+	 * release CAS, so that `head` can be read. */
+	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	if (hl_likely(!writer(s) && readers(s))) {
+		/* A read share: one RMW.  Release: our reads happen before a
+		 * later writer's acquire.  Acquire: the last reader out carries
+		 * the other readers' releases on to a head it hands the lock
+		 * to (release_to_head). */
+		uint64_t old = hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
+		if (hl_unlikely(readers(old) == 1 && has_live_flags(old)))
+			return last_reader_out(l, old);
+		/* A fork parent's flags left alone with no holder are
+		 * dropped by the next acquisition (take). */
+		return 0;
+	}
+	/* Write-held by us, with no flags: the word becomes 0.  Release and
+	 * acquire on failure: as unlock_writer, which takes every other case
+	 * (flags, a fork parent's TID, another thread's hold, no hold). */
+	if (hl_likely(s && s == hl_tid_known()) && hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+		return 0;
+	return unlock_writer(l, s);
 }
 
 int hl_rwlock_downgrade(hl_rwlock_t *pl)

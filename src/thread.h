@@ -88,6 +88,14 @@ static inline uint32_t hl_tid(void)
 	return hl_likely(t) ? t : hl__tid_slow();
 }
 
+/* The caller's TID if it has been looked up (by hl_tid) since the thread
+ * started or forked, else 0, which is nobody's: for a fast path that only
+ * compares it with an owner the caller must have written (a release). */
+static inline uint32_t hl_tid_known(void)
+{
+	return hl__tid_cache;
+}
+
 /* Whether owner, the owner field of a lock word, names the calling thread
  * (TID tid): its TID, or one it had before the last HL_FORK_TIDS forks.
  * Ownership is the kernel's TID, as with glibc's mutexes, so a thread that
