@@ -89,8 +89,9 @@ static inline uint32_t hl_tid(void)
 }
 
 /* The caller's TID if it has been looked up (by hl_tid) since the thread
- * started or forked, else 0, which is nobody's: for a fast path that only
- * compares it with an owner the caller must have written (a release). */
+ * started or forked, else 0, which is nobody's TID: a fast path given 0
+ * goes the slow way, which looks it up.  One TLS load, no call, so that
+ * the fast path needs no stack frame. */
 static inline uint32_t hl_tid_known(void)
 {
 	return hl__tid_cache;
