@@ -49,7 +49,7 @@ soak: build
 # The benchmark suite (tools/bench-suite.sh): hotlock against its peers in
 # every scenario and the seeds' tables, JSON under results/, then
 # results/report.md and its PNG plots (tools/bench-report.py, with Debian's
-# python3, which has matplotlib).  About 4.5 minutes here; FULL=1 runs the
+# python3, which has matplotlib).  About 4 minutes here (4m09s); FULL=1 runs the
 # long form (1-16 threads, 5 repeats of 1 s, every seed table; about 21).
 FULL ?=
 REPORT_PYTHON := $(firstword $(wildcard /usr/bin/python3) python3)

@@ -6,7 +6,7 @@
 #
 #   tools/bench-suite.sh [--full] HOTLOCK_BENCH RESULTS_DIR
 #
-# The quick form (about 4.5 minutes on a 2-core VM): 1, 2, 4 and 8 threads,
+# The quick form (about 4 minutes on a 2-core VM): 1, 2, 4 and 8 threads,
 # runs of 0.5 s, the median of 3.  --full (`make bench FULL=1`, about 21
 # minutes there): 1-16 threads, runs of 1 s, the median of 5, every seed
 # table (reader shares of 95 and 100%, the split table at loads 1, 5, 50).
