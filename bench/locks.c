@@ -58,6 +58,7 @@ struct registry_parse {
 	const struct bench_registry *r;
 	size_t *out;
 	size_t n, max;
+	bool grouped;           /* a group ("all", "peers") was in the list */
 };
 
 static bool registry_listed(const struct registry_parse *rp, size_t k)
@@ -76,14 +77,9 @@ static void registry_add(struct registry_parse *rp, size_t k)
 }
 
 /* "peers not built, left out: parking_lot (cargo not found), ..." on
- * stderr, once per registry: a group asked for them. */
+ * stderr: a group asked for them. */
 static void note_missing(const struct bench_registry *r)
 {
-	static const struct bench_registry *noted[2];
-
-	if (r->nmissing == 0 || noted[0] == r || noted[1] == r)
-		return;
-	noted[noted[0] != NULL] = r;
 	fprintf(stderr, "hotlock-bench: peers not built, left out:");
 	for (size_t i = 0; i < r->nmissing; i++)
 		fprintf(stderr, "%s %s (%s)", i ? "," : "", r->missing[i].name, r->missing[i].why);
@@ -101,7 +97,7 @@ static void registry_item(void *ctx, const char *name)
 		for (k = 0; k < rp->r->n; k++)
 			if ((all || rp->r->peer(k)) && !registry_listed(rp, k))
 				registry_add(rp, k);
-		note_missing(rp->r);
+		rp->grouped = true;
 		return;
 	}
 	k = bench_registry_find(rp->r, name);
@@ -126,6 +122,8 @@ size_t bench_registry_parse(const char *scenario, const struct bench_registry *r
 	struct registry_parse rp = { .scenario = scenario, .r = r, .out = out, .max = max };
 
 	bench_list_each(scenario, "--locks", list, registry_item, &rp);
+	if (rp.grouped && r->nmissing)
+		note_missing(r);
 	return rp.n;
 }
 
