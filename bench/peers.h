@@ -1,7 +1,7 @@
-/* hotlock-bench: the C side of the peers built elsewhere: the Rust static
- * library of bench/peers/ (parking_lot, Rust std) and the C++ adapters of
- * abseil (locks/lock_absl*.cc).  Declares the Rust library's C ABI and the
- * object size every peer adapter reserves.
+/* hotlock-bench: the C side of the Rust peers, the static library of
+ * bench/peers/ (parking_lot, Rust std): its C ABI, the object size their
+ * adapters reserve, and the helpers of peers.c.  (abseil's adapters are
+ * C++ and construct absl::Mutex in place: they need none of this.)
  *
  * A Rust lock's size is known to Rust only, so an adapter reserves
  * BENCH_PEER_LOCK_SIZE bytes (the harness aligns them to a cache line) and
@@ -48,7 +48,7 @@ void hl_peer_std_rwlock_wrlock(void *l, void *slot);
 void hl_peer_std_rwlock_rdunlock(void *slot);
 void hl_peer_std_rwlock_wrunlock(void *slot);
 
-/* The slot of locks/lock_rust_std.c: the guard of the Rust std lock the calling
+/* The guard slot (peers.c): the guard of the Rust std lock the calling
  * thread holds (a thread of a run holds at most one lock at a time), for
  * rust-std and rust-std-rw.  Twice the 16 bytes of Rust's guards today. */
 #define BENCH_RUST_STD_GUARD_SIZE 32

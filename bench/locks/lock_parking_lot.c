@@ -6,21 +6,8 @@
  * Built in bench/peers/ (Rust, with its Cargo.lock); its futex calls are
  * its own, not counted.  The memory orders are parking_lot's; this file
  * only forwards. */
-#include <errno.h>
-#include <stdio.h>
-
 #include "locks.h"
 #include "peers.h"
-
-int bench_peer_fits(const char *name, size_t size, size_t align)
-{
-	if (size <= BENCH_PEER_LOCK_SIZE && align <= BENCH_PEER_LOCK_SIZE)
-		return 0;
-	fprintf(stderr, "hotlock-bench: %s: the lock needs %zu bytes aligned to %zu, "
-		"more than the %d the adapter reserves (bench/peers.h)\n",
-		name, size, align, BENCH_PEER_LOCK_SIZE);
-	return EINVAL;
-}
 
 static int pl_init(void *l)
 {

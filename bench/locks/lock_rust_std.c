@@ -2,32 +2,12 @@
  * futex word: a CAS to take it, a spin of about 100 loads while it is
  * held, then futex wait; unlock wakes one waiter when the word says
  * someone waits).  Built in bench/peers/.  Rust releases its locks by
- * dropping a guard, so lock leaves the guard in this thread's slot and
- * unlock drops it from there (bench/peers/src/lib.rs).  Its futex calls
+ * dropping a guard, so lock leaves the guard in this thread's slot
+ * (bench/peers.c) and unlock drops it from there.  Its futex calls
  * are its own, not counted.  The memory orders are Rust std's; this file
  * only forwards. */
-#include <errno.h>
-#include <stdalign.h>
-#include <stdio.h>
-
 #include "locks.h"
 #include "peers.h"
-
-_Thread_local alignas(BENCH_RUST_STD_GUARD_ALIGN)
-	unsigned char bench_rust_std_guard[BENCH_RUST_STD_GUARD_SIZE];
-
-int bench_rust_std_fits(const char *name, size_t size, size_t align)
-{
-	if (hl_peer_std_guard_size() > BENCH_RUST_STD_GUARD_SIZE ||
-	    hl_peer_std_guard_align() > BENCH_RUST_STD_GUARD_ALIGN) {
-		fprintf(stderr, "hotlock-bench: %s: Rust std's guard needs %zu bytes aligned "
-			"to %zu, more than the slot's %d aligned to %d (bench/peers.h)\n",
-			name, hl_peer_std_guard_size(), hl_peer_std_guard_align(),
-			BENCH_RUST_STD_GUARD_SIZE, BENCH_RUST_STD_GUARD_ALIGN);
-		return EINVAL;
-	}
-	return bench_peer_fits(name, size, align);
-}
 
 static int std_init(void *l)
 {

@@ -2,7 +2,7 @@
  * Linux a futex word with the reader count and waiting flags and a second
  * futex for writers; a waiting writer stops new readers; spins about 100
  * loads before it waits).  Built in bench/peers/; the guard of each hold
- * lives in the thread's slot of lock_rust_std.c.  Its futex calls are its
+ * lives in the thread's slot of bench/peers.c.  Its futex calls are its
  * own, not counted.  The memory orders are Rust std's; this file only
  * forwards. */
 #include "peers.h"
