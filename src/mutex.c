@@ -49,29 +49,33 @@
  *     head does, and its CPU is better used by a thread with work to do.
  *  3. As head, spin on the word (bounded by the spin budget, with a spinner
  *     slot), taking it with CAS(0 -> tid) whenever it is free.
- *  4. When the budget is spent, or at once when due a handoff (waited longer
- *     than the handoff threshold since step 2, or a SCHED_FIFO/RR thread),
- *     publish the node in `head`, arm it, and CAS WAKE (and HANDOFF when
- *     due) into the owned word; then wait on the node.  HANDED: we own the
- *     lock.  RELEASED: the lock was freed; go back to 3 with a new budget.
+ *  4. When the budget is spent, or at once when due a handoff, publish the
+ *     node in `head`, arm it, and CAS WAKE (and HANDOFF when due) into the
+ *     owned word; then wait on the node.  HANDED: we own the lock.
+ *     RELEASED: the lock was freed; go back to 3 with a new budget.  Due
+ *     (hl_head_due): a SCHED_FIFO/RR thread at once; any other once it has
+ *     waited the handoff threshold since step 2 and competed as the head
+ *     (steps 3-4, from becoming head or waking up as the recorded head)
+ *     for an eighth of it.
  *  5. Having the lock, leave the queue: the successor becomes head (the next
  *     in FIFO order, or with CNA the next on this thread's node: queue.c;
  *     stealing and handoff work the same on either order).  If it is
  *     parked it is not woken now (that would cost a syscall per acquisition);
  *     instead the new owner records it in `head` and sets WAKE in its own
  *     word, so that its unlock wakes the successor, exactly as if the
- *     successor had done step 4 itself.  Except when the successor is due:
- *     then it is woken at once, to set HANDOFF itself when it runs (a lock
- *     handed to a sleeper stays idle for a wake-up).
+ *     successor had done step 4 itself.  Except when the successor is due
+ *     at once (an RT thread): then it is woken now, to set HANDOFF itself
+ *     when it runs (a lock handed to a sleeper stays idle for a wake-up).
  *
  * Unlock:
  *  1. Fast path: CAS(word, tid -> 0); no syscall.
  *  2. Otherwise the word has WAKE.  Read `head` (valid: its writer set WAKE
  *     with a release CAS after writing it, and cannot leave the queue until
  *     signalled) and claim the head's node, so that it can no longer give
- *     up.  With HANDOFF, or when the head is due by now (a recorded head
- *     that sleeps has no timer to set HANDOFF itself): write its TID into
- *     the word and post HANDED.  Otherwise store 0 and post RELEASED.  A
+ *     up.  With HANDOFF: write its TID into the word and post HANDED.
+ *     Otherwise store 0 and post RELEASED, however long the head has
+ *     waited: it races for the free lock when it runs, and sets HANDOFF
+ *     itself once due.  A
  *     head that gave up (timed out) refuses the claim; the unlocker then
  *     passes headship on in its place while it still owns the word, and
  *     serves the new head's flags if it set any meanwhile.
@@ -80,13 +84,17 @@
  *     its memory (DESIGN.md invariant 7, glibc bug 13690).  Only the head's
  *     node is touched after it, and nodes are never unmapped.
  *
- * Bounded waiting: a due head that has set HANDOFF, or that sleeps recorded
- * in `head`, is served at the next unlock: nobody takes the lock before it.
- * A head that is due when it becomes head is woken at once (step 5) and
- * sets HANDOFF when it runs; until then newcomers may still take the lock.
- * Every waiter queued ahead of a thread has waited longer than it, so a
- * waiter's wait is at most the threshold plus one handover per waiter ahead
- * of it, a handover being a critical section and a wake-up.
+ * Bounded waiting: a head that has set HANDOFF is served at the next unlock:
+ * nobody takes the lock before it.  A head sets it once it has waited the
+ * threshold T since it queued and competed as the head for T/8; a head
+ * asleep is woken by every unlock, so it competes from the first unlock
+ * after it became head.  Every waiter queued ahead of a thread has waited
+ * longer than it, so a waiter's wait is at most T plus, per waiter ahead
+ * of it, T/8, a wake-up and a critical section.  The T/8 is what a
+ * waiter pays for throughput: measured from the enqueue alone, every head
+ * of a long queue is due as it becomes head, and the lock is handed from
+ * sleeper to sleeper while running threads could take it (docs/mutex.md,
+ * Bounds).
  *
  * Timeouts: a waiter that gives up abandons its node in place (wait.h); the
  * queue skips and recycles it when headship reaches it.
@@ -283,7 +291,7 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
-	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)), false);
+	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)), true, false);
 	if (!d)
 		return;
 	/* Relaxed: published by the release fetch_or below. */
@@ -325,9 +333,9 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 			goto owned;
 	}
 
-	/* Steps 3 and 4: n is the head. */
+	/* Steps 3 and 4: n is the head, competing since head_since. */
 	budget = hl_spin_begin();
-	uint64_t spin_start = hl_now_ns();
+	uint64_t spin_start = hl_now_ns(), head_since = spin_start;
 	bool give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	unsigned free_polls = 0;
 	for (unsigned i = 1;; i++) {
@@ -348,7 +356,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		}
 		now = hl_now_ns();
 		give_way = give_way && gives_way_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
-		bool due = hl_node_due(n, now, handoff_ns);
+		bool due = hl_head_due(n, now, handoff_ns, head_since);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
 		if (!due && now - spin_start < budget)
@@ -418,10 +426,13 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 		if (hl_node_claim(h, &parked)) {
 			/* h can no longer leave, and the word stays as it is
 			 * until our store: only a head sets flags, and h waits.
-			 * A recorded head that became due while it slept (no
-			 * timer wakes it to set HANDOFF itself) is handed the
-			 * lock too: a due head is served at the next unlock. */
-			bool handoff = (w & HANDOFF) || hl_node_due(h, hl_now_ns(), hl_handoff_ns());
+			 * Only HANDOFF hands it over: a head that sleeps without
+			 * it, however long it has waited, is woken to race for
+			 * the free lock, and sets HANDOFF itself once it has
+			 * competed for a while (hl_head_due); handed the lock
+			 * asleep, it would leave the lock idle until it gets a
+			 * CPU. */
+			bool handoff = w & HANDOFF;
 			uint32_t tid = h->tid;
 			/* Release: the critical section happens before the next
 			 * owner's acquire (h through the post as well).  A plain

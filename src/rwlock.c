@@ -293,7 +293,7 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
 	/* A reader behind a reader (the last node, which its group could not
 	 * take) is woken at once too: it may share the lock now rather than
 	 * sleep until the last reader leaves. */
-	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, reader);
+	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, false, reader);
 	if (!d)
 		return;
 	/* Relaxed: published by the release fetch_or below. */

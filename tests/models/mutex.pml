@@ -6,15 +6,18 @@
  * the node, the head loop with WAKE/HANDOFF, leave_queue with its deferred
  * and early wake-ups, the abandoned-head and timed-out-head paths),
  * hl_mutex_unlock (fast path, unlock_to_head: read `head` and claim the
- * head's node first; then with HANDOFF, or a head due by now, store its TID
- * and post HANDED, otherwise store 0 and post RELEASED; a head that gave up
+ * head's node first; then with HANDOFF store its TID and post HANDED,
+ * otherwise store 0 and post RELEASED; a head that gave up
  * refuses the claim, and the unlocker drops its flags, passes headship on
  * while it still owns the word, and CASes the word to 0, serving a new
  * head whose flags made the CAS fail), hl_queue_enqueue,
  * hl_queue_pass_head (with skipping of abandoned nodes), hl_node_wait,
  * hl_node_signal, hl_node_claim + hl_node_post.  The protocol is
- * src/mutex.c as of cc05aea (cd7e9af's release order, and a head that is
- * due at the unlock handed the lock); -DBUG_RELEASE_BEFORE_PASS is
+ * src/mutex.c with cd7e9af's release order and issue 12's handoff rule: only
+ * HANDOFF hands the lock over (a head that sleeps without it is woken
+ * RELEASED, however long it has waited), and a head is due once it has
+ * also competed as head for a while (hl_head_due), so a new head is woken
+ * at once only if it is due at once (an RT thread); -DBUG_RELEASE_BEFORE_PASS is
  * unlock_to_head as it was before cd7e9af (release first, then signal or
  * pass headship on).
  *
@@ -50,11 +53,15 @@
  *  - Time passes.  A free choice of "due" at every step would let a run
  *    say "not yet" for ever, a head overtaken for good that no real clock
  *    allows.  Instead Timer(t) stands for the clock: it may set due_t[t] at
- *    any step after t enqueued (the start time stamped in the node), and
- *    since it stays enabled until it does, weak fairness makes it fire.
- *    The head's test and leave_queue's test of a new head read due_t (a
- *    timer that fires late or early is just another interleaving);
- *    acquiring the lock resets it.
+ *    any step while t competes as the head (from the start of steps 3-4,
+ *    when it became head or woke up as the recorded head, until it owns
+ *    the lock: hl_head_due's head_since, which comes after the enqueue's
+ *    start time, so both of its conditions hold once it fires), and since
+ *    it stays enabled until it does, weak fairness makes it fire.  The
+ *    head's test and leave_queue's test of a new head read due_t (a timer
+ *    that fires late or early is just another interleaving; a new head
+ *    does not compete yet, so it is never due at once here: no RT thread
+ *    is modelled); acquiring the lock resets it.
  *  - The head's load of the word and its CAS are one step.  Kept apart,
  *    they allow two endless runs that weak fairness does not exclude and
  *    that are not this protocol's doing: the head loads a free word and
@@ -91,8 +98,8 @@
  *     fairness, with the timers above.  Each thread may take a free lock
  *     on the fast path (steal) or queue, so this covers a head overtaken by
  *     a stealer that keeps coming back: once its timer fires it sets
- *     HANDOFF (or the unlock finds it due) and the next unlock hands it the
- *     lock.  A waiter behind the head becomes head in FIFO order.
+ *     HANDOFF and the next unlock hands it the lock.  A waiter behind the
+ *     head becomes head in FIFO order.
  *  M6 (not with -DLIVE) the last user may free the lock (DESIGN.md
  *     invariant 7, glibc bug 13690): each thread holds a reference (the
  *     ghost refs) and drops it in the critical section of its last lock
@@ -107,9 +114,8 @@
  *     after free, or, before that, as a destroy that fails.  A drop at a
  *     timeout frees nothing (a holder may still be inside).
  *
- * Reachability markers (-DREACH=k turns marker k into an assertion): 1 the
- * unlock hands the lock to a head that is due by now without HANDOFF (a
- * head that was not due when it set WAKE, or one recorded by leave_queue),
+ * Reachability markers (-DREACH=k turns marker k into an assertion): 1
+ * leave_queue wakes a new head that is due at once instead of recording it,
  * 2 the claim is refused (the head gave up) and headship is passed on
  * while the word is owned, 3 the CAS after that pass fails because the new
  * head set its flags, and the unlocker serves it.
@@ -130,8 +136,12 @@
  *                        sets HANDOFF, so a stealer that keeps coming
  *                        overtakes it for ever (with -DLIVE: M5, an
  *                        acceptance cycle; the safety rows pass with it);
+ *  BUG_HEAD_MIN_RESTARTS  a head's time at the head starts again at every
+ *                        RELEASED wake-up (head_since reset): a head woken
+ *                        by each unlock and overtaken each time is never
+ *                        due (with -DLIVE: M5, an acceptance cycle);
  *  BUG_UNLOCK_IGNORES_HANDOFF  the unlock never hands over (HANDOFF read
- *                        as WAKE, a due head not looked for): it releases
+ *                        as WAKE): it releases
  *                        the word and posts RELEASED, and the head races
  *                        the stealers again, and loses for ever (with
  *                        -DLIVE: M5; no assertion sees it, as nothing was
@@ -225,19 +235,20 @@ bool freed = false;
 #endif
 
 #ifdef LIVE
-/* M5: the passage of time.  queued[t]: thread t's node was stamped with
- * its start time at the enqueue and t does not own the lock yet; due_t[t]:
- * the handoff threshold has passed since then.  Timer(t) sets due_t[t] at
- * any step while t is queued, and under weak fairness it must do so
- * eventually (it stays enabled until it does). */
-bool queued[NTHREADS + 1];
+/* M5: the passage of time.  competing[t]: thread t competes as the queue
+ * head (steps 3-4) and does not own the lock yet; due_t[t]: it has waited
+ * the handoff threshold since it queued and competed hl_head_min_ns since
+ * it began to (hl_head_due).  Timer(t) sets due_t[t] at any step while t
+ * competes, and under weak fairness it must do so eventually (it stays
+ * enabled until it does). */
+bool competing[NTHREADS + 1];
 bool due_t[NTHREADS + 1];
 byte cs_who = 0;        /* M5: the thread in its critical section */
 
 proctype Timer(byte t)
 {
 	do
-	:: atomic { queued[t] && !due_t[t] -> due_t[t] = true }
+	:: atomic { competing[t] && !due_t[t] -> due_t[t] = true }
 	od
 }
 
@@ -251,8 +262,8 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
 #endif
 #endif
 
-/* hl_node_due: whether thread t's node has waited the handoff threshold
- * (v = the answer).  A free choice, or with LIVE the timer's flag. */
+/* hl_head_due: whether thread t is due a handoff (v = the answer).  A free
+ * choice, or with LIVE the timer's flag. */
 #if defined(BUG_IGNORE_DUE)
 #define choose_due(v, t) v = false
 #elif defined(LIVE)
@@ -449,7 +460,6 @@ proctype Thread(byte me)
 		 * it; the start time is stamped here (the timer starts) */
 		atomic {
 			nowner[n] = me; nnext[n] = 0; nstate[n] = N_WAITING;
-			queued[me] = true; due_t[me] = false;
 			pred = tail; tail = n
 		};
 #else
@@ -474,7 +484,9 @@ proctype Thread(byte me)
 #ifdef LIVE
 		/* The head's load of the word and its CAS are one step (see
 		 * the header): a free word is taken, an owned one gets WAKE,
-		 * and HANDOFF when the timer says the head is due. */
+		 * and HANDOFF when the timer says the head is due.  It
+		 * competes from here on (head_since). */
+		competing[me] = true;
 		do
 		:: atomic {
 			if
@@ -491,6 +503,9 @@ proctype Thread(byte me)
 		   if
 		   :: sig == S_HANDED -> goto owned
 		   :: else -> assert(sig == S_RELEASED)
+#ifdef BUG_HEAD_MIN_RESTARTS
+		      ; due_t[me] = false
+#endif
 		   fi
 		od;
 #else
@@ -532,7 +547,7 @@ proctype Thread(byte me)
 
 owned:
 #ifdef LIVE
-		atomic { queued[me] = false; due_t[me] = false; nstate[n] = N_FREE };
+		atomic { competing[me] = false; due_t[me] = false; nstate[n] = N_FREE };
 #endif
 		/* leave_queue */
 		pass_head(n, true, d, nx, ok, cur);
@@ -541,6 +556,7 @@ owned:
 			choose_due(due, nowner[d]);
 			if
 			:: due ->
+				reach(1);
 				node_signal(d, S_HEAD, ok);
 				if
 				:: !ok -> pass_head(d, false, h, nx, ok, cur); assert(h == 0)
@@ -633,8 +649,7 @@ owned_fast:
 #else
 		/* unlock_to_head: the word has WAKE.  Read `head`, claim h
 		 * (hl_node_claim: h can no longer give up), and store the
-		 * word: h's TID (with HANDOFF, or if h is due by now:
-		 * hl_node_due, a free choice) or 0; or, if h gave up, the
+		 * word: h's TID with HANDOFF, else 0; or, if h gave up, the
 		 * owner alone (h's flags dropped).  One step, in that order:
 		 * nobody else writes `head` or the word while the flags are
 		 * set and the word is ours, and between the claim and the
@@ -659,15 +674,7 @@ owned_fast:
 #endif
 			if
 			:: ok ->
-				if
-				:: handoff_seen -> handoff = true
-				:: else ->
-					choose_due(handoff, nowner[h]);
-					if
-					:: handoff -> reach(1)  /* a head due by now, without HANDOFF */
-					:: else -> skip
-					fi
-				fi;
+				handoff = handoff_seen;
 #ifdef BUG_UNLOCK_IGNORES_HANDOFF
 				handoff = false;        /* released and signalled RELEASED */
 #endif

@@ -90,6 +90,7 @@ rows=(
 	# passage of time modelled by timer processes): -DLIVE.
 	"mutex.pml|-DLIVE|live"
 	"mutex.pml|-DLIVE -DBUG_IGNORE_DUE|cycle"
+	"mutex.pml|-DLIVE -DBUG_HEAD_MIN_RESTARTS|cycle"
 	"mutex.pml|-DLIVE -DBUG_UNLOCK_IGNORES_HANDOFF|cycle"
 	"cna.pml|-DLIVE|live"
 	"cna.pml|-DLIVE -DBUG_NO_FLUSH|cycle"
