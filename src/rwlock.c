@@ -35,10 +35,8 @@
  *  1. Fast path.  Write: CAS(0 -> tid).  Read: CAS(s -> s + 1 reader) when
  *     there is no writer and no live HANDOFF: readers steal from queued
  *     writers until one is due.
- *  1b. Optimistic spinning, with a spinner slot, for the spin budget: a
- *     writer spins while a writer holds the lock (or it is free), never on
- *     readers (their holds have no bound); a reader spins while a writer
- *     holds it.
+ *  1b. Optimistic spinning, with a spinner slot, for the spin budget, on
+ *     any holder, as long as no handoff is due.
  *  2. Queue: stamp this thread's node (a reader's carries HL_NODE_F_READER)
  *     and enqueue it; behind another waiter, park until made head, or until
  *     handed the lock (a handoff, or a reader group granted by its head).
@@ -191,10 +189,11 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, const struct h
 			err = 0;
 			break;
 		}
-		s = clean(s);
-		/* Spin only on a writer: readers' holds have no bound, and a
-		 * due handoff is not for us. */
-		if ((!reader && readers(s)) || (s & HANDOFF))
+		/* A due handoff is not for us.  A writer spins on readers too,
+		 * for the budget like any spin: their holds have no bound, but
+		 * short ones drain within it, and a writer that queued instead
+		 * would sleep behind the queue (docs/rwlock.md). */
+		if (clean(s) & HANDOFF)
 			break;
 		hl_cpu_relax();
 		if (i % HL_SPIN_CLOCK_EVERY == 0 &&
