@@ -53,7 +53,7 @@
  *     node in `head`, arm it, and CAS WAKE (and HANDOFF when due) into the
  *     owned word; then wait on the node.  HANDED: we own the lock.
  *     RELEASED: the lock was freed; go back to 3 with a new budget.  Due
- *     (hl_head_due): a SCHED_FIFO/RR thread at once; any other once it has
+ *     (head_due): a SCHED_FIFO/RR thread at once; any other once it has
  *     waited the handoff threshold since step 2 and competed as the head
  *     (steps 3-4, from becoming head or waking up as the recorded head)
  *     for an eighth of it.
@@ -288,10 +288,43 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 	return err;
 }
 
+/* How long a queue head that is not RT competes for the lock before it may
+ * claim a handoff (head_due): an eighth of the handoff threshold. */
+#define HEAD_MIN_SHIFT 3
+
+/* The handoff rule (step 4): whether head n, which became the head (or woke
+ * up as the recorded head) at head_since, is due: an RT thread at once;
+ * any other once it has waited handoff_ns since it queued and competed as
+ * the head for handoff_ns >> HEAD_MIN_SHIFT.  Counted from the enqueue
+ * alone, every head of a queue that has been long for a while would be due
+ * the moment it became head, and the lock would go from sleeper to sleeper
+ * while running threads could take it (docs/mutex.md, Bounds); this way a
+ * lock makes at most one handoff per an eighth of the threshold, as
+ * parking_lot's eventual fairness makes one per 0.5 ms on average. */
+static inline bool head_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns,
+			    uint64_t head_since)
+{
+	return (n->flags & HL_NODE_F_RT) ||
+	       (now - n->wait_start_ns >= handoff_ns &&
+		now - head_since >= handoff_ns >> HEAD_MIN_SHIFT);
+}
+
+/* Step 5's test of a new head that sleeps: woken now only if it is due the
+ * moment it becomes head (an RT thread, or any with a zero threshold), to
+ * set HANDOFF itself when it runs: handed the lock asleep, it would leave
+ * the lock idle for a wake-up. */
+static bool wake_new_head(const struct hl_node *d, void *arg)
+{
+	(void)arg;
+	uint64_t now = hl_now_ns();
+	return head_due(d, now, hl_handoff_ns(), now);
+}
+
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
-	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)), true, false);
+	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)),
+						   wake_new_head, NULL);
 	if (!d)
 		return;
 	/* Relaxed: published by the release fetch_or below. */
@@ -356,7 +389,7 @@ static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_
 		}
 		now = hl_now_ns();
 		give_way = give_way && gives_way_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
-		bool due = hl_head_due(n, now, handoff_ns, head_since);
+		bool due = head_due(n, now, handoff_ns, head_since);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
 		if (!due && now - spin_start < budget)
@@ -429,7 +462,7 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 			 * Only HANDOFF hands it over: a head that sleeps without
 			 * it, however long it has waited, is woken to race for
 			 * the free lock, and sets HANDOFF itself once it has
-			 * competed for a while (hl_head_due); handed the lock
+			 * competed for a while (head_due); handed the lock
 			 * asleep, it would leave the lock idle until it gets a
 			 * CPU. */
 			bool handoff = w & HANDOFF;

@@ -257,18 +257,13 @@ static struct hl_node *splice_front(struct hl_node *next, struct secq *sec)
 }
 
 struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts,
-				       bool head_min, bool wake_readers)
+				       bool (*wake_now)(const struct hl_node *d, void *arg),
+				       void *arg)
 {
 	struct hl_node *d = hl_queue_pass_head(tail, n, opts | HL_PASS_DEFER_WAKE);
 	if (!d)
 		return NULL;
-	uint64_t now = hl_now_ns();
-	if ((head_min ? hl_head_due(d, now, hl_handoff_ns(), now) : hl_node_due(d, now, hl_handoff_ns())) ||
-	    (wake_readers && (d->flags & HL_NODE_F_READER))) {
-		/* The new head sleeps and is due: wake it now, and let it set
-		 * HANDOFF itself once it runs.  Handing the lock to it asleep
-		 * would leave the lock idle for a wake-up.  A reader that may
-		 * share the lock now is woken too (hl_rwlock). */
+	if (wake_now(d, arg)) {
 		if (!hl_node_signal(d, HL_SIG_HEAD))
 			hl_queue_pass_head(tail, d, opts);      /* it gave up */
 		return NULL;

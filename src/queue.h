@@ -71,36 +71,16 @@ static inline bool hl_node_due(const struct hl_node *n, uint64_t now, uint64_t h
 	return (n->flags & HL_NODE_F_RT) || now - n->wait_start_ns >= handoff_ns;
 }
 
-/* How long a queue head that is not RT competes for the lock before it may
- * claim a handoff (hl_head_due): an eighth of the handoff threshold. */
-static inline uint64_t hl_head_min_ns(uint64_t handoff_ns)
-{
-	return handoff_ns >> 3;
-}
-
-/* hl_mutex's handoff rule: whether head n, which became the head (or woke
- * up as the head) at head_since, is due: hl_node_due, and, unless it is an
- * RT thread, at the head for hl_head_min_ns since head_since.  Measured
- * from the enqueue alone, every head of a queue that has been long for a
- * while is due the moment it becomes head, and the lock goes to sleepers
- * one handoff after another while running threads could take it (a convoy:
- * docs/mutex.md); this way a lock makes at most one handoff per
- * hl_head_min_ns, as parking_lot's eventual fairness does. */
-static inline bool hl_head_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns,
-			       uint64_t head_since)
-{
-	return (n->flags & HL_NODE_F_RT) ||
-	       (now - n->wait_start_ns >= handoff_ns && now - head_since >= hl_head_min_ns(handoff_ns));
-}
-
 /* The head n has acquired its lock and leaves the queue (hl_queue_pass_head
  * with HL_PASS_DEFER_WAKE).  A new head that is parked is returned, for the
  * caller to record in its lock word so that its release wakes it; but one
- * that is due (hl_node_due, or with head_min hl_head_due as of now), or a
- * reader when wake_readers, is signalled HL_SIG_HEAD at once instead
- * (passed over if it gave up), and NULL returned. */
+ * for which the lock's wake_now(d, arg) says so (one that is due already,
+ * say, and must be awake to claim its handoff) is signalled HL_SIG_HEAD at
+ * once instead (passed over if it gave up), and NULL returned. */
 HL_HIDDEN struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n,
-						 unsigned opts, bool head_min, bool wake_readers);
+						 unsigned opts,
+						 bool (*wake_now)(const struct hl_node *d, void *arg),
+						 void *arg);
 
 /* What hl_queue_extract does with a waiter behind the head. */
 enum {

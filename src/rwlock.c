@@ -286,13 +286,21 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 	}
 }
 
+/* Step 5's test of a new head that sleeps: woken now if it is due (to set
+ * HANDOFF itself when it runs: handed the lock asleep, it would leave the
+ * lock idle for a wake-up), or if it is a reader behind a reader (the last
+ * node, which its group could not take: it may share the lock now rather
+ * than sleep until the last reader leaves). */
+static bool wake_new_head(const struct hl_node *d, void *arg)
+{
+	bool reader_owner = *(const bool *)arg;
+	return hl_node_due(d, hl_now_ns(), hl_handoff_ns()) || (reader_owner && is_reader(d));
+}
+
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
 {
-	/* A reader behind a reader (the last node, which its group could not
-	 * take) is woken at once too: it may share the lock now rather than
-	 * sleep until the last reader leaves. */
-	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, false, reader);
+	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, wake_new_head, &reader);
 	if (!d)
 		return;
 	/* Relaxed: published by the release fetch_or below. */

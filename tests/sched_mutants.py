@@ -3,7 +3,7 @@
 controlled-schedule tests (test_sched.c) must catch.
 
 For every mutant: copy the source tree, make the one change, build
-test_sched, and run up to SCHEDULES schedules of the lock (20,000), until
+test_sched, and run up to SCHEDULES schedules of the lock (50,000), until
 the first that fails; the mutant must fail one (the run prints the schedule and the replay command).  A mutant
 that survives fails this test: a checker that cannot catch these bugs
 proves nothing.  A change that no longer applies (the code moved on) fails
@@ -75,7 +75,7 @@ def main():
         print(__doc__)
         return 2
     src, cc = sys.argv[1], sys.argv[2]
-    schedules = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
+    schedules = int(sys.argv[3]) if len(sys.argv) > 3 else 50000
     only = set(sys.argv[4:])
     failures = 0
     start = time.time()

@@ -16,7 +16,7 @@
  * src/mutex.c with cd7e9af's release order and issue 12's handoff rule: only
  * HANDOFF hands the lock over (a head that sleeps without it is woken
  * RELEASED, however long it has waited), and a head is due once it has
- * also competed as head for a while (hl_head_due), so a new head is woken
+ * also competed as head for a while (head_due), so a new head is woken
  * at once only if it is due at once (an RT thread); -DBUG_RELEASE_BEFORE_PASS is
  * unlock_to_head as it was before cd7e9af (release first, then signal or
  * pass headship on).
@@ -55,7 +55,7 @@
  *    allows.  Instead Timer(t) stands for the clock: it may set due_t[t] at
  *    any step while t competes as the head (from the start of steps 3-4,
  *    when it became head or woke up as the recorded head, until it owns
- *    the lock: hl_head_due's head_since, which comes after the enqueue's
+ *    the lock: head_due's head_since, which comes after the enqueue's
  *    start time, so both of its conditions hold once it fires), and since
  *    it stays enabled until it does, weak fairness makes it fire.  The
  *    head's test and leave_queue's test of a new head read due_t (a timer
@@ -237,8 +237,8 @@ bool freed = false;
 #ifdef LIVE
 /* M5: the passage of time.  competing[t]: thread t competes as the queue
  * head (steps 3-4) and does not own the lock yet; due_t[t]: it has waited
- * the handoff threshold since it queued and competed hl_head_min_ns since
- * it began to (hl_head_due).  Timer(t) sets due_t[t] at any step while t
+ * the handoff threshold since it queued and competed as the head for an
+ * eighth of it (head_due).  Timer(t) sets due_t[t] at any step while t
  * competes, and under weak fairness it must do so eventually (it stays
  * enabled until it does). */
 bool competing[NTHREADS + 1];
@@ -262,7 +262,7 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
 #endif
 #endif
 
-/* hl_head_due: whether thread t is due a handoff (v = the answer).  A free
+/* head_due: whether thread t is due a handoff (v = the answer).  A free
  * choice, or with LIVE the timer's flag. */
 #if defined(BUG_IGNORE_DUE)
 #define choose_due(v, t) v = false
