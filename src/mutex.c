@@ -334,7 +334,7 @@ static void leave_queue(struct mutex *m, struct hl_node *n)
 	hl_fetch_or(&m->word, flags_now(false), HL_RELEASE);
 }
 
-static int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
+static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
 {
 	if (owned_by_me(w, tid))
 		return EDEADLK;
@@ -495,16 +495,21 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 	}
 }
 
-/* hl_mutex_lock for a thread whose TID is not known yet: out of line, so
- * that the fast path needs no stack frame. */
-static HL_NOINLINE int lock_first(struct mutex *m)
+/* hl_mutex_timedlock, and hl_mutex_lock for a thread whose TID is not known
+ * yet: out of line, so that hl_mutex_lock's fast path needs no stack
+ * frame. */
+static HL_NOINLINE int lock_lookup(struct mutex *m, const struct hl_deadline *dl)
 {
 	uint32_t tid = hl_tid();
 	uint32_t w = 0;
 	/* Acquire: as in hl_mutex_lock. */
 	if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
 		return 0;
-	return lock_slow(m, tid, w, NULL);
+	if (owned_by_me(w, tid))
+		return EDEADLK;
+	if (hl_deadline_passed(dl))
+		return ETIMEDOUT;
+	return lock_slow(m, tid, w, dl);
 }
 
 int hl_mutex_lock(hl_mutex_t *pm)
@@ -513,7 +518,7 @@ int hl_mutex_lock(hl_mutex_t *pm)
 	uint32_t tid = hl_tid_known();
 	uint32_t w = 0;
 	if (hl_unlikely(!tid))
-		return lock_first(m);           /* looks the TID up */
+		return lock_lookup(m, NULL);    /* looks the TID up */
 	/* Acquire: pairs with the previous owner's release in unlock. */
 	if (hl_likely(hl_cas(&m->word, &w, tid, HL_ACQUIRE)))
 		return 0;
@@ -531,19 +536,7 @@ int hl_mutex_timedlock(hl_mutex_t *pm, clockid_t clock, const struct timespec *a
 {
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
-	if (err)
-		return err;
-	struct mutex *m = M(pm);
-	uint32_t tid = hl_tid();
-	uint32_t w = 0;
-	/* Acquire: as in hl_mutex_lock. */
-	if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
-		return 0;
-	if (owned_by_me(w, tid))
-		return EDEADLK;
-	if (hl_deadline_passed(&dl))
-		return ETIMEDOUT;
-	return lock_slow(m, tid, w, &dl);
+	return err ? err : lock_lookup(M(pm), &dl);
 }
 
 /* hl_mutex_unlock when the word is not just our TID (flags, a fork
