@@ -99,6 +99,15 @@
  * Timeouts: a waiter that gives up abandons its node in place (wait.h); the
  * queue skips and recycles it when headship reaches it.
  *
+ * Waiters moved here by hl_cond (wait morphing, morph.h): a condvar signal
+ * appends the nodes of the waiters it chose, asleep and kept (their waits
+ * can no longer be given up), on their threads' behalf.  From then on each
+ * is a queued waiter like any other (steps 3-5 once signalled, with no
+ * deadline).  One that becomes the head at once is left for the
+ * signaller's unlock to wake if the signaller owns the mutex, exactly as
+ * step 5 leaves a parked successor; any other signaller signals it the
+ * head now.
+ *
  * A thread that exits holding the mutex leaves it locked (docs/core.md,
  * "Owners"), as glibc does for a normal mutex.
  *
@@ -112,6 +121,7 @@
 #include <hotlock/mutex.h>
 
 #include "config.h"
+#include "morph.h"
 #include "queue.h"
 #include "thread.h"
 #include "topology.h"
@@ -334,52 +344,45 @@ static void leave_queue(struct mutex *m, struct hl_node *n)
 	hl_fetch_or(&m->word, flags_now(false), HL_RELEASE);
 }
 
-static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
+/* Step 5 and the return of a lock that took the lock with node n. */
+static int lock_owned(struct mutex *m, struct hl_thread *self, struct hl_node *n)
 {
-	if (owned_by_me(w, tid))
-		return EDEADLK;
-	if (lock_spin(m, tid, dl) == 0)
-		return 0;
-	if (hl_deadline_passed(dl))
+	note_holder_node(m);
+	leave_queue(m, n);
+	hl_thread_node_put(self);
+	return 0;
+}
+
+/* Steps 3 and 4 for node n, queued by lock_slow (step 2) or moved onto the
+ * queue by hl_cond (morph.h), once its first wait in the queue returned
+ * sig: HL_SIG_HEAD or HL_SIG_RELEASED (n is the head), HL_SIG_HANDED (the
+ * lock is ours) or HL_WAIT_TIMEDOUT (n was abandoned in the queue). */
+static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, struct hl_node *n,
+		       uint32_t sig, const struct hl_deadline *dl)
+{
+	if (sig == HL_SIG_HANDED)
+		return lock_owned(m, self, n);
+	if (sig == HL_WAIT_TIMEDOUT) {
+		hl_thread_node_abandoned(self);
 		return ETIMEDOUT;
-	struct hl_thread *self = hl_self();
-	struct hl_node *n = hl_thread_node_get(self);
-	if (hl_unlikely(!n))
-		return lock_poll(m, tid, dl);
-
-	uint64_t now = hl_now_ns();
-	hl_queue_node_init(n, self, now);
-	hl_node_arm(n);
-	const uint64_t handoff_ns = hl_handoff_ns();
-	uint64_t budget = 0;    /* != 0 while we hold a spinner slot (wait.h) */
-	uint32_t sig;
-
-	/* Step 2. */
-	if (hl_queue_enqueue(&m->tail, n)) {
-		/* Behind another waiter: park at once.  Only the head has
-		 * a use for a spinner slot (wait.h), and a parked successor
-		 * costs nothing until it is due (step 5). */
-		sig = hl_node_wait(n, dl, 0);
-		if (sig == HL_WAIT_TIMEDOUT)
-			goto abandoned;
-		if (sig == HL_SIG_HANDED)
-			goto owned;
 	}
-
-	/* Steps 3 and 4: n is the head, competing since head_since. */
-	budget = hl_spin_begin();
-	uint64_t spin_start = hl_now_ns(), head_since = spin_start;
+	const uint64_t handoff_ns = hl_handoff_ns();
+	/* n is the head, competing since head_since; budget != 0 while we
+	 * hold a spinner slot (wait.h). */
+	uint64_t budget = hl_spin_begin();
+	uint64_t spin_start = hl_now_ns(), head_since = spin_start, now;
 	bool give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	unsigned free_polls = 0;
+	int err = 0;
 	for (unsigned i = 1;; i++) {
-		w = hl_load(&m->word, HL_RELAXED);
+		uint32_t w = hl_load(&m->word, HL_RELAXED);
 		if (!w) {
 			if (!try_free_word(give_way, &free_polls))
 				continue;
 			/* Acquire: pairs with the unlock's release; the
 			 * critical section starts here. */
 			if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
-				goto owned;
+				break;
 			continue;
 		}
 		free_polls = 0;
@@ -390,8 +393,10 @@ static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, cons
 		now = hl_now_ns();
 		give_way = give_way && gives_way_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
 		bool due = head_due(n, now, handoff_ns, head_since);
-		if (hl_deadline_passed(dl))
-			goto timeout_head;
+		if (hl_deadline_passed(dl)) {
+			err = ETIMEDOUT;
+			break;
+		}
 		if (!due && now - spin_start < budget)
 			continue;
 		/* Relaxed: published by the release CAS below. */
@@ -411,34 +416,50 @@ static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, cons
 			hl_spin_end();
 		budget = 0;
 		if (sig == HL_SIG_HANDED)
-			goto owned;
-		if (sig == HL_WAIT_TIMEDOUT)
-			goto abandoned;         /* the unlocker passes headship on */
+			break;
+		if (sig == HL_WAIT_TIMEDOUT) {
+			/* The unlocker passes headship on. */
+			hl_thread_node_abandoned(self);
+			return ETIMEDOUT;
+		}
 		/* RELEASED: race for it again, with a new budget. */
 		budget = hl_spin_begin();
 		spin_start = hl_now_ns();
 		give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	}
-
-owned:
 	if (budget)
 		hl_spin_end();
-	note_holder_node(m);
-	leave_queue(m, n);
-	hl_thread_node_put(self);
-	return 0;
-
-timeout_head:
-	if (budget)
-		hl_spin_end();
-	/* Still head, no flag of ours in the word: hand headship on. */
+	if (!err)
+		return lock_owned(m, self, n);
+	/* Timed out as the head, no flag of ours in the word: hand headship
+	 * on. */
 	pass_head(m, n, 0);
 	hl_thread_node_put(self);
-	return ETIMEDOUT;
+	return err;
+}
 
-abandoned:
-	hl_thread_node_abandoned(self);
-	return ETIMEDOUT;
+static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
+{
+	if (owned_by_me(w, tid))
+		return EDEADLK;
+	if (lock_spin(m, tid, dl) == 0)
+		return 0;
+	if (hl_deadline_passed(dl))
+		return ETIMEDOUT;
+	struct hl_thread *self = hl_self();
+	struct hl_node *n = hl_thread_node_get(self);
+	if (hl_unlikely(!n))
+		return lock_poll(m, tid, dl);
+
+	hl_queue_node_init(n, self, hl_now_ns());
+	hl_node_arm(n);
+	/* Step 2.  Behind another waiter: park at once.  Only the head has a
+	 * use for a spinner slot (wait.h), and a parked successor costs
+	 * nothing until it is due (step 5). */
+	uint32_t sig = HL_SIG_HEAD;
+	if (hl_queue_enqueue(&m->tail, n))
+		sig = hl_node_wait(n, dl, 0);
+	return lock_queued(m, tid, self, n, sig, dl);
 }
 
 /* Unlock step 2; the caller owns the word, which has live WAKE (w).  The
@@ -634,4 +655,46 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
 			queue_opts(qw) ? "cna" : "fifo",
 			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""), q);
+}
+
+/* ---- what hl_cond asks of the mutex (morph.h) --------------------------- */
+
+bool hl__mutex_held_by(const hl_mutex_t *pm, uint32_t tid)
+{
+	/* Relaxed: only the owner itself can make this true or false. */
+	return owned_by_me(hl_load(&((struct mutex *)pm)->word, HL_RELAXED), tid);
+}
+
+void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_node *last,
+			     uint32_t tid)
+{
+	struct mutex *m = M(pm);
+	if (hl_queue_enqueue_chain(&m->tail, first, last))
+		return;         /* behind a head: woken by the handovers */
+	/* first is the head.  The queue was empty, so no head has flags in
+	 * the word, and none can set any until first's thread runs. */
+	uint32_t w = hl_load(&m->word, HL_RELAXED);
+	if (owned_by_me(w, tid) && !wake_new_head(first, NULL)) {
+		/* The caller owns m, as a signaller usually does: first is a
+		 * deferred head of step 5, which the caller's unlock wakes
+		 * when the lock is free, instead of now only to find it held.
+		 * Relaxed: published by the release CAS below. */
+		hl_store(&m->head, first->index, HL_RELAXED);
+		/* Release: pairs with the unlocker's acquire load of the word,
+		 * which then reads `head`.  A CAS, not fetch_or: any flags in
+		 * the word are a fork parent's, to be replaced (as a head's
+		 * CAS does); only this thread changes an owned word without
+		 * flags. */
+		while (!hl_cas(&m->word, &w, (w & OWNER_MASK) | flags_now(false), HL_RELEASE))
+			;
+		return;
+	}
+	/* Free, or another's: first competes for it now.  It cannot have given
+	 * up: it is kept (hl_node_keep). */
+	hl_node_signal(first, HL_SIG_HEAD);
+}
+
+int hl__mutex_lock_moved(hl_mutex_t *pm, struct hl_thread *self, struct hl_node *n, uint32_t sig)
+{
+	return lock_queued(M(pm), hl_tid(), self, n, sig, NULL);
 }

@@ -4,7 +4,9 @@
  * place at the end; (3) the predecessor's next is set to the node.  Between
  * (2) and (3) the predecessor cannot reach its successor: a head that wants
  * to leave then waits for (3), spinning briefly and then yielding (the
- * enqueuer may have been preempted between two instructions).
+ * enqueuer may have been preempted between two instructions).  A chain of
+ * nodes already linked to each other (hl_cond's broadcast) is enqueued the
+ * same way, with its last node in (1) and (2) and its first in (3).
  *
  * Leaving (head only, hl_queue_pass_head): if tail still names the head, CAS
  * it to 0 and the queue is empty; otherwise wait for next and make it the
@@ -80,11 +82,6 @@ void (*_Atomic hl__queue_observer)(const struct hl_queue_event *ev);
  * the schedule's seed in the controlled-schedule build). */
 static __thread uint32_t sro_state __attribute__((tls_model("initial-exec")));
 
-static inline uint32_t tail_of(const struct hl_node *n)
-{
-	return n->index | hl_fork_gen() << HL_NODE_INDEX_BITS;
-}
-
 void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uint64_t now_ns)
 {
 	uint32_t flags = 0;
@@ -110,23 +107,39 @@ bool hl_queue_policy_is_cna(uint32_t policy)
 	return policy == HL_QUEUE_CNA;
 }
 
-struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_node *n)
+void hl_queue_node_moved(struct hl_node *n, uint64_t now_ns)
+{
+	n->wait_start_ns = now_ns;
+	/* Relaxed: published by the enqueue's release. */
+	hl_store(&n->pref_node, n->topo_node, HL_RELAXED);
+	hl_store(&n->sec_head, 0, HL_RELAXED);
+	hl_store(&n->sec_tail, 0, HL_RELAXED);
+}
+
+struct hl_node *hl_queue_enqueue_chain(_Atomic uint32_t *tail, struct hl_node *first,
+				       struct hl_node *last)
 {
 	/* Relaxed: ordered before the xchg's release. */
-	hl_store(&n->next, 0, HL_RELAXED);
-	/* Release: n's fields (tid, flags, node, wait start, state) are
-	 * visible to whoever reaches n through the tail.  Acquire: pairs with
-	 * the predecessor's own xchg, so its clearing of its next field (step
-	 * 1) happens before our link below and cannot overwrite it; and with
-	 * the CAS that made a secondary queue the queue (pass step 1), whose
-	 * clearing of sec_tail's next happens before our link. */
-	uint32_t old = hl_xchg(tail, tail_of(n), HL_ACQ_REL);
+	hl_store(&last->next, 0, HL_RELAXED);
+	/* Release: the chain's fields (tid, flags, node, wait start, state,
+	 * the links inside it) are visible to whoever reaches it through the
+	 * tail.  Acquire: pairs with the predecessor's own xchg, so its
+	 * clearing of its next field (step 1) happens before our link below
+	 * and cannot overwrite it; and with the CAS that made a secondary
+	 * queue the queue (pass step 1), whose clearing of sec_tail's next
+	 * happens before our link. */
+	uint32_t old = hl_xchg(tail, hl_queue_word(last), HL_ACQ_REL);
 	struct hl_node *pred = hl_queue_node(old);
 	if (pred)
 		/* Release: pairs with the acquire loads of the link by the
-		 * head that leaves; n's fields are visible to it. */
-		hl_store(&pred->next, n->index, HL_RELEASE);
+		 * head that leaves; the chain's fields are visible to it. */
+		hl_store(&pred->next, first->index, HL_RELEASE);
 	return pred;
+}
+
+struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_node *n)
+{
+	return hl_queue_enqueue_chain(tail, n, n);
 }
 
 /* The secondary queue, as carried from head to head (node indices). */
@@ -161,7 +174,7 @@ static struct hl_node *splice_front(struct hl_node *next, struct secq *sec);
 static struct hl_node *leave(_Atomic uint32_t *tail, struct hl_node *n, struct secq *sec,
 			     bool flush, bool *flushed)
 {
-	uint32_t me = tail_of(n);
+	uint32_t me = hl_queue_word(n);
 	/* Relaxed: n is the last node only if nobody enqueued since; the CAS
 	 * decides. */
 	if (hl_load(tail, HL_RELAXED) == me) {
@@ -176,7 +189,7 @@ static struct hl_node *leave(_Atomic uint32_t *tail, struct hl_node *n, struct s
 			hl_store(&st->next, 0, HL_RELAXED);
 			/* Release: pairs with the acq_rel xchg of the next
 			 * enqueuer, which links itself behind sec_tail. */
-			if (hl_cas(tail, &me, tail_of(st), HL_RELEASE)) {
+			if (hl_cas(tail, &me, hl_queue_word(st), HL_RELEASE)) {
 				struct hl_node *h = hl_node_at(sec->head);
 				*sec = (struct secq){ 0, 0 };
 				*flushed = true;
@@ -372,7 +385,7 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 		}
 		/* Relaxed: a hint; if next parks or gives up meanwhile, the
 		 * signal or the caller's later signal sees it. */
-		if ((opts & HL_PASS_DEFER_WAKE) && hl_load(&next->state, HL_RELAXED) == HL_NODE_PARKED)
+		if ((opts & HL_PASS_DEFER_WAKE) && hl_node_parked(hl_load(&next->state, HL_RELAXED)))
 			return next;
 		if (hl_node_signal(next, HL_SIG_HEAD))
 			return NULL;
@@ -388,6 +401,8 @@ static const char *state_name(uint32_t s)
 	case HL_NODE_PARKED: return "park";
 	case HL_NODE_ABANDONED: return "gone";
 	case HL_NODE_CLAIMED: return "claimed";
+	case HL_NODE_WAITING_KEPT: return "kept-spin";
+	case HL_NODE_PARKED_KEPT: return "kept-park";
 	case HL_SIG_HEAD: return "head";
 	case HL_SIG_RELEASED: return "released";
 	case HL_SIG_HANDED: return "handed";

@@ -37,6 +37,12 @@ static inline struct hl_node *hl_queue_node(uint32_t tail)
 	return hl_node_at(tail & HL_QUEUE_INDEX_MASK);
 }
 
+/* The tail word that names n, in this fork generation. */
+static inline uint32_t hl_queue_word(const struct hl_node *n)
+{
+	return n->index | hl_fork_gen() << HL_NODE_INDEX_BITS;
+}
+
 /* Stamps n for a new wait by the calling thread (self): the start time, the
  * RT and prioritized flags, the thread's node, an empty secondary queue.
  * Then arm n (wait.h) and enqueue it. */
@@ -45,6 +51,18 @@ HL_HIDDEN void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uin
 /* Appends n (stamped and armed).  Returns n's predecessor, or NULL if n is
  * now the head. */
 HL_HIDDEN struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_node *n);
+
+/* Enqueueing on behalf of other threads (hl_cond moves the waiters it
+ * signals onto a mutex's queue).  hl_queue_node_moved stamps n, a node
+ * whose wait is in progress (armed, and kept: wait.h), for a new wait in a
+ * queue: it begins now, with an empty secondary queue; its thread, flags
+ * and node stay as its owner stamped them.  hl_queue_enqueue_chain appends
+ * the chain first..last, linked through their next fields (relaxed stores,
+ * published by the enqueue), at once; it returns first's predecessor, or
+ * NULL if first is now the head. */
+HL_HIDDEN void hl_queue_node_moved(struct hl_node *n, uint64_t now_ns);
+HL_HIDDEN struct hl_node *hl_queue_enqueue_chain(_Atomic uint32_t *tail, struct hl_node *first,
+						 struct hl_node *last);
 
 /* hl_queue_pass_head options. */
 enum {

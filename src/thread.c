@@ -105,11 +105,11 @@ void hl_node_recycle(struct hl_node *n)
 {
 	/* Acquire: pairs with the release of the owner's abandon (wait.c), so
 	 * that its last accesses to the node happen before those of the
-	 * node's next owner.  A node some wait is using (armed, parked, or
-	 * claimed by a waker) must never be recycled: abandoned ones are, by
+	 * node's next owner.  A node some wait is using (armed, parked, kept,
+	 * or claimed by a waker) must never be recycled: abandoned ones are, by
 	 * the queue, and at thread exit those whose waits are over. */
 	uint32_t s = hl_load(&n->state, HL_ACQUIRE);
-	if (s == HL_NODE_WAITING || s == HL_NODE_PARKED || s == HL_NODE_CLAIMED)
+	if (hl_node_armed(s) || s == HL_NODE_CLAIMED)
 		hl__bug("recycling a node that a wait is using", s);
 	hl_store(&n->state, HL_NODE_FREE, HL_RELAXED);
 	pool_push(&node_pool, &n->pool_next, n->index);

@@ -163,8 +163,13 @@ static uint32_t wait_claimed(struct hl_node *n)
 	return s;
 }
 
+/* abandon's answer when a keeper got there first: wait on, with no
+ * deadline.  Never returned by hl_node_wait. */
+#define WAIT_KEPT 0xfffffffdu
+
 /* Gives up the wait from state `seen` (WAITING or PARKED).  Returns
- * HL_WAIT_TIMEDOUT, or the signal of a waker that got there first. */
+ * HL_WAIT_TIMEDOUT, the signal of a waker that got there first, or
+ * WAIT_KEPT if a keeper did (hl_node_keep). */
 static uint32_t abandon(struct hl_node *n, uint32_t seen)
 {
 	/* Acquire on failure: we then read the signal and act on it.
@@ -174,6 +179,8 @@ static uint32_t abandon(struct hl_node *n, uint32_t seen)
 	while (!hl_cas(&n->state, &seen, HL_NODE_ABANDONED, HL_ACQ_REL)) {
 		if (seen == HL_NODE_CLAIMED)
 			return wait_claimed(n);
+		if (seen == HL_NODE_WAITING_KEPT || seen == HL_NODE_PARKED_KEPT)
+			return WAIT_KEPT;
 		if (seen != HL_NODE_WAITING && seen != HL_NODE_PARKED)
 			return seen;
 	}
@@ -194,12 +201,12 @@ static uint64_t deadline_mono_ns(const struct hl_deadline *dl)
 	return abs > real ? hl_add_sat(mono, abs - real) : mono;
 }
 
-/* Parks on n (state PARKED) until signalled, the deadline, or wake_ns.
- * Returns hl_futex_wait's result. */
-static int park(struct hl_node *n, const struct hl_deadline *dl, uint64_t wake_ns)
+/* Parks on n, whose state is `parked` (PARKED or PARKED_KEPT), until
+ * signalled, the deadline, or wake_ns.  Returns hl_futex_wait's result. */
+static int park(struct hl_node *n, uint32_t parked, const struct hl_deadline *dl, uint64_t wake_ns)
 {
 	if (!wake_ns)
-		return hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED,
+		return hl_futex_wait((uint32_t *)&n->state, parked,
 				     dl ? dl->clock : CLOCK_MONOTONIC, dl ? &dl->abs : NULL);
 	uint64_t until = wake_ns;
 	if (dl) {
@@ -210,7 +217,7 @@ static int park(struct hl_node *n, const struct hl_deadline *dl, uint64_t wake_n
 	/* Valid for the kernel however far: tv_sec is at most 18446744073
 	 * (it saturates the time to KTIME_MAX). */
 	struct timespec ts = { (time_t)(until / HL_NSEC_PER_SEC), (long)(until % HL_NSEC_PER_SEC) };
-	return hl_futex_wait((uint32_t *)&n->state, HL_NODE_PARKED, CLOCK_MONOTONIC, &ts);
+	return hl_futex_wait((uint32_t *)&n->state, parked, CLOCK_MONOTONIC, &ts);
 }
 
 /* A park whose futex wait failed with err, which a working futex never
@@ -241,49 +248,87 @@ uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl, uint64_t 
 	return hl_node_wait_until(n, dl, spin_ns, 0);
 }
 
+/* The waiting state and the parked state of a wait, kept or not. */
+#define PARKED_OF(waiting) ((waiting) == HL_NODE_WAITING ? HL_NODE_PARKED : HL_NODE_PARKED_KEPT)
+#define WAITING_OF(parked) ((parked) == HL_NODE_PARKED ? HL_NODE_WAITING : HL_NODE_WAITING_KEPT)
+
 uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl, uint64_t spin_ns,
 			    uint64_t wake_ns)
 {
-	uint32_t s;
+	/* The state that means "not signalled yet": WAITING until a keeper
+	 * makes it WAITING_KEPT, after which the deadline no longer applies
+	 * (dl is dropped). */
+	uint32_t waiting = HL_NODE_WAITING, s;
 	if (spin_ns) {
 		uint64_t start = hl_now_ns();
 		for (unsigned i = 1;; i++) {
 			/* Acquire: pairs with the waker's release. */
 			s = hl_load(&n->state, HL_ACQUIRE);
-			if (s != HL_NODE_WAITING)
-				goto signalled;
+			if (s != waiting) {
+				if (s != HL_NODE_WAITING_KEPT)
+					goto signalled;
+				waiting = s;
+				dl = NULL;
+			}
 			hl_cpu_relax();
 			if (i % HL_SPIN_CLOCK_EVERY == 0) {
 				if (hl_now_ns() - start >= spin_ns)
 					break;
-				if (hl_deadline_passed(dl))
-					return abandon(n, HL_NODE_WAITING);
+				if (hl_deadline_passed(dl)) {
+					s = abandon(n, HL_NODE_WAITING);
+					if (s != WAIT_KEPT)
+						return s;
+					waiting = HL_NODE_WAITING_KEPT;
+					dl = NULL;
+				}
 			}
 		}
 	}
-	s = HL_NODE_WAITING;
-	/* Relaxed on success: going to sleep publishes nothing.  Acquire on
-	 * failure (via hl_cas): the signal's writes become visible. */
-	if (!hl_cas(&n->state, &s, HL_NODE_PARKED, HL_ACQUIRE))
-		goto signalled;
+	for (;;) {
+		s = waiting;
+		/* Relaxed on success: going to sleep publishes nothing.
+		 * Acquire on failure (via hl_cas): the signal's writes become
+		 * visible. */
+		if (hl_cas(&n->state, &s, PARKED_OF(waiting), HL_ACQUIRE))
+			break;
+		if (s != HL_NODE_WAITING_KEPT)
+			goto signalled;
+		waiting = s;    /* kept meanwhile: park as kept */
+		dl = NULL;
+	}
+	uint32_t parked = PARKED_OF(waiting);
 	long failed_sleep_ns = 1000;
 	for (;;) {
-		int r = park(n, dl, wake_ns);
+		int r = park(n, parked, dl, wake_ns);
 		if (hl_unlikely(r && r != EAGAIN && r != ETIMEDOUT && r != EINTR))
 			park_failed(r, dl, &failed_sleep_ns);
 		s = hl_load(&n->state, HL_ACQUIRE);
-		if (s != HL_NODE_PARKED)
-			goto signalled;
-		if ((r == ETIMEDOUT && !wake_ns) || (dl && hl_deadline_passed(dl)))
-			return abandon(n, HL_NODE_PARKED);
+		if (s != parked) {
+			if (s != HL_NODE_PARKED_KEPT)
+				goto signalled;
+			parked = s;     /* kept while asleep: no deadline now */
+			dl = NULL;
+			continue;
+		}
+		if ((r == ETIMEDOUT && !wake_ns && dl) || (dl && hl_deadline_passed(dl))) {
+			s = abandon(n, HL_NODE_PARKED);
+			if (s != WAIT_KEPT)
+				return s;
+			parked = HL_NODE_PARKED_KEPT;
+			dl = NULL;
+			continue;
+		}
 		if (wake_ns && hl_now_ns() >= wake_ns) {
-			/* Back to WAITING, still armed, so that the next wait
-			 * starts clean.  Relaxed on success: nothing is
+			/* Back to WAITING(_KEPT), still armed, so that the next
+			 * wait starts clean.  Relaxed on success: nothing is
 			 * published; acquire on failure: a signal won. */
-			s = HL_NODE_PARKED;
-			if (hl_cas(&n->state, &s, HL_NODE_WAITING, HL_ACQUIRE))
+			s = parked;
+			if (hl_cas(&n->state, &s, WAITING_OF(parked), HL_ACQUIRE))
 				return HL_WAIT_WOKEN;
-			goto signalled;
+			if (s != HL_NODE_PARKED_KEPT)
+				goto signalled;
+			parked = s;
+			dl = NULL;
 		}
 	}
 signalled:
@@ -292,12 +337,12 @@ signalled:
 	return s;
 }
 
-/* Only WAITING, PARKED and ABANDONED can be met by a waker: a node holding a
- * signal or a claim has one waker already, and a second means a broken
- * protocol. */
+/* Only armed nodes (hl_node_armed) and ABANDONED can be met by a waker: a
+ * node holding a signal or a claim has one waker already, and a second
+ * means a broken protocol. */
 static bool wakeable(uint32_t s)
 {
-	if (s == HL_NODE_WAITING || s == HL_NODE_PARKED)
+	if (hl_node_armed(s))
 		return true;
 	if (s != HL_NODE_ABANDONED)
 		hl__bug("signal to a node that is not waiting", s);
@@ -316,7 +361,7 @@ bool hl_node_signal(struct hl_node *n, uint32_t sig)
 		if (hl_cas(&n->state, &s, sig, HL_RELEASE))
 			break;
 	}
-	if (s == HL_NODE_PARKED)
+	if (hl_node_parked(s))
 		hl_futex_wake((uint32_t *)&n->state, 1);
 	return true;
 }
@@ -331,8 +376,28 @@ bool hl_node_claim(struct hl_node *n, bool *was_parked)
 		if (hl_cas(&n->state, &s, HL_NODE_CLAIMED, HL_RELAXED))
 			break;
 	}
-	*was_parked = s == HL_NODE_PARKED;
+	*was_parked = hl_node_parked(s);
 	return true;
+}
+
+bool hl_node_keep(struct hl_node *n)
+{
+	uint32_t s = hl_load(&n->state, HL_RELAXED);
+	for (;;) {
+		uint32_t kept;
+		if (s == HL_NODE_WAITING)
+			kept = HL_NODE_WAITING_KEPT;
+		else if (s == HL_NODE_PARKED)
+			kept = HL_NODE_PARKED_KEPT;
+		else if (s == HL_NODE_ABANDONED)
+			return false;
+		else
+			hl__bug("keeping a node that is not waiting", s);
+		/* Relaxed: publishes nothing (wait.h); a failed CAS reloads s
+		 * and decides again. */
+		if (hl_cas(&n->state, &s, kept, HL_RELAXED))
+			return true;
+	}
 }
 
 void hl_node_post(struct hl_node *n, uint32_t sig, bool was_parked)

@@ -21,13 +21,21 @@
  *                               would have signalled it inherits its duties
  *   CLAIMED   4   a waker       a waker has committed to signal; the owner
  *                               can no longer abandon and waits a moment
+ *   WAITING_KEPT 5  a keeper    WAITING or PARKED, but the wait may no
+ *   PARKED_KEPT  6  (or owner)  longer be given up: the waiter's deadline
+ *                               no longer applies (hl_cond moves a waiter
+ *                               it signalled onto a mutex's queue, where it
+ *                               must wait for the mutex however late)
  *   >= 8          a waker       a signal (HL_SIG_*): the wait is over
  *
- * Transitions: WAITING -> PARKED, WAITING|PARKED -> ABANDONED (owner, CAS);
- * WAITING|PARKED -> CLAIMED or signal (waker, CAS); CLAIMED -> signal (the
- * claiming waker, store).  A CAS decides every race between a waiter giving
- * up and a waker, so a signal is delivered to exactly one live wait or
- * refused (and then the waker knows the node was abandoned).
+ * Transitions: WAITING -> PARKED, WAITING_KEPT -> PARKED_KEPT,
+ * WAITING|PARKED -> ABANDONED (owner, CAS); WAITING -> WAITING_KEPT,
+ * PARKED -> PARKED_KEPT (keeper, CAS: hl_node_keep); WAITING|PARKED|
+ * WAITING_KEPT|PARKED_KEPT -> CLAIMED or signal (waker, CAS); CLAIMED ->
+ * signal (the claiming waker, store).  A CAS decides every race between a
+ * waiter giving up and a waker or keeper, so a signal is delivered to
+ * exactly one live wait or refused (and then the waker knows the node was
+ * abandoned), and a wait that was kept is never given up.
  *
  * Node memory lives in an arena that is never unmapped (thread.c), so a waker
  * may call futex_wake on a node whose owner has already seen the signal and
@@ -55,7 +63,22 @@ enum {
 	HL_NODE_PARKED = 2,
 	HL_NODE_ABANDONED = 3,
 	HL_NODE_CLAIMED = 4,
+	HL_NODE_WAITING_KEPT = 5,
+	HL_NODE_PARKED_KEPT = 6,
 };
+
+/* Whether state s is a wait in progress that a waker may signal. */
+static inline bool hl_node_armed(uint32_t s)
+{
+	return s == HL_NODE_WAITING || s == HL_NODE_PARKED || s == HL_NODE_WAITING_KEPT ||
+	       s == HL_NODE_PARKED_KEPT;
+}
+
+/* Whether state s is a waiter asleep in futex_wait (a signal must wake it). */
+static inline bool hl_node_parked(uint32_t s)
+{
+	return s == HL_NODE_PARKED || s == HL_NODE_PARKED_KEPT;
+}
 
 /* Signals.  The waiting core does not interpret them; locks define their
  * meaning.  HL_WAIT_TIMEDOUT is returned by hl_node_wait, never posted. */
@@ -93,7 +116,12 @@ struct hl_node {
 	_Atomic uint32_t pref_node;
 	_Atomic uint32_t sec_head;
 	_Atomic uint32_t sec_tail;
-	uint32_t reserved[4];
+	/* hl_cond (cond.c), while the node waits on a condvar: written and
+	 * read under that condvar's list lock, except cond_mutex, which the
+	 * owner writes before it publishes the node. */
+	uint32_t cond_prev;             /* the waiter before it on the list, 0: none */
+	uint32_t cond_listed;           /* 1 while on the list */
+	void *cond_mutex;               /* the hl_mutex_t it will take again */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
@@ -151,17 +179,18 @@ static inline void hl_node_arm(struct hl_node *n)
 }
 
 /* Waits until n is signalled, spinning up to spin_ns (a budget from
- * hl_spin_begin, or 0), then parked.  With a
- * deadline, gives up when it passes: the node is then ABANDONED and
- * HL_WAIT_TIMEDOUT returned, unless a waker won the race, in which case its
- * signal is returned.  Returns the signal (acquire: the signaller's writes
- * before the signal are visible). */
+ * hl_spin_begin, or 0), then parked.  With a deadline, gives up when it
+ * passes: the node is then ABANDONED and HL_WAIT_TIMEDOUT returned, unless a
+ * waker won the race, in which case its signal is returned, or the wait was
+ * kept (hl_node_keep), in which case it waits on for the signal.  Returns
+ * the signal (acquire: the signaller's writes before the signal are
+ * visible). */
 HL_HIDDEN uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl,
 				uint64_t spin_ns);
 
 /* hl_node_wait, and also returns HL_WAIT_WOKEN once CLOCK_MONOTONIC passes
  * wake_ns (0: never) while n is parked and unsignalled: the node is then
- * WAITING again, still armed (a waker may signal it at any time), and the
+ * WAITING (or WAITING_KEPT) again, still armed (a waker may signal it at any time), and the
  * caller waits again when it has done what it woke up for. */
 HL_HIDDEN uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl,
 				      uint64_t spin_ns, uint64_t wake_ns);
@@ -170,6 +199,13 @@ HL_HIDDEN uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadlin
  * it had parked.  Returns false, and changes nothing, if n was abandoned.
  * Release: the caller's writes before it are visible to the woken waiter. */
 HL_HIDDEN bool hl_node_signal(struct hl_node *n, uint32_t sig);
+
+/* Takes away the waiter's right to give up its wait: from now on its
+ * deadline no longer applies and it waits until signalled.  No wake-up, no
+ * syscall.  Returns false, and changes nothing, if n was abandoned already.
+ * Relaxed: it publishes nothing; the caller publishes n (a queue link) with
+ * a release of its own. */
+HL_HIDDEN bool hl_node_keep(struct hl_node *n);
 
 /* Two-step signal, for a waker that must do something between committing to
  * wake n and waking it (the mutex writes the new owner into the lock word):
