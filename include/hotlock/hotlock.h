@@ -2,6 +2,7 @@
 #ifndef HOTLOCK_H
 #define HOTLOCK_H
 
+#include <hotlock/cond.h>
 #include <hotlock/config.h>
 #include <hotlock/futex.h>
 #include <hotlock/mutex.h>
