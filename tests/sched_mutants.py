@@ -61,6 +61,18 @@ MUTANTS = [
      "a group member that gave up keeps its share in the count",
      "\t\t\thl_fetch_sub(&l->state, ONE_READER, HL_RELAXED);\n\t\t\thl_node_recycle(w);",
      "\t\t\thl_node_recycle(w);"),
+    ("cond-move-without-keep", "src/cond.c", "cond",
+     "a signal moves a waiter onto the mutex queue without keeping its wait: one that times out meanwhile is in the queue and cleaned up by its thread as well",
+     "\tif (!hl_node_keep(n))\n\t\treturn false;",
+     ""),
+    ("cond-unlock-before-list", "src/cond.c", "cond",
+     "a waiter releases the mutex before it is on the list: a signal sent in between finds nobody",
+     "\t/* Step 2. */\n\tlist_lock(c);",
+     "\t/* Step 2. */\n\thl_mutex_unlock(m);\n\tlist_lock(c);"),
+    ("cond-record-head-unowned", "src/mutex.c", "cond",
+     "a signaller that does not own the mutex leaves the moved head for an unlock that may never come",
+     "\tif (owned_by_me(w, tid) && !wake_new_head(first, NULL)) {",
+     "\tif (!wake_new_head(first, NULL)) {"),
 ]
 
 

@@ -25,7 +25,9 @@
  *      destroy must succeed, and a later access to the lock by any thread
  *      fails the schedule); mutex-signal: mutex with signals, whose
  *      handler takes a second mutex (with timed waits that give up) at any
- *      scheduling point of the interrupted thread, on its nested node; and
+ *      scheduling point of the interrupted thread, on its nested node; cond:
+ *      hl_cond_t with its mutex, signals, broadcasts and timed waits (the
+ *      semaphore client below); and
  *      the checker's own seeded faults: broken-excl (a lock whose test and set
  *      are two steps), broken-wake (a futex lock whose unlock can miss a
  *      sleeper), drop-wake (hl_mutex, with the scheduler losing one
@@ -42,9 +44,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <hotlock/cond.h>
 #include <hotlock/config.h>
 #include <hotlock/futex.h>
 #include <hotlock/mutex.h>
@@ -60,13 +64,13 @@
 
 enum lock_kind {
 	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
-	L_MUTEX_SIGNAL, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
+	L_MUTEX_SIGNAL, L_COND, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
 };
 
 static const char *const lock_names[] = {
 	[L_MUTEX] = "mutex", [L_MUTEX_CNA] = "mutex-cna", [L_RWLOCK] = "rwlock",
 	[L_MUTEX_FREE] = "mutex-free", [L_MUTEX_CNA_FREE] = "mutex-cna-free",
-	[L_RWLOCK_FREE] = "rwlock-free", [L_MUTEX_SIGNAL] = "mutex-signal",
+	[L_RWLOCK_FREE] = "rwlock-free", [L_MUTEX_SIGNAL] = "mutex-signal", [L_COND] = "cond",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
 	[L_DROP_WAKE] = "drop-wake",
 };
@@ -117,6 +121,8 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	 * for waiters set aside on both nodes. */
 	if (kind == L_MUTEX_FREE)
 		p->threads = 2 + (int)rng_below(&r, 2);         /* 2-3 */
+	if (kind == L_COND)
+		p->threads = 2 + (int)rng_below(&r, 4);         /* 2-5 */
 	if (kind == L_RWLOCK || kind == L_RWLOCK_FREE)
 		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6 */
 	if (kind == L_MUTEX_CNA || kind == L_MUTEX_CNA_FREE)
@@ -145,7 +151,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	pl->pct_timed = 25;
 	pl->pct_read = kind == L_RWLOCK ? (rng_below(&r, 2) ? 50 : 80) : 0;
 	pl->pct_relock = kind == L_RWLOCK ? 20 : 0;
-	pl->pct_sleep = kind == L_MUTEX_CNA || kind == L_RWLOCK ? 25 : 5;  /* queues build */
+	pl->pct_sleep = kind == L_MUTEX_CNA || kind == L_RWLOCK || kind == L_COND ? 25 : 5;  /* queues build */
 	pl->pct_yield = 10;
 	pl->prio_thread = kind == L_MUTEX_CNA && rng_below(&r, 2) ? (int)rng_below(&r, 4) : -1;
 	if (kind == L_BROKEN_WAKE || kind == L_DROP_WAKE)
@@ -411,6 +417,181 @@ static void life_run(enum lock_kind kind, uint64_t seed)
 		hl_sched_fail("the lock was not freed: %d references left", atomic_load(&L->refs));
 }
 
+/* ---- cond: hl_cond_t with its mutex --------------------------------------- */
+
+/* A semaphore made of hl_mutex + hl_cond, the way programs use a condvar.
+ * Thread 0 makes `ops` posts for every other thread (count + 1, then a
+ * signal, or a broadcast one time in four, sent under the mutex or just
+ * after releasing it), sleeping or yielding now and then; the others make
+ * `ops` takes each (wait while count is 0, with a timed wait of 0-5 us, or
+ * passed, in pct_timed of the waits, which then waits again; then
+ * count - 1).  There are as many posts as takes, so a schedule in which the
+ * consumers end up blocked for good is a lost wake-up (a signal that moved
+ * nobody, or a moved waiter that the mutex never woke).  Every return from
+ * a wait must hold the mutex (its owner is the caller, and nobody else is
+ * inside).  Then every thread waits on a second condvar, `done`, until the
+ * last one comes, which broadcasts, unlocks, destroys `done` (which must
+ * return 0: every waiter was moved) and frees it at once, while the
+ * others, moved onto the mutex's queue, have still to take the mutex: from
+ * then on any access to `done` fails the schedule (the header's promise
+ * that a condvar may be freed once its waiters are signalled). */
+struct condc {
+	hl_mutex_t m;
+	hl_cond_t cv;
+	hl_cond_t *done;        /* freed by the last thread */
+	int inside, count, finished, done_set;
+};
+
+static struct condc the_condc;
+
+static void condc_enter(struct condc *C)
+{
+	if (C->inside++)
+		hl_sched_fail("two threads inside the condvar's mutex");
+	if (hl_mutex_owner(&C->m) != (uint32_t)syscall(SYS_gettid))
+		hl_sched_fail("a thread is inside, but the mutex's owner is %u", hl_mutex_owner(&C->m));
+}
+
+static void condc_lock(struct condc *C)
+{
+	int rc = hl_mutex_lock(&C->m);
+	if (rc)
+		hl_sched_fail("lock returned %d", rc);
+	condc_enter(C);
+}
+
+static void condc_unlock(struct condc *C)
+{
+	C->inside--;
+	int rc = hl_mutex_unlock(&C->m);
+	if (rc)
+		hl_sched_fail("unlock returned %d", rc);
+}
+
+/* Waits on cv (C->m held): untimed, or timed with a deadline rel_ns ahead. */
+static void condc_wait(struct condc *C, hl_cond_t *cv, bool timed, int64_t rel_ns)
+{
+	C->inside--;
+	int rc;
+	if (timed) {
+		struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel_ns);
+		rc = hl_cond_timedwait(cv, &C->m, CLOCK_MONOTONIC, &dl);
+		if (rc == ETIMEDOUT)
+			rc = 0;
+	} else {
+		rc = hl_cond_wait(cv, &C->m);
+	}
+	if (rc)
+		hl_sched_fail("%s returned %d", timed ? "hl_cond_timedwait" : "hl_cond_wait", rc);
+	condc_enter(C);
+}
+
+/* A post: count + 1, then a signal (or a broadcast, one time in four),
+ * under the mutex or just after releasing it. */
+static void condc_post(struct condc *C, test_rng_t *r)
+{
+	bool broadcast = rng_below(r, 4) == 0, after = rng_below(r, 3) == 0;
+	condc_lock(C);
+	C->count++;
+	if (!after)
+		broadcast ? hl_cond_broadcast(&C->cv) : hl_cond_signal(&C->cv);
+	condc_unlock(C);
+	if (after)
+		broadcast ? hl_cond_broadcast(&C->cv) : hl_cond_signal(&C->cv);
+}
+
+/* A take: wait while count is 0 (timed waits give up and wait again). */
+static void condc_take(struct condc *C, test_rng_t *r)
+{
+	const struct plan *pl = &the_plan;
+	condc_lock(C);
+	while (!C->count) {
+		bool timed = (int)rng_below(r, 100) < pl->pct_timed;
+		int64_t rel = rng_below(r, 10) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
+		condc_wait(C, &C->cv, timed, rel);
+	}
+	C->count--;
+	condc_unlock(C);
+}
+
+static void *condc_main(void *arg)
+{
+	struct life_worker *w = arg;
+	struct condc *C = &the_condc;
+	const struct plan *pl = &the_plan;
+	test_rng_t r;
+	rng_seed(&r, w->seed, (uint64_t)w->index + 1);
+	hl_sched_thread_begin(w->index);
+	/* Thread 0 posts what the others take, pausing now and then. */
+	int n = w->index ? pl->ops : pl->ops * (pl->p.threads - 1);
+	for (int k = 0; k < n; k++) {
+		if (w->index) {
+			condc_take(C, &r);
+			continue;
+		}
+		if ((int)rng_below(&r, 100) < pl->pct_sleep)
+			hl_sched_sleep_ns(1 + rng_below(&r, 3000));
+		else if ((int)rng_below(&r, 100) < pl->pct_yield)
+			hl_sched_yield();
+		condc_post(C, &r);
+	}
+	condc_lock(C);
+	if (++C->finished == pl->p.threads) {
+		C->done_set = 1;
+		hl_cond_broadcast(C->done);
+		condc_unlock(C);
+		int rc = hl_cond_destroy(C->done);
+		if (rc)
+			hl_sched_fail("destroy of `done` returned %d after its broadcast", rc);
+		hl_sched_free(C->done, sizeof(*C->done));
+	} else {
+		while (!C->done_set)
+			condc_wait(C, C->done, false, 0);
+		condc_unlock(C);
+	}
+	hl_sched_thread_end();
+	return NULL;
+}
+
+static void condc_describe(void *arg)
+{
+	struct condc *C = arg;
+	char buf[1024];
+	hl_mutex_describe(&C->m, buf, sizeof(buf));
+	fprintf(stderr, "hotlock-sched: mutex: %s; count %d, finished %d, inside %d\n", buf,
+		C->count, C->finished, C->inside);
+}
+
+static void cond_run(uint64_t seed)
+{
+	struct condc *C = &the_condc;
+	const struct plan *pl = &the_plan;
+	static hl_cond_t done;
+	memset(C, 0, sizeof(*C));
+	hl_mutex_init(&C->m);
+	hl_cond_init(&C->cv);
+	hl_cond_init(&done);
+	C->done = &done;
+	REQUIRE(hl_mutex_set_queue(&C->m, HL_QUEUE_FIFO) == 0, "queue");
+	hl_sched_name(&C->m, sizeof(C->m), "mutex");
+	hl_sched_name(&C->cv, sizeof(C->cv), "cond");
+	hl_sched_name(&done, sizeof(done), "done");
+	/* The library's one-time set-up, outside the schedule. */
+	REQUIRE(hl_mutex_trylock(&C->m) == 0 && hl_mutex_unlock(&C->m) == 0, "set-up");
+	hl_sched_on_failure(condc_describe, C);
+	struct life_worker w[HL_SCHED_MAX_THREADS];
+	for (int i = 0; i < pl->p.threads; i++) {
+		w[i] = (struct life_worker){ .index = i, .seed = seed };
+		REQUIRE(pthread_create(&w[i].th, NULL, condc_main, &w[i]) == 0, "pthread_create");
+	}
+	for (int i = 0; i < pl->p.threads; i++)
+		pthread_join(w[i].th, NULL);
+	if (C->count)
+		hl_sched_fail("count %d at the end: posts and takes do not match", C->count);
+	if (hl_cond_destroy(&C->cv) || hl_mutex_destroy(&C->m))
+		hl_sched_fail("the condvar or its mutex is busy after every thread has ended");
+}
+
 /* ---- signals: a handler that locks a second mutex ------------------------ */
 
 /* mutex-signal: the stress harness on the_mutex, and at any scheduling
@@ -536,6 +717,10 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		life_run(kind, seed);
 		goto passed;
 	}
+	if (kind == L_COND) {
+		cond_run(seed);
+		goto passed;
+	}
 	switch (kind) {
 	case L_MUTEX:
 	case L_DROP_WAKE:
@@ -656,7 +841,7 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|mutex-free|mutex-cna-free|\n"
-			"                         rwlock-free|mutex-signal|broken-excl|broken-wake|drop-wake\n"
+			"                         rwlock-free|mutex-signal|cond|broken-excl|broken-wake|drop-wake\n"
 			"                  [--schedules N] [--seed S] [--jobs J] [--replay-check K]\n"
 			"                  [--max-failures F]   (stop after F failed schedules; 5)\n"
 			"  HOTLOCK_SCHED_SEED=S runs the one schedule of seed S (a replay);\n"
