@@ -40,7 +40,7 @@ static bool progress_tty(void)
 	return progress.tty;
 }
 
-static void progress_clear(void)
+void bench_progress_clear(void)
 {
 	if (progress.open)
 		fputs("\r\033[K", stderr);
@@ -55,8 +55,13 @@ static void progress_keep(void)
 	progress.open = false;
 }
 
-static void progress_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress_begin(const char *fmt, ...)
+void bench_progress_start(unsigned total)
+{
+	progress.total = total;
+	progress.done = 0;
+}
+
+void bench_progress_begin(const char *fmt, ...)
 {
 	int width = snprintf(NULL, 0, "%u", progress.total);
 	int n = snprintf(progress.line, sizeof progress.line, "[%*u/%u] ",
@@ -76,19 +81,17 @@ static void progress_begin(const char *fmt, ...)
 /* Other load worth a mention, in CPUs (see bench_sample.other_cpus). */
 #define OTHER_CPUS_NOTE 0.1
 
-static void progress_end(double ops_per_sec, double others)
+void bench_progress_end(const char *result, double others)
 {
 	char note[64] = "";
 
 	if (others >= OTHER_CPUS_NOTE)
 		snprintf(note, sizeof note, " (other load %.1f CPUs)", others);
 	if (progress_tty()) {
-		fprintf(stderr, "\r\033[K%s ... %.3f Mops/s%s", progress.line,
-			ops_per_sec / 1e6, note);
+		fprintf(stderr, "\r\033[K%s ... %s%s", progress.line, result, note);
 		progress.open = true;
 	} else {
-		fprintf(stderr, "%s ... %.3f Mops/s%s\n", progress.line,
-			ops_per_sec / 1e6, note);
+		fprintf(stderr, "%s ... %s%s\n", progress.line, result, note);
 	}
 }
 
@@ -341,8 +344,8 @@ void bench_parse_args(const char *scenario, int argc, char **argv,
 			help(stdout);
 			exit(0);
 		}
-		if (bench_common_option(c, scenario, argc, argv, &i) ||
-		    option(ctx, argc, argv, &i))
+		if (option(ctx, argc, argv, &i) ||
+		    bench_common_option(c, scenario, argc, argv, &i))
 			continue;
 		if (argv[i][0] == '-')
 			bench_usage_error(scenario, "unknown option '%s'", argv[i]);
@@ -585,7 +588,7 @@ void bench_thread_fail(struct bench_thread *t, const char *what, int err)
 	atomic_store_explicit(t->stop, true, memory_order_relaxed);
 }
 
-static uint64_t thread_csw(void)
+uint64_t bench_thread_csw(void)
 {
 	struct rusage ru;
 
@@ -616,7 +619,7 @@ static void *worker_main(void *p)
 			    "hl_topology_set_thread_node");
 	barrier_wait(&w->rs->start);
 	hl_futex_stats_thread(&f0);
-	csw0 = thread_csw();
+	csw0 = bench_thread_csw();
 	cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
 	t->start_s = bench_now();
 
@@ -624,10 +627,18 @@ static void *worker_main(void *p)
 
 	t->end_s = bench_now();
 	t->cpu_s = clock_s(CLOCK_THREAD_CPUTIME_ID, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)") - cpu0;
-	t->csw = thread_csw() - csw0;
+	t->csw = bench_thread_csw() - csw0;
 	hl_futex_stats_thread(&f1);
 	t->futex_calls = hl_futex_stats_calls(&f1) - hl_futex_stats_calls(&f0);
 	return NULL;
+}
+
+uint64_t bench_thread_futex_calls(void)
+{
+	hl_futex_stats_t s;
+
+	hl_futex_stats_thread(&s);
+	return hl_futex_stats_calls(&s);
 }
 
 static void sleep_until(double when)
@@ -757,6 +768,8 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 	sleep_until(t0 + spec->duration_s);
 	/* relaxed: see bench_should_stop. */
 	atomic_store_explicit(&rs.stop, true, memory_order_relaxed);
+	if (spec->on_stop)
+		spec->on_stop(spec->arg);
 	join_all(spec, w, t0 + spec->duration_s + 30, spec->duration_s + 30);
 	bench_check(pthread_barrier_destroy(&rs.start), "pthread_barrier_destroy");
 	machine_mark(&after);
@@ -819,6 +832,8 @@ static double per_ops(double x, uint64_t ops, double unit)
 
 static void sample_view(const struct bench_sample *s, struct sample_view *v)
 {
+	uint64_t sum = 0;
+
 	v->min = UINT64_MAX;
 	v->max = 0;
 	for (unsigned i = 0; i < s->threads; i++) {
@@ -826,8 +841,11 @@ static void sample_view(const struct bench_sample *s, struct sample_view *v)
 			v->min = s->thread_ops[i];
 		if (s->thread_ops[i] > v->max)
 			v->max = s->thread_ops[i];
+		sum += s->thread_ops[i];
 	}
-	v->avg = (double)s->total_ops / s->threads;
+	/* Not total_ops, which a scenario may count in its own unit (cond:
+	 * items consumed, while its producers' ops are items produced). */
+	v->avg = (double)sum / s->threads;
 	v->futex_per_kop = s->futex_counted ?
 		per_ops((double)s->futex_calls, s->total_ops, 1e3) : NAN;
 	v->csw_per_kop = per_ops((double)s->csw, s->total_ops, 1e3);
@@ -846,22 +864,26 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The run with the median ops/s (the lower median for an even count, so
- * that the run shown is one that happened). */
-static unsigned median_run(const struct bench_sample *runs, unsigned n)
+double bench_sample_ops_per_sec(const struct bench_sample *s)
+{
+	return s->ops_per_sec;
+}
+
+unsigned bench_median_run(const struct bench_sample *runs, unsigned n,
+			  double (*key)(const struct bench_sample *s))
 {
 	double *v = bench_xcalloc(n, sizeof *v);
 	double m;
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		v[i] = runs[i].ops_per_sec;
+		v[i] = key(&runs[i]);
 	qsort(v, n, sizeof *v, cmp_double);
 	m = v[(n - 1) / 2];
 	free(v);
-	for (i = 0; i < n && runs[i].ops_per_sec != m; i++)
+	for (i = 0; i < n && key(&runs[i]) != m; i++)
 		;
-	return i;
+	return i < n ? i : 0;   /* 0: a NAN among the keys */
 }
 
 /* ---- tables -------------------------------------------------------------- */
@@ -979,39 +1001,52 @@ static const struct bench_column *const mutex_columns[] = {
 	&bench_col_ratio, &bench_col_limit,
 };
 
-static void print_table(const struct bench_suite *s, const struct bench_result *row,
-			unsigned threads)
+void bench_table_print(const char *title, const char *const *names,
+		       const struct bench_result *row, size_t n,
+		       const struct bench_column *const *cols, size_t ncols)
 {
-	const struct bench_column *const *cols = s->columns ? s->columns : mutex_columns;
-	const size_t ncols = s->columns ? s->ncolumns :
-		sizeof mutex_columns / sizeof mutex_columns[0];
-	/* The same for every run of a suite: the topology does not change. */
-	const bool xnode = bench_result_sample(&row[0])->handoffs_counted;
 	int namew = 14;
 	double others = 0;
 
-	for (size_t l = 0; l < s->nlocks; l++)
-		if ((int)strlen(s->lock_names[l]) > namew)
-			namew = (int)strlen(s->lock_names[l]);
-	printf("threads=%u\n", threads);
+	for (size_t l = 0; l < n; l++)
+		if ((int)strlen(names[l]) > namew)
+			namew = (int)strlen(names[l]);
+	printf("%s\n", title);
 	printf("%-*s", namew, "lock");
 	for (size_t k = 0; k < ncols; k++)
 		printf(" %*s", cols[k]->width, cols[k]->head);
-	if (xnode)
-		printf(" %*s", col_xnode_def.width, col_xnode_def.head);
 	putchar('\n');
-	for (size_t l = 0; l < s->nlocks; l++) {
+	for (size_t l = 0; l < n; l++) {
 		const struct bench_result *r = &row[l];
 
-		printf("%-*s", namew, s->lock_names[l]);
+		printf("%-*s", namew, names[l]);
 		for (size_t k = 0; k < ncols; k++)
 			cell(cols[k]->width, cols[k]->prec, cols[k]->value(r));
-		if (xnode)
-			cell(col_xnode_def.width, col_xnode_def.prec, col_xnode_def.value(r));
 		putchar('\n');
 		others = most_other_cpus(bench_result_sample(r), 1, others);
 	}
 	other_load_note(others);
+}
+
+#define MAX_COLUMNS 32  /* of a suite's table */
+
+static void print_table(const struct bench_suite *s, const struct bench_result *row,
+			unsigned threads)
+{
+	const struct bench_column *cols[MAX_COLUMNS + 1];
+	size_t ncols = s->columns ? s->ncolumns :
+		sizeof mutex_columns / sizeof mutex_columns[0];
+	char title[32];
+
+	if (ncols > MAX_COLUMNS)
+		bench_fatal("%s: %zu table columns, at most %d (internal error)",
+			    s->scenario, ncols, MAX_COLUMNS);
+	memcpy(cols, s->columns ? s->columns : mutex_columns, ncols * sizeof cols[0]);
+	/* The same for every run of a suite: the topology does not change. */
+	if (bench_result_sample(&row[0])->handoffs_counted)
+		cols[ncols++] = &col_xnode_def;
+	snprintf(title, sizeof title, "threads=%u", threads);
+	bench_table_print(title, s->lock_names, row, s->nlocks, cols, ncols);
 }
 
 /* A summary table: a row per thread count, a column per lock, the cells
@@ -1160,9 +1195,7 @@ static void mops_stats(struct bench_result *r, unsigned n)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-/* The measured members of one run (also of a result, for its median run). */
-static void json_sample(const struct bench_suite *suite, struct bench_json *j,
-			const struct bench_sample *s)
+void bench_json_sample(struct bench_json *j, const struct bench_sample *s)
 {
 	struct sample_view v;
 
@@ -1196,8 +1229,49 @@ static void json_sample(const struct bench_suite *suite, struct bench_json *j,
 		bench_json_uint(j, "cross_node_handoffs", s->cross_handoffs);
 		bench_json_number(j, "cross_node_share", s->cross_node_share);
 	}
+}
+
+/* The measured members of one run (also of a result, for its median run);
+ * ctx is the suite. */
+static void json_sample(const void *ctx, struct bench_json *j, const struct bench_sample *s)
+{
+	const struct bench_suite *suite = ctx;
+
+	bench_json_sample(j, s);
 	if (suite->json_sample)
 		suite->json_sample(suite->ctx, j, s);
+}
+
+void bench_json_runs(struct bench_json *j, const struct bench_sample *runs, unsigned n,
+		     void (*members)(const void *ctx, struct bench_json *j,
+				     const struct bench_sample *s),
+		     const void *ctx)
+{
+	bench_json_array(j, "runs");
+	for (unsigned k = 0; k < n; k++) {
+		bench_json_object(j, NULL);
+		members(ctx, j, &runs[k]);
+		bench_json_end(j);
+	}
+	bench_json_end(j);
+}
+
+void bench_json_environment(struct bench_json *j)
+{
+	char topology[64];
+	hl_config_t cfg;
+
+	hl_config_get(&cfg);
+	hl_topology_get(topology, sizeof topology);
+	bench_json_string(j, "futex_interface", hl_futex_interface());
+	bench_json_string(j, "topology", topology);
+	bench_json_uint(j, "topology_nodes", (uint64_t)hl_topology_nodes());
+	bench_json_run_info(j);
+	bench_json_object(j, "hotlock_config");
+	bench_json_uint(j, "spin_ns", cfg.spin_ns);
+	bench_json_uint(j, "handoff_ns", cfg.handoff_ns);
+	bench_json_uint(j, "cna_threshold_ns", cfg.cna_threshold_ns);
+	bench_json_end(j);
 }
 
 struct suite_out {
@@ -1214,9 +1288,7 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 			     struct bench_json *j)
 {
 	const struct bench_common *c = s->common;
-	hl_config_t cfg;
 
-	hl_config_get(&cfg);
 	bench_json_object(j, NULL);
 	bench_json_string(j, "bench", s->scenario);
 	bench_json_object(j, "config");
@@ -1237,16 +1309,8 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 		bench_json_string(j, s->lock_names[l], bench_lock_role(s->lock_names[l]));
 	bench_json_end(j);
 	bench_json_uint(j, "repeat", c->repeat);
-	bench_json_string(j, "futex_interface", hl_futex_interface());
-	bench_json_string(j, "topology", o->topology);
-	bench_json_uint(j, "topology_nodes", (uint64_t)o->nodes);
 	bench_json_string(j, "table", s->locktorture_table ? "locktorture" : "median");
-	bench_json_run_info(j);
-	bench_json_object(j, "hotlock_config");
-	bench_json_uint(j, "spin_ns", cfg.spin_ns);
-	bench_json_uint(j, "handoff_ns", cfg.handoff_ns);
-	bench_json_uint(j, "cna_threshold_ns", cfg.cna_threshold_ns);
-	bench_json_end(j);
+	bench_json_environment(j);
 	if (o->calibration_s > 0)
 		bench_json_number(j, "limit_calibration_s", o->calibration_s);
 	else
@@ -1269,13 +1333,7 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 			bench_json_number(j, "total_mops_sd", r->mops_sd);
 			bench_json_number(j, "speedup", r->speedup);
 		}
-		bench_json_array(j, "runs");
-		for (unsigned k = 0; k < c->repeat; k++) {
-			bench_json_object(j, NULL);
-			json_sample(s, j, &r->runs[k]);
-			bench_json_end(j);
-		}
-		bench_json_end(j);
+		bench_json_runs(j, r->runs, c->repeat, json_sample, s);
 		bench_json_end(j);
 	}
 	bench_json_end(j);
@@ -1320,9 +1378,12 @@ static void print_header(const struct bench_suite *s, const struct suite_out *o)
 static void suite_run_one(const struct bench_suite *s, size_t l, unsigned threads,
 			  double duration_s, const char *what, struct bench_sample *out)
 {
-	progress_begin("%s %s threads=%u %s", s->scenario, s->lock_names[l], threads, what);
+	char rate[32];
+
+	bench_progress_begin("%s %s threads=%u %s", s->scenario, s->lock_names[l], threads, what);
 	s->run(s->ctx, l, threads, duration_s, out);
-	progress_end(out->ops_per_sec, out->other_cpus);
+	snprintf(rate, sizeof rate, "%.3f Mops/s", out->ops_per_sec / 1e6);
+	bench_progress_end(rate, out->other_cpus);
 }
 
 int bench_suite_run(const struct bench_suite *s)
@@ -1339,8 +1400,7 @@ int bench_suite_run(const struct bench_suite *s)
 	hl_topology_get(o.topology, sizeof o.topology);
 	o.nodes = hl_topology_nodes();
 	o.results = bench_xcalloc(c->nthreads * nl, sizeof *o.results);
-	progress.total = (unsigned)(c->nthreads * nl * c->repeat) + calibrate;
-	progress.done = 0;
+	bench_progress_start((unsigned)(c->nthreads * nl * c->repeat) + calibrate);
 
 	if (calibrate) {
 		struct bench_sample cal;
@@ -1368,7 +1428,8 @@ int bench_suite_run(const struct bench_suite *s)
 					      &row[l].runs[k]);
 			}
 		for (size_t l = 0; l < nl; l++) {
-			row[l].median = median_run(row[l].runs, c->repeat);
+			row[l].median = bench_median_run(row[l].runs, c->repeat,
+							 bench_sample_ops_per_sec);
 			mops_stats(&row[l], c->repeat);
 		}
 		if (ti == 0) {
@@ -1376,7 +1437,7 @@ int bench_suite_run(const struct bench_suite *s)
 				o.base = row[0].runs[row[0].median].ops_per_sec;
 			if (s->limit_factor > 0)
 				o.limit = o.base * s->limit_factor;
-			progress_clear();
+			bench_progress_clear();
 			print_header(s, &o);
 		}
 		for (size_t l = 0; l < nl; l++) {
@@ -1388,7 +1449,7 @@ int bench_suite_run(const struct bench_suite *s)
 			row[l].speedup = row[0].mops_mean > 0 ?
 				row[l].mops_mean / row[0].mops_mean : NAN;
 		}
-		progress_clear();
+		bench_progress_clear();
 		if (s->locktorture_table) {
 			torture_others = fmax(torture_others, torture_row(s, row));
 		} else if (!s->summary_only) {
@@ -1398,7 +1459,7 @@ int bench_suite_run(const struct bench_suite *s)
 		}
 		fflush(stdout);
 	}
-	progress_clear();
+	bench_progress_clear();
 	if (s->locktorture_table)
 		other_load_note(torture_others);
 	for (size_t k = 0; k < s->nsummary; k++) {

@@ -7,8 +7,9 @@
  *   scenario's body until the main thread sets the stop flag, each measuring
  *   its own ops, futex syscalls, voluntary context switches and CPU time, and
  *   (topologies of more than one node) the lock handoffs that crossed nodes;
- *   worker i placed on node i mod N under a virtual:N topology; a watchdog
- *   that exits 1 if the threads do not stop;
+ *   worker i placed on node i mod N under a virtual:N topology; a hook
+ *   (on_stop) to wake threads that sleep on something else than the stop
+ *   flag; a watchdog that exits 1 if the threads do not stop;
  * - a suite: every (lock, threads) pair run R times, interleaved across locks,
  *   the median run reported, ratios against the first lock, the limit, the
  *   progress line on stderr, a table per thread count on stdout (the mutex
@@ -20,7 +21,10 @@
  * - optionally, the workers under SCHED_FIFO (bench_run_spec.fifo_priority).
  *
  * A scenario supplies the body of one thread and a function that runs one
- * (lock, threads) measurement; see scenario_mutex.c. */
+ * (lock, threads) measurement; see scenario_mutex.c.  One whose runs are not
+ * (lock, threads) pairs drives bench_run itself and uses the pieces a suite
+ * is made of (progress line, median run, table, JSON members); see
+ * scenario_cond.c. */
 #ifndef HOTLOCK_BENCH_HARNESS_H
 #define HOTLOCK_BENCH_HARNESS_H
 
@@ -124,9 +128,11 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 /* The common options' lines for a scenario's --help. */
 void bench_common_help(FILE *f, const char *default_locks);
 /* Parses a scenario's command line (argv[0] is the scenario's name):
- * --help or -h prints help(stdout) and exits 0; the common options go into
- * c (see bench_common_option); option, when it returns true, has consumed
- * argv[*i] as one of the scenario's own; anything else exits 2. */
+ * --help or -h prints help(stdout) and exits 0; option, when it returns
+ * true, has consumed argv[*i] as one of the scenario's own (it is asked
+ * first, so a scenario may give a common option's name its own meaning, as
+ * cond does --threads); the common options go into c (see
+ * bench_common_option); anything else exits 2. */
 void bench_parse_args(const char *scenario, int argc, char **argv,
 		      struct bench_common *c, void (*help)(FILE *f),
 		      bool (*option)(void *ctx, int argc, char **argv, int *i),
@@ -164,6 +170,12 @@ static inline bool bench_should_stop(const struct bench_thread *t)
 	 * main thread after pthread_join, which orders them. */
 	return atomic_load_explicit(t->stop, memory_order_relaxed);
 }
+
+/* The calling thread's futex syscalls so far (hl_futex_stats_thread: those
+ * hotlock's futex layer made), and its voluntary context switches
+ * (getrusage), for a body that counts them around some of its calls. */
+uint64_t bench_thread_futex_calls(void);
+uint64_t bench_thread_csw(void);
 
 /* Records an error in a body (err from a lock function) and stops the run;
  * the harness reports it and exits 1 once the threads are joined. */
@@ -215,6 +227,10 @@ struct bench_run_spec {
 	/* Optional: called before exiting when the threads do not stop, to
 	 * print the lock's state. */
 	void (*on_hang)(void *arg);
+	/* Optional: called by the main thread right after it sets the stop
+	 * flag, to wake the threads that sleep on something else than the flag
+	 * (a condition variable) so that they see it. */
+	void (*on_stop)(void *arg);
 	/* > 0: the workers run under SCHED_FIFO at this priority (the caller
 	 * has made sure the process may); 0: they inherit the caller's
 	 * policy. */
@@ -257,6 +273,25 @@ void bench_print_lock_state(const char *name,
  * waits more than duration + 30 s for the threads to stop. */
 void bench_run(const struct bench_run_spec *spec, struct bench_sample *out);
 void bench_sample_free(struct bench_sample *s);
+
+/* The index of the run with the median key (the lower median for an even
+ * count, so that the run shown is one that happened); the suites' key is
+ * bench_sample_ops_per_sec. */
+unsigned bench_median_run(const struct bench_sample *runs, unsigned n,
+			  double (*key)(const struct bench_sample *s));
+double bench_sample_ops_per_sec(const struct bench_sample *s);
+
+/* ---- progress line, for a scenario that drives its own runs ----------- */
+
+/* One line on stderr per run, "[k/total] WHAT ... RESULT": on a terminal
+ * each overwrites the last and is erased before a table; into a file or a
+ * pipe each is written whole when its run ends.  The suites use it too. */
+void bench_progress_start(unsigned total);      /* runs to come */
+void bench_progress_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* result: "1.234 Mops/s"; other_cpus: the run's, noted when high. */
+void bench_progress_end(const char *result, double other_cpus);
+/* Erases the line on a terminal: before writing to stdout. */
+void bench_progress_clear(void);
 
 /* ---- a suite: locks x thread counts x repeats ------------------------ */
 
@@ -307,6 +342,14 @@ extern const struct bench_column bench_col_limit;       /* limit% */
 
 /* x per second of the run's wall time (a rate), NAN when it had none. */
 double bench_per_wall(const struct bench_sample *s, double x);
+
+/* A table: the title line, a heading "lock" and each column's head, then
+ * row[l] as names[l] and its cells (NAN prints "-"), and a note under it
+ * when other load was high during the runs shown.  The suites' table per
+ * thread count is one. */
+void bench_table_print(const char *title, const char *const *names,
+		       const struct bench_result *row, size_t n,
+		       const struct bench_column *const *cols, size_t ncols);
 
 struct bench_suite {
 	const char *scenario;           /* "mutex" */
@@ -377,6 +420,22 @@ void bench_set_command(int argc, char **argv);
 void bench_json_run_info(struct bench_json *j);
 /* Removes the FILE.tmp of a writer still open (on an early exit). */
 void bench_json_discard(void);
+/* Writes, into the current JSON object (a "config"), where and under what
+ * the runs were made: "futex_interface", "topology", "topology_nodes",
+ * bench_json_run_info's members and "hotlock_config". */
+void bench_json_environment(struct bench_json *j);
+/* Writes, into the current JSON object, the measured members of one run
+ * that every suite writes: ops_per_sec, total_ops, thread_ops (and their
+ * min, avg, max, per second too), futex_calls (null when not counted) and
+ * per 1000 ops, csw and per 1000 ops, cpu_s and per million ops, wall_s,
+ * other_cpus, and the handoffs where counted. */
+void bench_json_sample(struct bench_json *j, const struct bench_sample *s);
+/* Writes "runs": an array of an object per run, its members written by
+ * members(ctx, j, &runs[k]). */
+void bench_json_runs(struct bench_json *j, const struct bench_sample *runs, unsigned n,
+		     void (*members)(const void *ctx, struct bench_json *j,
+				     const struct bench_sample *s),
+		     const void *ctx);
 
 /* ---- scenarios ------------------------------------------------------- */
 
@@ -390,5 +449,6 @@ extern const struct bench_scenario bench_scenario_mutex;
 extern const struct bench_scenario bench_scenario_wake;
 extern const struct bench_scenario bench_scenario_rwlock;
 extern const struct bench_scenario bench_scenario_rwsem;
+extern const struct bench_scenario bench_scenario_cond;
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "conds.h"
 #include "harness.h"
 #include "locks.h"
 #include "rwlocks.h"
@@ -13,6 +14,7 @@ static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_wake,
 	&bench_scenario_rwlock,
 	&bench_scenario_rwsem,
+	&bench_scenario_cond,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
@@ -52,10 +54,14 @@ static void help(FILE *f)
 	bench_rwlocks_print(f, "  ");
 	fprintf(f,
 		"\n"
+		"Condition variables, each with its mutex (the cond scenario):\n");
+	bench_conds_print(f, "  ");
+	fprintf(f,
+		"\n"
 		"Futex syscalls are counted by hotlock's futex layer, so they are known for\n"
-		"hotlock, futex3 and ww-rw (and are 0 for mcs, which never sleeps); glibc\n"
-		"and the peers make their own futex calls, which cannot be counted: tables\n"
-		"show '-', JSON null.\n"
+		"hotlock, futex3, ww-rw and futex-cv (and are 0 for mcs, which never\n"
+		"sleeps); glibc and the peers make their own futex calls, which cannot be\n"
+		"counted: tables show '-', JSON null.\n"
 		"\n"
 		"Exit status: 0 ok, 1 a run failed, 2 bad command line (compare: 0\n"
 		"compared, 1 nothing in common, 2 bad command line or input).\n");
@@ -73,6 +79,10 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--list") == 0) {
 		printf("scenarios:\n");
 		print_scenarios(stdout);
+		/* Before locks and rwlocks: tests/bench_smoke.sh reads the
+		 * lines under those two up to the end as theirs. */
+		printf("conds:\n");
+		bench_conds_print(stdout, "  ");
 		printf("locks:\n");
 		bench_locks_print(stdout, "  ");
 		printf("rwlocks:\n");

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hotlock/futex.h>
-
 /* The data every critical section touches: two cache lines. */
 struct rw_shared {
 	/* Line A.  Odd while a writer is inside. */
@@ -44,14 +42,6 @@ struct rw_count {
 	uint64_t futex[RW_NOPS];
 };
 
-static uint64_t futex_calls_now(void)
-{
-	hl_futex_stats_t s;
-
-	hl_futex_stats_thread(&s);
-	return hl_futex_stats_calls(&s);
-}
-
 /* Charges the futex calls made since the last note to op. */
 static inline void futex_note(struct rw_count *c, enum rw_op op)
 {
@@ -59,7 +49,7 @@ static inline void futex_note(struct rw_count *c, enum rw_op op)
 
 	if (!c->by_op)
 		return;
-	now = futex_calls_now();
+	now = bench_thread_futex_calls();
 	c->futex[op] += now - c->last;
 	c->last = now;
 }
@@ -146,7 +136,7 @@ static uint64_t rw_body(struct bench_thread *t, void *arg)
 	const char *broken = NULL;
 
 	if (c.by_op)
-		c.last = futex_calls_now();
+		c.last = bench_thread_futex_calls();
 	while (!bench_should_stop(t)) {
 		/* The top 32 bits of a draw, scaled to [0, 100). */
 		enum rw_side side = w->split ? fixed :

@@ -23,7 +23,9 @@ repeat's; rwlock results add reader_/writer_ rates.  "command", "lock_roles",
 "machine" and "date" are recent: without them the report says the command
 was not recorded, derives the roles from the lock names, and describes this
 machine at the time of the report.  wake.json has its own shape: a list of
-handover modes with round-trip times.
+handover modes with round-trip times.  cond.json (condition variables) is a
+list of results whose "lock" is CONDVAR/WORKLOAD-CONFIG, with "cond",
+"scenario" (queue, broadcast, pingpong) and the workload's own figures.
 
 The report (RESULTS_DIR/report.md by default) opens with a summary of
 hotlock against the best peer (the fastest of the locks people would pick
@@ -54,7 +56,8 @@ PROG = "bench-report"
 # (file stem, what it measures, how to render it), in report order.
 # kind: "sweep" = one lock per column over a thread sweep; "uncontended" =
 # one thread, reported in ns per op; "split" = reader and writer threads
-# apart; "wake" = the handover benchmark's own shape.
+# apart; "wake" = the handover benchmark's own shape; "cond" = the condition
+# variables' (render_cond_section).
 SCENARIOS = [
     ("mutex-heavy", "mutex, long critical section (cs 100, ncs 10)", "sweep"),
     ("mutex-moderate", "mutex, moderate critical section (cs 40, ncs 80)", "sweep"),
@@ -66,6 +69,7 @@ SCENARIOS = [
     ("rwlock-write-1t", "rwlock, uncontended write lock + unlock", "uncontended"),
     ("rwlock-split-7-1", "rwlock, 7 reader threads + 1 writer thread", "split"),
     ("wake", "handover cost", "wake"),
+    ("cond", "condition variables", "cond"),
 ]
 
 # The seeds' files: read and handed to tools/bench_seeds.py, never rendered here.
@@ -585,6 +589,63 @@ def render_wake_section(data):
                  "lllrrrr")])
 
 
+def per_op(result, key):
+    """A per-1000-ops JSON figure of the cond scenario, per op; None if unknown."""
+    value = result.get(key)
+    return None if value is None else value / 1e3
+
+
+def render_cond_section(data):
+    """The condition variables: a table per workload, a row per configuration
+    and condvar, the ratio against the baseline (glibc) of the same run."""
+    config = data.get("config") or {}
+    base = config.get("ratio_baseline", "glibc")
+    by_kind = {}
+    for r in data["results"]:
+        by_kind.setdefault(r.get("scenario"), []).append(r)
+    ratio = lambda r: ratio_text(r["ratio"]) if r.get("ratio") is not None else "–"
+    tables = {
+        "queue": (f"Queue: producers and consumers through a ring of {config.get('capacity', '?')} "
+                  "items; per-thread fairness = slowest thread ÷ fastest of each side.",
+                  ["Producers, consumers", "Condvar", "Items/s (M)", f"÷ {base}",
+                   "Producer fairness", "Consumer fairness", "Futex calls / item",
+                   "Context switches / item", "CPU s / M items"],
+                  lambda r: [f"{r.get('producers')}, {r.get('consumers')}", r["cond"],
+                             sig3(mops(r.get("ops_per_sec"))), ratio(r),
+                             sig3(r.get("producer_min_over_max")),
+                             sig3(r.get("consumer_min_over_max")),
+                             sig3(per_op(r, "futex_calls_per_kop")),
+                             sig3(per_op(r, "csw_per_kop")), sig3(r.get("cpu_s_per_mop"))]),
+        "broadcast": (f"Broadcast to N waiters, each then runs {config.get('cs', '?')} pauses under "
+                      "the mutex; latency from the broadcast to the end of the last waiter's "
+                      f"critical section; ÷ {base}: its latency over this one's.",
+                      ["Waiters", "Condvar", "Median µs", "p90 µs", f"÷ {base}",
+                       "Futex calls in the broadcast", "Futex calls / round",
+                       "Context switches / round", "CPU µs / round"],
+                      lambda r: [r.get("waiters"), r["cond"], sig3(r.get("latency_us_median")),
+                                 sig3(r.get("latency_us_p90")), ratio(r),
+                                 sig3(r.get("broadcast_call_futex_calls_per_round")),
+                                 sig3(per_op(r, "futex_calls_per_kop")),
+                                 sig3(per_op(r, "csw_per_kop")), sig3(r.get("cpu_s_per_mop"))]),
+        "pingpong": ("Ping-pong: two threads pass a turn through one mutex and two condvars.",
+                     ["Condvar", "Round trips/s (k)", "ns / signal", f"÷ {base}",
+                      "Futex calls / round trip", "Context switches / round trip",
+                      "CPU µs / round trip"],
+                     lambda r: [r["cond"], sig3((r.get("ops_per_sec") or 0) / 1e3),
+                                sig3(r.get("ns_per_signal")), ratio(r),
+                                sig3(per_op(r, "futex_calls_per_kop")),
+                                sig3(per_op(r, "csw_per_kop")), sig3(r.get("cpu_s_per_mop"))]),
+    }
+    parts = [command_block(config), "",
+             f"{run_length(config)}; futex calls of glibc cannot be counted (–)."]
+    for kind, (words, headers, row) in tables.items():
+        if by_kind.get(kind):
+            left = headers.index("Condvar") + 1  # the columns that name the row
+            parts += ["", words, "", md_table(headers, [row(r) for r in by_kind[kind]],
+                                              "l" * left + "r" * (len(headers) - left))]
+    return "\n".join(parts)
+
+
 def render_cross_scenario_plots(plots):
     links = [image_link(plots, "fairness.png", "fairness at the most threads"),
              image_link(plots, "cpu.png", "CPU seconds per million ops")]
@@ -640,6 +701,8 @@ def render_report(files, suites, plots, plot_note, repo, tools_dir):
         out.append(cross)
     if "wake" in files:
         out.append("## wake: handover cost\n\n" + render_wake_section(files["wake"]))
+    if "cond" in files:
+        out.append("## cond: condition variables\n\n" + render_cond_section(files["cond"]))
     seeds = render_seed_sections(files, tools_dir)
     if seeds:
         out.append(seeds)
@@ -890,7 +953,7 @@ def main(argv):
     out = args.out or args.results_dir / "report.md"
     plots_dir = args.plots_dir or out.parent
     suites = [build_suite(stem, title, kind, files[stem])
-              for stem, title, kind in SCENARIOS if kind != "wake" and stem in files]
+              for stem, title, kind in SCENARIOS if kind not in ("wake", "cond") and stem in files]
     suites = [s for s in suites if s.threads]  # a file without results has nothing to show
 
     plt, why = import_pyplot()

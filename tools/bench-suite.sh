@@ -7,9 +7,11 @@
 #   tools/bench-suite.sh [--full] HOTLOCK_BENCH RESULTS_DIR
 #
 # The quick form (about 4 minutes on a 2-core VM): 1, 2, 4 and 8 threads,
-# runs of 0.5 s, the median of 3.  --full (`make bench FULL=1`, about 21
-# minutes there): 1-16 threads, runs of 1 s, the median of 5, every seed
-# table (reader shares of 95 and 100%, the split table at loads 1, 5, 50).
+# runs of 0.5 s, the median of 3 (the condvars: 81 runs of 0.3 s, about
+# 25 s).  --full (`make bench FULL=1`, about 21 minutes there, and the
+# condvars' 180 runs of 0.5 s): 1-16 threads, runs of 1 s, the median of 5,
+# every seed table (reader shares of 95 and 100%, the split table at loads
+# 1, 5, 50), the condvars at every default queue pair and waiter count.
 # Tables and per-run progress from hotlock-bench on stdout/stderr, and one
 # line per scenario here with the time so far.
 set -euo pipefail
@@ -40,12 +42,14 @@ if [ $full = 1 ]; then
 	mutex_locks=hotlock,peers,glibc
 	rwsem_repeat=
 	uncontended_runs="--duration 0.3 --repeat 15"
+	cond_runs="--duration 0.5"  # the default pairs and waiter counts
 else
 	common=(--duration 0.5 --repeat 3)
 	sweep=(--threads 1,2,4,8)
 	mutex_locks=hotlock,peers
 	rwsem_repeat="--repeat 1"   # keeps the quick form under 5 minutes
 	uncontended_runs="--duration 0.2 --repeat 9"
+	cond_runs="--duration 0.3 --threads 1,1:2,2:4,4:1,7:7,1 --waiters 2,8,32"
 fi
 # The 1-thread rows time a few ns per op, which on this shared VM jumps
 # between two levels from run to run for every lock alike (85-90 or
@@ -67,6 +71,7 @@ scenarios=(
 	"seed000-split-4-4-load1|rwlock --split 4,4 --load 1 --locks hotlock-rw,ww-rw,glibc-rw"
 	"seed004-rwsem|rwsem ${sweep[*]} --locks hotlock-rw,glibc-rw,ww-rw $rwsem_repeat"
 	"seed001-torture|mutex --torture ${sweep[*]} --locks mcs,hotlock-cna"
+	"cond|cond --locks glibc,hotlock,futex-cv $cond_runs"
 )
 if [ $full = 1 ]; then
 	scenarios+=(
