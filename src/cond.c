@@ -1,13 +1,17 @@
 /* hl_cond_t: a condition variable for hl_mutex_t with wait morphing.
  *
- * A waiter waits on its own node (wait.h).  A signal does not wake it to
- * race for the mutex and, most often, sleep again on it: it moves the node,
- * still asleep, onto the mutex's waiter queue (morph.h), where the mutex's
- * own handovers wake waiters one at a time.  A broadcast moves every waiter
- * with one exchange of the mutex's queue tail.  So a signal or a broadcast
- * costs at most one futex call (none when the signaller holds the mutex:
- * its unlock wakes the first moved waiter), and a broadcast never wakes a
- * crowd.
+ * A waiter waits on its own node (wait.h).  A broadcast does not wake its
+ * waiters to race for the mutex, and most of them to sleep again on it: it
+ * moves their nodes, still asleep, onto the mutex's waiter queue with one
+ * exchange of the queue's tail (morph.h), and the mutex's own handovers
+ * wake them one at a time.  So a broadcast to any number of waiters costs
+ * at most one futex call (none when the broadcaster holds the mutex: its
+ * unlock wakes the first of them) and never wakes a crowd.  A signal wakes
+ * the one waiter it chose, which then takes the mutex as any thread does
+ * (stealing it, spinning for it, or queueing): measured, a single waiter
+ * moved to the end of a mutex queue of sleepers waits for every one of
+ * them to be woken in turn, and a bounded queue ran at 0.4-0.7x glibc's
+ * rate instead of several times it (docs/cond.md, Signal).
  *
  * State (16 bytes, all-zero = no waiters):
  *
@@ -42,9 +46,11 @@
  *     m after that is lost.
  *  4. Wait on the node.  A timed wait may give up when the deadline passes
  *     (the node becomes ABANDONED), unless a signaller kept it first.
- *  5. Signalled: the node was moved onto m's queue and made its head,
- *     or woken there by m's unlock (morph.h).  Take m as any queued
- *     waiter of m does, with the same node, however late; return 0.
+ *  5a. RETRY (a signal chose it): give the node back, take m as
+ *     hl_mutex_lock does; return 0.
+ *  5b. A signal of m's queue (a broadcast moved the node there: morph.h):
+ *     take m as any queued waiter of m does, with the same node, however
+ *     late; return 0.
  *  6. Gave up: under the list lock, unlink the node if it is still listed,
  *     refs -= 1.  That unlock is the thread's last access to the condvar.
  *     Take m as hl_mutex_lock does; return ETIMEDOUT.
@@ -57,23 +63,24 @@
  *     up already, its thread cleans up (step 6) and the next one is taken.
  *     A kept node's thread is done with the condvar: refs -= 1.
  *  3. After the unlock, which is the signaller's last access to the
- *     condvar (it may be destroyed and freed at once): stamp the node for
- *     the mutex queue and append it (hl__mutex_enqueue_moved).  If it
- *     became the queue's head, a signaller holding m leaves it for its
- *     unlock to wake; any other signaller wakes it now.
+ *     condvar (it may be destroyed and freed at once): signal the node
+ *     RETRY (one futex call if it sleeps).
  * Broadcast: step 2 for every listed node, in order, linking the kept
- * ones into one chain (those that gave up are left out); step 3 appends
- * the chain at once.
+ * ones into one chain (those that gave up are left out) and stamping them
+ * for the mutex queue; step 3 appends the chain to m's queue at once
+ * (hl__mutex_enqueue_moved).  If the first of it became the queue's head,
+ * a broadcaster holding m leaves it for its unlock to wake; any other
+ * wakes it now.  The rest wait in m's queue for their turn.
  *
  * Why no signal is stolen (glibc bug 13165): a signal takes the waiter that
  * has waited longest, which was on the list before the signaller took the
  * list lock; a thread that starts waiting later is appended behind it.  Why
  * no waiter is woken twice or lost: keep and give-up are one CAS on the
  * node's state each (wait.h), so exactly one of them wins; a kept waiter is
- * in m's queue, where every waiter is woken in turn; one that gave up is
- * skipped.  Spurious wake-ups: none, except for a thread with no node left
- * (waits nested deeper than HL_NEST, an exhausted arena), which sleeps
- * 1 ms and returns 0 (cond_wait_without_node).
+ * signalled, or in m's queue, where every waiter is woken in turn; one
+ * that gave up is skipped.  Spurious wake-ups: none, except for a thread
+ * with no node left (waits nested deeper than HL_NEST, an exhausted
+ * arena), which sleeps 1 ms and returns 0 (cond_wait_without_node).
  *
  * Destroy: EBUSY while a waiter is listed; while refs says a waiter that
  * gave up is still cleaning up (step 6), destroy waits for it, as a
@@ -249,8 +256,12 @@ static int cond_wait(struct cond *c, hl_mutex_t *m, const struct hl_deadline *dl
 	/* Step 4.  No spinning: a signal moves the node without waking it,
 	 * and m's handover that wakes it comes later than a spin lasts. */
 	uint32_t sig = hl_node_wait(n, dl, 0);
+	if (sig == HL_SIG_RETRY) {                              /* step 5a */
+		hl_thread_node_put(self);
+		return hl_mutex_lock(m);
+	}
 	if (sig != HL_WAIT_TIMEDOUT)
-		return hl__mutex_lock_moved(m, self, n, sig);   /* step 5 */
+		return hl__mutex_lock_moved(m, self, n, sig);   /* step 5b */
 	/* Step 6.  The node is ours again once it is off the list. */
 	list_lock(c);
 	if (n->cond_listed)
@@ -278,21 +289,14 @@ int hl_cond_timedwait(hl_cond_t *c, hl_mutex_t *m, clockid_t clock, const struct
 
 /* Step 2 for listed node n, taken off the list: keeps it, or leaves it to
  * its thread, which gave up (and does its own step 6).  Returns whether it
- * was kept; then stamps it for the mutex queue as of now_ns. */
-static bool take_waiter(struct cond *c, struct hl_node *n, uint64_t now_ns)
+ * was kept. */
+static bool take_waiter(struct cond *c, struct hl_node *n)
 {
 	n->cond_listed = 0;
 	if (!hl_node_keep(n))
 		return false;
 	refs_add(c, -1);
-	hl_queue_node_moved(n, now_ns);
 	return true;
-}
-
-/* Step 3: the chain first..last, kept, goes onto its mutex's queue. */
-static void move_to_mutex(struct hl_node *first, struct hl_node *last)
-{
-	hl__mutex_enqueue_moved(first->cond_mutex, first, last, hl_tid());
 }
 
 int hl_cond_signal(hl_cond_t *pc)
@@ -302,17 +306,17 @@ int hl_cond_signal(hl_cond_t *pc)
 	 * to us listed itself before. */
 	if (!list_first(c))
 		return 0;
-	uint64_t now = hl_now_ns();
 	struct hl_node *n;
 	list_lock(c);
 	while ((n = list_first(c))) {
 		list_unlink(c, n);
-		if (take_waiter(c, n, now))
+		if (take_waiter(c, n))
 			break;
 	}
 	list_unlock(c);
+	/* Step 3.  Cannot be refused: n is kept. */
 	if (n)
-		move_to_mutex(n, n);
+		hl_node_signal(n, HL_SIG_RETRY);
 	return 0;
 }
 
@@ -328,8 +332,9 @@ int hl_cond_broadcast(hl_cond_t *pc)
 		/* Read before take_waiter: a node that gave up is its
 		 * thread's again once we unlock. */
 		next = node_or_null(hl_load(&n->next, HL_RELAXED));
-		if (!take_waiter(c, n, now))
+		if (!take_waiter(c, n))
 			continue;
+		hl_queue_node_moved(n, now);
 		if (last)
 			hl_store(&last->next, n->index, HL_RELAXED);
 		else
@@ -340,7 +345,7 @@ int hl_cond_broadcast(hl_cond_t *pc)
 	hl_store(&c->last, 0, HL_RELAXED);
 	list_unlock(c);
 	if (first)
-		move_to_mutex(first, last);
+		hl__mutex_enqueue_moved(first->cond_mutex, first, last, hl_tid());
 	return 0;
 }
 

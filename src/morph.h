@@ -1,11 +1,11 @@
 /* Wait morphing: what hl_cond (cond.c) asks of hl_mutex (mutex.c).
  *
- * A condvar signal does not wake its waiter to fight for the mutex: it
- * moves the waiter's node, whose wait goes on (kept: wait.h), onto the
- * mutex's waiter queue, where it waits as any waiter of the mutex and is
- * woken by the mutex's own handovers, one at a time.  The waiter's thread,
- * when its node is signalled there, goes on with the mutex's lock as a
- * queued waiter would.  The policy of the mutex (order, handoff, stealing)
+ * A condvar broadcast does not wake its waiters to fight for the mutex: it
+ * moves their nodes, whose waits go on (kept: wait.h), onto the mutex's
+ * waiter queue, where each waits as any waiter of the mutex and is woken by
+ * the mutex's own handovers, one at a time.  A waiter's thread, when its
+ * node is signalled there, goes on with the mutex's lock as a queued waiter
+ * would.  The policy of the mutex (order, handoff, stealing)
  * stays in mutex.c; the condvar only chooses whom to move.
  */
 #ifndef HOTLOCK_MORPH_H

@@ -99,14 +99,14 @@
  * Timeouts: a waiter that gives up abandons its node in place (wait.h); the
  * queue skips and recycles it when headship reaches it.
  *
- * Waiters moved here by hl_cond (wait morphing, morph.h): a condvar signal
- * appends the nodes of the waiters it chose, asleep and kept (their waits
+ * Waiters moved here by hl_cond (wait morphing, morph.h): a condvar
+ * broadcast appends the nodes of its waiters, asleep and kept (their waits
  * can no longer be given up), on their threads' behalf.  From then on each
  * is a queued waiter like any other (steps 3-5 once signalled, with no
  * deadline).  One that becomes the head at once is left for the
- * signaller's unlock to wake if the signaller owns the mutex, exactly as
- * step 5 leaves a parked successor; any other signaller signals it the
- * head now.
+ * broadcaster's unlock to wake if the broadcaster owns the mutex, exactly
+ * as step 5 leaves a parked successor; any other broadcaster signals it
+ * the head now.
  *
  * A thread that exits holding the mutex leaves it locked (docs/core.md,
  * "Owners"), as glibc does for a normal mutex.
@@ -675,7 +675,7 @@ void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_no
 	 * the word, and none can set any until first's thread runs. */
 	uint32_t w = hl_load(&m->word, HL_RELAXED);
 	if (owned_by_me(w, tid) && !wake_new_head(first, NULL)) {
-		/* The caller owns m, as a signaller usually does: first is a
+		/* The caller owns m, as a broadcaster usually does: first is a
 		 * deferred head of step 5, which the caller's unlock wakes
 		 * when the lock is free, instead of now only to find it held.
 		 * Relaxed: published by the release CAS below. */

@@ -407,6 +407,7 @@ static const char *state_name(uint32_t s)
 	case HL_SIG_RELEASED: return "released";
 	case HL_SIG_HANDED: return "handed";
 	case HL_SIG_GROUP: return "group";
+	case HL_SIG_RETRY: return "retry";
 	default: return "?";
 	}
 }

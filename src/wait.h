@@ -88,6 +88,8 @@ enum {
 	HL_SIG_HANDED = 10,     /* the lock was handed to you: you own it */
 	HL_SIG_GROUP = 11,      /* hl_rwlock: a read share was granted to you
 				   with your group; you are out of the queue */
+	HL_SIG_RETRY = 12,      /* hl_cond: a signal chose you; take the
+				   mutex anew */
 	HL_WAIT_TIMEDOUT = 0xffffffffu,
 	HL_WAIT_WOKEN = 0xfffffffeu,    /* hl_node_wait_until's wake-up time */
 };

@@ -1,9 +1,9 @@
 /* hotlock: hl_cond_t, a condition variable for hl_mutex_t with wait
- * morphing: hl_cond_signal and hl_cond_broadcast do not wake their waiters
- * to fight for the mutex, they move them onto the mutex's waiter queue,
- * where the mutex's own unlock wakes them one at a time.  A broadcast to N
- * waiters makes at most one futex call.  See docs/cond.md and the design
- * comment in src/cond.c. */
+ * morphing: hl_cond_broadcast does not wake its waiters to fight for the
+ * mutex, it moves them onto the mutex's waiter queue, where the mutex's own
+ * unlocks wake them one at a time; a broadcast to N waiters makes at most
+ * one futex call.  hl_cond_signal wakes the one waiter it chose.  See
+ * docs/cond.md and the design comment in src/cond.c. */
 #ifndef HOTLOCK_COND_H
 #define HOTLOCK_COND_H
 
@@ -47,12 +47,12 @@ int hl_cond_wait(hl_cond_t *c, hl_mutex_t *m);
  * outside [0, 1e9), checked before anything else. */
 int hl_cond_timedwait(hl_cond_t *c, hl_mutex_t *m, clockid_t clock,
 		      const struct timespec *abstime);
-/* Moves the longest-waiting thread onto its mutex's waiter queue (it wakes
- * when the mutex is released to it); no effect without waiters.  The caller
- * need not hold the mutex. */
+/* Wakes the thread that has waited longest, which then takes the mutex
+ * again; no effect without waiters.  The caller need not hold the mutex. */
 int hl_cond_signal(hl_cond_t *c);
 /* Moves every thread waiting now onto the mutex's waiter queue, in the order
- * they began to wait. */
+ * they began to wait: they wake one at a time, as the mutex is released to
+ * them.  The caller need not hold the mutex. */
 int hl_cond_broadcast(hl_cond_t *c);
 
 #ifdef __cplusplus
