@@ -30,6 +30,10 @@ short=(--duration 0.05)
 	fail "rwlock --split: $(cat "$tmp/err")"
 "$bench" rwsem --locks peers --threads 2 "${short[@]}" >/dev/null 2>"$tmp/err" ||
 	fail "rwsem --locks peers: $(cat "$tmp/err")"
+# Every condvar in each workload; the scenario checks its own counts (items
+# lost or doubled, broadcasts missed) and exits 1 on a fault.
+"$bench" cond --threads 1,1:2,3 --waiters 2,5 "${short[@]}" >/dev/null 2>"$tmp/err" ||
+	fail "cond: $(cat "$tmp/err")"
 
 # "all" is every registered lock of the kind, "peers" the [peer] ones, and
 # the JSON gives each its role.
@@ -64,6 +68,7 @@ expect_usage() {
 expect_usage "unknown lock 'nosuch'" mutex --locks hotlock,nosuch "${short[@]}"
 expect_usage "listed twice" mutex --locks hotlock,hotlock "${short[@]}"
 expect_usage "unknown lock 'hotlock'" rwlock --locks hotlock "${short[@]}"
+expect_usage "scenario" cond --scenario nosuch "${short[@]}"
 for m in $missing; do
 	case $m in
 	*-rw) expect_usage "not built into this hotlock-bench" rwlock --locks "$m" "${short[@]}" ;;
