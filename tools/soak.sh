@@ -11,7 +11,7 @@ stress_ms=$3
 seed=${HOTLOCK_SEED:-$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}
 echo "soak: seed $seed (HOTLOCK_SEED=$seed make soak repeats this run)"
 start=$(date +%s)
-for lock in mutex mutex-cna rwlock; do
+for lock in mutex mutex-cna rwlock cond; do
 	"$build/tests/test_sched" --lock "$lock" --schedules "$schedules" --seed "$seed"
 done
 echo "soak: stress tests, ${stress_ms} ms per run"
