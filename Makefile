@@ -40,8 +40,9 @@ test: test-main test-tsan test-asan
 
 # Longer verification than `make test`: SOAK_SCHEDULES controlled schedules
 # per lock from a fresh seed (printed; HOTLOCK_SEED=<it> repeats them), then
-# the stress tests with SOAK_STRESS_MS per run.  About 17 minutes here before cond was added; its schedules take about
-# 3.8 ms each (20,000 in 76 s), some 6 minutes more.
+# the stress tests with SOAK_STRESS_MS per run.  About 23 minutes here: 17
+# for the locks and the stress tests, 6 for the condvar's schedules (3.8 ms
+# each: 20,000 in 76 s).
 SOAK_SCHEDULES ?= 100000
 SOAK_STRESS_MS ?= 5000
 soak: build
