@@ -253,8 +253,9 @@ static int cond_wait(struct cond *c, hl_mutex_t *m, const struct hl_deadline *dl
 	list_unlock(c);
 	/* Step 3.  Cannot fail: we hold m. */
 	hl_mutex_unlock(m);
-	/* Step 4.  No spinning: a signal moves the node without waking it,
-	 * and m's handover that wakes it comes later than a spin lasts. */
+	/* Step 4.  No spinning: the wake-up waits for another thread to take
+	 * m, change what we wait for and signal, longer than a spin lasts; a
+	 * broadcast's waiter waits for m's handovers besides. */
 	uint32_t sig = hl_node_wait(n, dl, 0);
 	if (sig == HL_SIG_RETRY) {                              /* step 5a */
 		hl_thread_node_put(self);

@@ -52,8 +52,8 @@ HL_HIDDEN void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uin
  * now the head. */
 HL_HIDDEN struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_node *n);
 
-/* Enqueueing on behalf of other threads (hl_cond moves the waiters it
- * signals onto a mutex's queue).  hl_queue_node_moved stamps n, a node
+/* Enqueueing on behalf of other threads (hl_cond's broadcast moves its
+ * waiters onto a mutex's queue).  hl_queue_node_moved stamps n, a node
  * whose wait is in progress (armed, and kept: wait.h), for a new wait in a
  * queue: it begins now, with an empty secondary queue; its thread, flags
  * and node stay as its owner stamped them.  hl_queue_enqueue_chain appends

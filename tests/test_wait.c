@@ -44,6 +44,8 @@ enum mode {
 	TIMEOUT_SPIN,   /* spins with a budget longer than the deadline */
 	CLAIM_SPINNING,
 	CLAIM_PARKED,
+	KEEP_PARKED,    /* parks with a 30 ms deadline; main keeps the wait */
+	KEEP_SPIN,      /* spins (10 ms budget) with a 5 ms deadline; kept */
 };
 
 struct round {
@@ -82,13 +84,15 @@ static void *waiter_main(void *p)
 		spin = HL_SPIN_NS_MAX;
 		break;
 	case TIMEOUT_PARKED:
+	case KEEP_PARKED:
 		ts = deadline_in(CLOCK_MONOTONIC, 30 * NSEC_PER_MSEC);
 		REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
 		dlp = &dl;
 		break;
 	case TIMEOUT_SPIN:
+	case KEEP_SPIN:
 		spin = HL_SPIN_NS_MAX;
-		ts = deadline_in(CLOCK_MONOTONIC, 2 * NSEC_PER_MSEC);
+		ts = deadline_in(CLOCK_MONOTONIC, (r->mode == KEEP_SPIN ? 5 : 2) * NSEC_PER_MSEC);
 		REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
 		dlp = &dl;
 		break;
@@ -326,6 +330,65 @@ static void test_claim_post(void)
 	printf("claim/post: no syscall for a spinning node, one for a parked node\n");
 }
 
+/* A kept wait (hl_node_keep, for hl_cond) outlives its deadline and ends
+ * with its signal; keeping costs no syscall; an abandoned wait cannot be
+ * kept. */
+static void test_keep(void)
+{
+	for (int k = 0; k < 2; k++) {
+		bool parked_mode = k == 0;
+		const char *what = parked_mode ? "parked" : "spinning";
+		struct round r;
+		hl_futex_stats_t a, d;
+		struct hl_node *n;
+
+		bool kept;
+		for (int tries = 0;; tries++) {
+			start(&r, parked_mode ? KEEP_PARKED : KEEP_SPIN);
+			n = wait_node(&r);
+			if (parked_mode)
+				wait_parked(&r, n);
+			hl_futex_stats_thread(&a);
+			kept = hl_node_keep(n);
+			d = my_delta(&a);
+			/* The spinning waiter's 5 ms may pass before main gets
+			 * here on a loaded machine: then it gave up, rightly. */
+			if (kept || parked_mode || tries == 4)
+				break;
+			pthread_join(r.th, NULL);
+			CHECK(r.sig == HL_WAIT_TIMEDOUT, "%s: keep refused, the waiter got %u", what,
+			      r.sig);
+			hl_node_recycle(n);
+		}
+		CHECK(kept, "%s: keep refused", what);
+		CHECK(d.wake == 0 && d.wait == 0, "%s: keep made %llu futex calls", what,
+		      (unsigned long long)(d.wake + d.wait));
+		/* Well past the deadline (30 ms, or 5 ms): still waiting. */
+		sleep_ns(80 * NSEC_PER_MSEC);
+		uint32_t s = atomic_load(&n->state);
+		CHECK(s == HL_NODE_PARKED_KEPT || s == HL_NODE_WAITING_KEPT,
+		      "%s: kept wait in state %u 50 ms after its deadline", what, s);
+		r.payload = 99;
+		CHECK(hl_node_signal(n, HL_SIG_HANDED), "%s: signal of a kept wait refused", what);
+		pthread_join(r.th, NULL);
+		CHECK(r.sig == HL_SIG_HANDED && r.seen == 99, "%s: kept waiter got %u, payload %llu",
+		      what, r.sig, (unsigned long long)r.seen);
+		CHECK(r.t_wait >= 80 * (int64_t)NSEC_PER_MSEC, "%s: kept waiter returned after "
+		      "%.3f ms, before its signal", what, r.t_wait / 1e6);
+	}
+	/* Given up first: the keep is refused and changes nothing. */
+	struct round r;
+	start(&r, TIMEOUT_PARKED);
+	struct hl_node *n = wait_node(&r);
+	pthread_join(r.th, NULL);
+	CHECK(r.sig == HL_WAIT_TIMEDOUT, "timed-out waiter got %u", r.sig);
+	CHECK(!hl_node_keep(n), "keep of an abandoned node accepted");
+	CHECK(atomic_load(&n->state) == HL_NODE_ABANDONED, "a refused keep changed the state");
+	hl_node_recycle(n);
+	printf("keep: a kept wait (parked or spinning) outlives its deadline and returns its "
+	       "signal; no syscall to keep; an abandoned one is not kept\n");
+}
+
 /* ---- spinner slots in a fork child ---- */
 
 static atomic_int slot_taken, slot_release;
@@ -394,6 +457,7 @@ int main(void)
 	test_parked();
 	test_timeouts();
 	test_claim_post();
+	test_keep();
 	test_fork_slots();
 	return test_finish("test_wait");
 }
