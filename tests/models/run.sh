@@ -86,6 +86,23 @@ rows=(
 	"rwlock.pml|-DTIMED -DBUG_RELEASE_BEFORE_PASS|assert"
 	"rwlock.pml|-DTIMED -DBUG_PASS_KEEPS_FLAGS|assert"
 	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DTIMED -DBUG_LAST_READER_SERVES_GONE_HEAD|assert"
+	# hl_cond (cond.pml): 2 waiters (one timed) and a signaller that
+	# takes the mutex and destroys the condvar at the end; signals (each
+	# wakes its waiter: RETRY), a broadcast (moves its waiters onto the
+	# mutex queue), both, and signals that move (the first design).
+	"cond.pml||ok|-O1"
+	"cond.pml|-DBCAST|ok|-O1"
+	"cond.pml|-DMIXED|ok|-O1"
+	"cond.pml|-DSIGNAL_MOVES|ok|-O1"
+	"cond.pml|-DBUG_UNLOCK_BEFORE_LIST|assert"
+	"cond.pml|-DBUG_NO_KEEP|assert"
+	"cond.pml|-DBCAST -DBUG_NO_KEEP|assert"
+	"cond.pml|-DBUG_LIFO|assert"
+	"cond.pml|-DBCAST -DBUG_RECORD_NOT_OWNER|deadlock"
+	"cond.pml|-DBUG_TIMEOUT_NO_UNLINK|assert"
+	"cond.pml|-DBCAST -DBUG_KEPT_NOT_PARKED|deadlock"
+	"cond.pml|-DBCAST -DBUG_UNCOUNT_ABANDONED|assert"
+	"cond.pml|-DBCAST -DBUG_CHAIN_NO_CLEAR|assert"
 	# Liveness (starvation freedom under weak fairness, with the
 	# passage of time modelled by timer processes): -DLIVE.
 	"mutex.pml|-DLIVE|live"
