@@ -86,6 +86,7 @@
  * A thread that does not return is reported after 10 s with the mutex's
  * describe line; a main thread stuck in a call, by the phase alarm (45 s).
  * Seed: HOTLOCK_SEED (printed). */
+#include "call.h"
 #include "common.h"
 
 #include <hotlock/hotlock.h>
@@ -309,49 +310,21 @@ static void group_wait_return(struct group *g, hl_mutex_t *m, const char *what)
 		hang(m, "%s: no waiter returned in %d ms", what, HANG_MS);
 }
 
-/* ---- a call on another thread, with a limit ---- */
+/* ---- a call on another thread, with a limit (call.h) ---- */
 
-struct call {
-	pthread_t th;
-	int (*fn)(void *);
-	void *arg;
-	int rc;
-	uint32_t tid;
-	sem_t done;
-};
-
-static void *call_main(void *p)
+/* call_join, reporting a hang with m's state. */
+static int call_join_m(struct call *c, hl_mutex_t *m, const char *what)
 {
-	struct call *c = p;
-	c->tid = test_gettid();
-	c->rc = c->fn(c->arg);
-	sem_post(&c->done);
-	return NULL;
-}
-
-static void call_start(struct call *c, int (*fn)(void *), void *arg)
-{
-	c->fn = fn;
-	c->arg = arg;
-	c->rc = -1;
-	sem_init(&c->done, 0, 0);
-	REQUIRE(pthread_create(&c->th, NULL, call_main, c) == 0, "pthread_create");
-}
-
-static int call_join(struct call *c, hl_mutex_t *m, const char *what)
-{
-	if (!sem_wait_ms(&c->done, HANG_MS))
+	if (!call_done_within(c, HANG_MS))
 		hang(m, "%s: still blocked after %d ms", what, HANG_MS);
-	pthread_join(c->th, NULL);
-	sem_destroy(&c->done);
-	return c->rc;
+	return call_join(c, 0, what);
 }
 
 static int call_run(int (*fn)(void *), void *arg, hl_mutex_t *m, const char *what)
 {
 	struct call c;
 	call_start(&c, fn, arg);
-	return call_join(&c, m, what);
+	return call_join_m(&c, m, what);
 }
 
 /* A holder thread: takes m, holds it until told, unlocks. */
@@ -387,7 +360,7 @@ static int holder_finish(struct holder *h)
 {
 	int rc;
 	sem_post(&h->release);
-	rc = call_join(&h->c, h->m, "holder thread");
+	rc = call_join_m(&h->c, h->m, "holder thread");
 	sem_destroy(&h->locked);
 	sem_destroy(&h->release);
 	return rc;
@@ -703,7 +676,7 @@ static void test_no_spurious(void)
 	CHECK_RC(hl_cond_broadcast(&other), 0);
 	CHECK_RC(hl_mutex_unlock(&m), 0);
 	for (int i = 0; i < 4; i++) {
-		CHECK(call_join(&pc[i], &m, "predicate waiter") == 0, "predicate waiter unlock");
+		CHECK(call_join_m(&pc[i], &m, "predicate waiter") == 0, "predicate waiter unlock");
 		CHECK(pw[i].bad_rc == 0, "predicate waiter %d: rc %d", i, pw[i].bad_rc);
 		CHECK(i == 3 || pw[i].wakeups == 1, "predicate waiter %d: %d wake-ups (expected 1, "
 		      "the broadcast)", i, pw[i].wakeups);
@@ -791,7 +764,7 @@ static void test_timedwait(void)
 		      "(a thread queued on it did not get it in %.0f ms)", clock_name(clk),
 		      wait / 1e6);
 		CHECK_RC(hl_mutex_unlock(&m), 0);
-		CHECK(call_join(&other, &m, "lock during the wait") == 0, "other thread's lock");
+		CHECK(call_join_m(&other, &m, "lock during the wait") == 0, "other thread's lock");
 		printf("timedwait %s: ETIMEDOUT after %.3f ms (requested %.0f ms), mutex held again\n",
 		       clock_name(clk), (t1 - t0) / 1e6, wait / 1e6);
 
@@ -1167,7 +1140,7 @@ static void test_two_mutexes(void)
 		struct call t;
 		waiter_start_listed(&w1, &c, &m1, k ? W_WAIT : W_TIMED, CLOCK_REALTIME, FAR_NS, NULL);
 		call_start(&t, other_mutex_fn, &a);
-		int rc = call_join(&t, &m2, "wait with a second mutex");
+		int rc = call_join_m(&t, &m2, "wait with a second mutex");
 		CHECK(rc == EINVAL, "%s with a second mutex while a thread waits with the first: "
 		      "%d (%s), expected EINVAL", a.timed ? "timedwait" : "wait", rc, strerror(rc));
 		CHECK(a.owner_after == t.tid && a.unlock_rc == 0 && a.took_ns < AT_ONCE_NS,

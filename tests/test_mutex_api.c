@@ -30,6 +30,7 @@
  *  - hl_config_get/set: defaults (handoff 4 ms) unless the environment
  *    overrides them, EINVAL out of range with nothing changed, the maximum
  *    values accepted. */
+#include "call.h"
 #include "common.h"
 
 #include <hotlock/hotlock.h>
@@ -39,59 +40,6 @@
 #include <stdatomic.h>
 
 static hl_mutex_t global_m = HL_MUTEX_INIT;
-
-/* ---- running a call on another thread, with a timeout ---- */
-
-struct call {
-	pthread_t th;
-	int (*fn)(void *);
-	void *arg;
-	int rc;
-	sem_t done;
-	uint32_t tid;
-};
-
-static void *call_main(void *p)
-{
-	struct call *c = p;
-	c->tid = test_gettid();
-	c->rc = c->fn(c->arg);
-	sem_post(&c->done);
-	return NULL;
-}
-
-static void call_start(struct call *c, int (*fn)(void *), void *arg)
-{
-	c->fn = fn;
-	c->arg = arg;
-	c->rc = -1;
-	sem_init(&c->done, 0, 0);
-	REQUIRE(pthread_create(&c->th, NULL, call_main, c) == 0, "pthread_create");
-}
-
-/* Joins the call; a call still running after timeout_ms is a hang: fatal. */
-static int call_join(struct call *c, int64_t timeout_ms, const char *what)
-{
-	struct timespec dl = deadline_in(CLOCK_REALTIME, timeout_ms * NSEC_PER_MSEC);
-	int r;
-	while ((r = sem_timedwait(&c->done, &dl)) != 0 && errno == EINTR)
-		;
-	REQUIRE(r == 0, "%s: still blocked after %lld ms (hang)", what, (long long)timeout_ms);
-	pthread_join(c->th, NULL);
-	sem_destroy(&c->done);
-	return c->rc;
-}
-
-static int call_done_within(struct call *c, int64_t timeout_ms)
-{
-	struct timespec dl = deadline_in(CLOCK_REALTIME, timeout_ms * NSEC_PER_MSEC);
-	int r;
-	while ((r = sem_timedwait(&c->done, &dl)) != 0 && errno == EINTR)
-		;
-	if (r == 0)
-		sem_post(&c->done); /* call_join will take it again */
-	return r == 0;
-}
 
 static int do_unlock(void *m) { return hl_mutex_unlock(m); }
 static int do_trylock(void *m) { return hl_mutex_trylock(m); }

@@ -70,6 +70,7 @@
  *    nothing.
  * Not tested: EAGAIN at HL_RWLOCK_MAX_READERS (2^31 - 1) read holds, which a
  * black-box test cannot reach. */
+#include "call.h"
 #include "common.h"
 #include "rwlock_ops.h"
 
@@ -108,60 +109,6 @@ static void check_holders(const hl_rwlock_t *l, uint32_t want_w, uint32_t want_r
 	hl_rwlock_holders(l, &w, &r);
 	CHECK(w == want_w && r == want_r, "%s: holders show writer %u and %u readers, "
 	      "expected writer %u and %u readers", what, w, r, want_w, want_r);
-}
-
-/* ---- running a call on another thread, with a timeout ---- */
-
-struct call {
-	pthread_t th;
-	int (*fn)(void *);
-	void *arg;
-	int rc;
-	sem_t done;
-	atomic_uint tid;
-};
-
-static void *call_main(void *p)
-{
-	struct call *c = p;
-	atomic_store(&c->tid, test_gettid());
-	c->rc = c->fn(c->arg);
-	sem_post(&c->done);
-	return NULL;
-}
-
-static void call_start(struct call *c, int (*fn)(void *), void *arg)
-{
-	c->fn = fn;
-	c->arg = arg;
-	c->rc = -1;
-	atomic_store(&c->tid, 0);
-	sem_init(&c->done, 0, 0);
-	REQUIRE(pthread_create(&c->th, NULL, call_main, c) == 0, "pthread_create");
-}
-
-/* Joins the call; a call still running after timeout_ms is a hang: fatal. */
-static int call_join(struct call *c, int64_t timeout_ms, const char *what)
-{
-	struct timespec dl = deadline_in(CLOCK_REALTIME, timeout_ms * NSEC_PER_MSEC);
-	int r;
-	while ((r = sem_timedwait(&c->done, &dl)) != 0 && errno == EINTR)
-		;
-	REQUIRE(r == 0, "%s: still blocked after %lld ms (hang)", what, (long long)timeout_ms);
-	pthread_join(c->th, NULL);
-	sem_destroy(&c->done);
-	return c->rc;
-}
-
-static int call_done_within(struct call *c, int64_t timeout_ms)
-{
-	struct timespec dl = deadline_in(CLOCK_REALTIME, timeout_ms * NSEC_PER_MSEC);
-	int r;
-	while ((r = sem_timedwait(&c->done, &dl)) != 0 && errno == EINTR)
-		;
-	if (r == 0)
-		sem_post(&c->done); /* call_join will take it again */
-	return r == 0;
 }
 
 /* Waits (up to 10 s, else fatal) until the thread of call c is queued on l
