@@ -54,6 +54,7 @@
  *          and the mutex is free.
  * Seed: HOTLOCK_SEED (printed). */
 #include "common.h"
+#include "mutex_ops.h"
 #include "stress.h"
 
 #include <hotlock/hotlock.h>
@@ -535,29 +536,18 @@ static int timed_describe(void *o, char *buf, size_t len)
 /* ---- the ops ---- */
 
 /* Every ops object starts with its mutex. */
-static int op_lock(void *o) { return hl_mutex_lock(o); }
-static int op_trylock(void *o) { return hl_mutex_trylock(o); }
-static int op_unlock(void *o) { return hl_mutex_unlock(o); }
-static int op_timedlock(void *o, const struct timespec *abs)
-{
-	return hl_mutex_timedlock(o, CLOCK_MONOTONIC, abs);
-}
 static void op_thread_init(void *o, int index) { role_init(index); }
 
+/* The mutex's ops (mutex_ops.h) on obj, whose first member is its mutex,
+ * with the workload's name, relock and describe. */
 static stress_ops_t cond_ops(const char *name, void *obj, int (*relock)(void *),
 			     int (*describe)(void *, char *, size_t))
 {
-	stress_ops_t ops = {
-		.name = name,
-		.obj = obj,
-		.lock = op_lock,
-		.trylock = op_trylock,
-		.timedlock = op_timedlock,
-		.unlock = op_unlock,
-		.describe = describe,
-		.relock = relock,
-		.thread_init = op_thread_init,
-	};
+	stress_ops_t ops = mutex_stress_ops((hl_mutex_t *)obj);
+	ops.name = name;
+	ops.describe = describe;
+	ops.relock = relock;
+	ops.thread_init = op_thread_init;
 	return ops;
 }
 
