@@ -124,6 +124,16 @@ static inline struct cond *C(hl_cond_t *c) { return (struct cond *)c; }
  * lock sleeps. */
 #define LIST_SPINS 320
 
+/* One step of waiting for a thread that holds the list lock (or, in
+ * destroy, is still leaving the condvar): spin, then yield, then sleep. */
+static void list_backoff(unsigned *spins, long *sleep_ns)
+{
+	if (*spins < LIST_SPINS)
+		hl_wait_for_peer(spins);
+	else
+		hl_poll_backoff(NULL, sleep_ns);
+}
+
 static void list_lock(struct cond *c)
 {
 	const uint32_t held = LIST_LOCKED | hl_fork_gen() << LOCK_GEN_SHIFT;
@@ -141,10 +151,7 @@ static void list_lock(struct cond *c)
 				return;
 			continue;
 		}
-		if (spins < LIST_SPINS)
-			hl_wait_for_peer(&spins);
-		else
-			hl_poll_backoff(NULL, &sleep_ns);
+		list_backoff(&spins, &sleep_ns);
 		w = hl_load(&c->lock, HL_RELAXED);
 	}
 }
@@ -373,9 +380,6 @@ int hl_cond_destroy(hl_cond_t *pc)
 		if (!refs)
 			return 0;
 		/* A waiter that gave up is finishing its step 6. */
-		if (spins < LIST_SPINS)
-			hl_wait_for_peer(&spins);
-		else
-			hl_poll_backoff(NULL, &sleep_ns);
+		list_backoff(&spins, &sleep_ns);
 	}
 }
