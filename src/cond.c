@@ -94,6 +94,7 @@
 
 #include "morph.h"
 #include "queue.h"
+#include "shim_api.h"
 #include "thread.h"
 #include "wait.h"
 
@@ -291,6 +292,11 @@ int hl_cond_timedwait(hl_cond_t *c, hl_mutex_t *m, clockid_t clock, const struct
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
 	return err ? err : cond_wait(C(c), m, &dl);
+}
+
+int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl_deadline *dl)
+{
+	return cond_wait(C(c), m, dl);
 }
 
 /* ---- signal and broadcast ---------------------------------------------- */

@@ -185,6 +185,70 @@ out:
 	return (int)r;
 }
 
+/* futex_waitv (Linux 5.16), newer than the 6.1 headers may say. */
+#ifndef __NR_futex_waitv
+#define __NR_futex_waitv 449
+#endif
+struct waitv_entry {            /* struct futex_waitv */
+	uint64_t val;
+	uint64_t uaddr;
+	uint32_t flags;
+	uint32_t reserved;
+};
+#ifndef HOTLOCK_SCHED
+/* Relaxed: set once when the kernel refuses futex_waitv; nothing is
+ * published with it. */
+static _Atomic bool waitv_refused;
+#endif
+/* How long the fallback of hl__futex_wait_either sleeps before it looks at
+ * b again. */
+#define EITHER_POLL_NS 10000000ull
+
+int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t vb,
+			  clockid_t clock, const struct timespec *abstime)
+{
+	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+		return EINVAL;
+	if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)HL_NSEC_PER_SEC))
+		return EINVAL;
+	if (abstime && abstime->tv_sec < 0)
+		return ETIMEDOUT;
+#ifndef HOTLOCK_SCHED
+	if (!hl_load(&waitv_refused, HL_RELAXED)) {
+		struct waitv_entry w[2] = {
+			{ va, (uintptr_t)a, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },
+			{ vb, (uintptr_t)b, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },
+		};
+		int saved = errno;
+		long r = syscall(__NR_futex_waitv, w, 2u, 0u, abstime, clock);
+		int err = r < 0 ? errno : 0;
+		errno = saved;
+		count(HL_FX_WAIT, 0);
+		if (err != ENOSYS && err != EPERM)
+			return err;     /* r >= 0: the index of the word woken */
+		hl_store(&waitv_refused, true, HL_RELAXED);
+	}
+#endif
+	/* No futex_waitv: wait on a alone, in slices, and look at b between
+	 * them.  A slice that ends before the caller's time is a spurious
+	 * wake-up, not a timeout. */
+	if (*(volatile const uint32_t *)b != vb)
+		return EAGAIN;
+	struct timespec now, slice;
+	hl_clock_gettime(clock, &now);
+	uint64_t until = hl_add_sat(hl_ts_to_ns(&now), EITHER_POLL_NS);
+	bool caller_time = false;
+	if (abstime && hl_ts_to_ns_sat(abstime) <= until) {
+		slice = *abstime;
+		caller_time = true;
+	} else {
+		slice.tv_sec = (time_t)(until / HL_NSEC_PER_SEC);
+		slice.tv_nsec = (long)(until % HL_NSEC_PER_SEC);
+	}
+	int err = hl_futex_wait(a, va, clock, &slice);
+	return err == ETIMEDOUT && !caller_time ? 0 : err;
+}
+
 static void to_stats(const uint64_t c[HL_FX_KINDS], hl_futex_stats_t *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -87,10 +87,15 @@ static inline uint64_t hl_now_ns(void)
 	return hl_clock_ns(CLOCK_MONOTONIC);
 }
 
-/* An absolute timeout as the caller gave it; NULL means "wait forever". */
+/* An absolute timeout as the caller gave it; NULL means "wait forever".
+ * A deadline may also pass early, when *interrupt becomes non-zero (the
+ * pthread shim's cancellation: src/preload/shim_cond.c), and then need not
+ * have a time at all (forever). */
 struct hl_deadline {
 	clockid_t clock;        /* CLOCK_MONOTONIC or CLOCK_REALTIME */
+	bool forever;           /* no time: passes only by interrupt */
 	struct timespec abs;
+	const _Atomic uint32_t *interrupt;      /* NULL: none */
 };
 
 /* EINVAL for an unknown clock or a tv_nsec outside [0, 1e9). */
@@ -102,7 +107,9 @@ static inline int hl_deadline_init(struct hl_deadline *dl, clockid_t clock,
 	if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)HL_NSEC_PER_SEC)
 		return EINVAL;
 	dl->clock = clock;
+	dl->forever = false;
 	dl->abs = *abstime;
+	dl->interrupt = NULL;
 	return 0;
 }
 
@@ -111,6 +118,11 @@ static inline int hl_deadline_init(struct hl_deadline *dl, clockid_t clock,
 static inline bool hl_deadline_passed(const struct hl_deadline *dl)
 {
 	if (!dl)
+		return false;
+	/* Relaxed: an interrupt publishes nothing but itself. */
+	if (dl->interrupt && hl_load(dl->interrupt, HL_RELAXED))
+		return true;
+	if (dl->forever)
 		return false;
 	struct timespec now;
 	hl_clock_gettime(dl->clock, &now);

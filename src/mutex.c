@@ -123,6 +123,7 @@
 #include "config.h"
 #include "morph.h"
 #include "queue.h"
+#include "shim_api.h"
 #include "thread.h"
 #include "topology.h"
 #include "wait.h"
@@ -438,9 +439,12 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 	return err;
 }
 
-static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl)
+/* self_waits: a caller that owns m waits for its unlock (shim_api.h)
+ * instead of EDEADLK. */
+static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl,
+				 bool self_waits)
 {
-	if (owned_by_me(w, tid))
+	if (owned_by_me(w, tid) && !self_waits)
 		return EDEADLK;
 	if (lock_spin(m, tid, dl) == 0)
 		return 0;
@@ -519,18 +523,18 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 /* hl_mutex_timedlock, and hl_mutex_lock for a thread whose TID is not known
  * yet: out of line, so that hl_mutex_lock's fast path needs no stack
  * frame. */
-static HL_NOINLINE int lock_lookup(struct mutex *m, const struct hl_deadline *dl)
+static HL_NOINLINE int lock_lookup(struct mutex *m, const struct hl_deadline *dl, bool self_waits)
 {
 	uint32_t tid = hl_tid();
 	uint32_t w = 0;
 	/* Acquire: as in hl_mutex_lock. */
 	if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
 		return 0;
-	if (owned_by_me(w, tid))
+	if (owned_by_me(w, tid) && !self_waits)
 		return EDEADLK;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
-	return lock_slow(m, tid, w, dl);
+	return lock_slow(m, tid, w, dl, self_waits);
 }
 
 int hl_mutex_lock(hl_mutex_t *pm)
@@ -539,11 +543,11 @@ int hl_mutex_lock(hl_mutex_t *pm)
 	uint32_t tid = hl_tid_known();
 	uint32_t w = 0;
 	if (hl_unlikely(!tid))
-		return lock_lookup(m, NULL);    /* looks the TID up */
+		return lock_lookup(m, NULL, false);     /* looks the TID up */
 	/* Acquire: pairs with the previous owner's release in unlock. */
 	if (hl_likely(hl_cas(&m->word, &w, tid, HL_ACQUIRE)))
 		return 0;
-	return lock_slow(m, tid, w, NULL);
+	return lock_slow(m, tid, w, NULL, false);
 }
 
 int hl_mutex_trylock(hl_mutex_t *pm)
@@ -557,7 +561,7 @@ int hl_mutex_timedlock(hl_mutex_t *pm, clockid_t clock, const struct timespec *a
 {
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
-	return err ? err : lock_lookup(M(pm), &dl);
+	return err ? err : lock_lookup(M(pm), &dl, false);
 }
 
 /* hl_mutex_unlock when the word is not just our TID (flags, a fork
@@ -655,6 +659,33 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
 			queue_opts(qw) ? "cna" : "fifo",
 			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""), q);
+}
+
+/* ---- what the pthread shim asks of the mutex (shim_api.h) --------------- */
+
+int hl__mutex_lock_any(hl_mutex_t *pm, const struct hl_deadline *dl)
+{
+	return lock_lookup(M(pm), dl, true);
+}
+
+int hl__mutex_unlock_any(hl_mutex_t *pm)
+{
+	struct mutex *m = M(pm);
+	/* Acquire: as in unlock_slow. */
+	uint32_t w = hl_load(&m->word, HL_ACQUIRE);
+	for (;;) {
+		if (!(w & OWNER_MASK))
+			return 0;
+		if (has_live_flags(w))
+			break;
+		/* Release: as hl_mutex_unlock; acquire on failure: as above. */
+		if (hl_cas(&m->word, &w, 0, HL_ACQ_REL))
+			return 0;
+	}
+	/* Whoever owns the word, the unlock is ours to do: the owner holds
+	 * no node, and the head waits for any unlock. */
+	unlock_to_head(m, w);
+	return 0;
 }
 
 /* ---- what hl_cond asks of the mutex (morph.h) --------------------------- */

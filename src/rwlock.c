@@ -81,6 +81,7 @@
 
 #include "config.h"
 #include "queue.h"
+#include "shim_api.h"
 #include "thread.h"
 #include "wait.h"
 
@@ -739,4 +740,20 @@ int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
 			used ? " queue (tid@node:state):" :
 			       (t ? " queue: (head active, not recorded)" : ""), q);
+}
+
+/* ---- what the pthread shim asks of the rwlock (shim_api.h) ------------- */
+
+int hl__rwlock_rdlock_held(hl_rwlock_t *pl)
+{
+	struct rwlock *l = R(pl);
+	/* Relaxed: the caller's own read hold keeps the count above zero
+	 * and any writer out; the critical section it enters is the one it
+	 * is in already. */
+	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	do {
+		if (readers(s) >= HL_RWLOCK_MAX_READERS)
+			return EAGAIN;
+	} while (!hl_cas(&l->state, &s, s + ONE_READER, HL_RELAXED));
+	return 0;
 }

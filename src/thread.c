@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <hotlock/futex.h>
+
 #include "thread.h"
 
 struct hl_node *hl__nodes;
@@ -214,10 +216,36 @@ struct hl_thread *hl__thread_register(void)
 	t->rt_checked_ns = 0;
 	t->rt = false;
 	hl_spin_thread_init(t);
+	/* Relaxed: published with the record by the release store below.
+	 * An interrupt of the record's previous thread does not carry over. */
+	hl_store(&t->interrupt, 0, HL_RELAXED);
+	hl_store(&t->pthread_id, (uintptr_t)pthread_self(), HL_RELAXED);
 	hl_store(&t->in_use, 1, HL_RELEASE);
 	hl__self_ptr = t;
 	pthread_setspecific(exit_key, t);
 	return t;
+}
+
+bool hl__thread_interrupt(uintptr_t pthread_id)
+{
+	if (!threads)
+		return false;
+	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	for (uint32_t i = 1; i < n; i++) {
+		struct hl_thread *t = &threads[i];
+		/* Acquire: pairs with the registration's release, so that
+		 * pthread_id is the current thread's. */
+		if (!hl_load(&t->in_use, HL_ACQUIRE) ||
+		    hl_load(&t->pthread_id, HL_RELAXED) != pthread_id)
+			continue;
+		/* seq_cst: an interruptible wait reads the word after arming
+		 * (wait.c); the wake below then finds it waiting, or it saw
+		 * the word set and did not sleep. */
+		hl_store(&t->interrupt, 1, HL_SEQ_CST);
+		hl_futex_wake((uint32_t *)&t->interrupt, 1);
+		return true;
+	}
+	return false;
 }
 
 /* ---- nodes ----------------------------------------------------------------- */

@@ -202,22 +202,34 @@ static uint64_t deadline_mono_ns(const struct hl_deadline *dl)
 }
 
 /* Parks on n, whose state is `parked` (PARKED or PARKED_KEPT), until
- * signalled, the deadline, or wake_ns.  Returns hl_futex_wait's result. */
+ * signalled, the deadline, or wake_ns.  A deadline with an interrupt word
+ * also ends the park when the word is set: the futex wait is on both words
+ * (hl__futex_wait_either), so an interrupt set before the kernel looked at
+ * them is seen there and one set after wakes it.  Returns hl_futex_wait's
+ * result. */
 static int park(struct hl_node *n, uint32_t parked, const struct hl_deadline *dl, uint64_t wake_ns)
 {
-	if (!wake_ns)
-		return hl_futex_wait((uint32_t *)&n->state, parked,
-				     dl ? dl->clock : CLOCK_MONOTONIC, dl ? &dl->abs : NULL);
-	uint64_t until = wake_ns;
-	if (dl) {
-		uint64_t d = deadline_mono_ns(dl);
-		if (d < until)
-			until = d;
+	clockid_t clock = dl ? dl->clock : CLOCK_MONOTONIC;
+	const struct timespec *abs = dl && !dl->forever ? &dl->abs : NULL;
+	struct timespec ts;
+	if (wake_ns) {
+		uint64_t until = wake_ns;
+		if (abs) {
+			uint64_t d = deadline_mono_ns(dl);
+			if (d < until)
+				until = d;
+		}
+		/* Valid for the kernel however far: tv_sec is at most
+		 * 18446744073 (it saturates the time to KTIME_MAX). */
+		ts.tv_sec = (time_t)(until / HL_NSEC_PER_SEC);
+		ts.tv_nsec = (long)(until % HL_NSEC_PER_SEC);
+		abs = &ts;
+		clock = CLOCK_MONOTONIC;
 	}
-	/* Valid for the kernel however far: tv_sec is at most 18446744073
-	 * (it saturates the time to KTIME_MAX). */
-	struct timespec ts = { (time_t)(until / HL_NSEC_PER_SEC), (long)(until % HL_NSEC_PER_SEC) };
-	return hl_futex_wait((uint32_t *)&n->state, parked, CLOCK_MONOTONIC, &ts);
+	if (dl && dl->interrupt)
+		return hl__futex_wait_either((uint32_t *)&n->state, parked,
+					     (const uint32_t *)dl->interrupt, 0, clock, abs);
+	return hl_futex_wait((uint32_t *)&n->state, parked, clock, abs);
 }
 
 /* A park whose futex wait failed with err, which a working futex never
@@ -310,7 +322,8 @@ uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl, uin
 			dl = NULL;
 			continue;
 		}
-		if ((r == ETIMEDOUT && !wake_ns && dl) || (dl && hl_deadline_passed(dl))) {
+		if ((r == ETIMEDOUT && !wake_ns && dl && !dl->forever) ||
+		    (dl && hl_deadline_passed(dl))) {
 			s = abandon(n, HL_NODE_PARKED);
 			if (s != WAIT_KEPT)
 				return s;

@@ -1,0 +1,40 @@
+/* What the pthread shim (src/preload/) asks of the locks, beyond their
+ * public API: glibc's semantics where they differ from hotlock's.
+ *
+ * - A normal pthread mutex is not owned by a thread: any thread may unlock
+ *   it, and its locker waits on a relock like any other thread (rt-tests'
+ *   ptsematest uses it as a binary semaphore).  hl_mutex_lock returns
+ *   EDEADLK and hl_mutex_unlock EPERM there instead.
+ * - POSIX lets a thread that holds a read lock take it again even while a
+ *   writer waits; hl_rwlock queues it behind the writer.  The shim knows
+ *   which rwlocks a thread holds for reading and adds a share directly.
+ * - pthread_cond_wait is a cancellation point; the shim's waits end early
+ *   when pthread_cancel interrupts the thread (struct hl_deadline's
+ *   interrupt word, thread.h).
+ */
+#ifndef HOTLOCK_SHIM_API_H
+#define HOTLOCK_SHIM_API_H
+
+#include <hotlock/cond.h>
+#include <hotlock/mutex.h>
+#include <hotlock/rwlock.h>
+
+#include "internal.h"
+
+/* hl_mutex_lock/timedlock (dl NULL: no deadline), except that a caller
+ * that holds m waits for whoever unlocks it (ETIMEDOUT at the deadline) as
+ * any other thread does. */
+HL_HIDDEN int hl__mutex_lock_any(hl_mutex_t *m, const struct hl_deadline *dl);
+/* Unlocks m whoever holds it.  0 also when m is not locked (glibc's answer
+ * for a normal mutex). */
+HL_HIDDEN int hl__mutex_unlock_any(hl_mutex_t *m);
+
+/* Adds one read hold to l, which the caller holds for reading, whatever
+ * waits: 0, or EAGAIN at HL_RWLOCK_MAX_READERS. */
+HL_HIDDEN int hl__rwlock_rdlock_held(hl_rwlock_t *l);
+
+/* hl_cond_timedwait with a prepared deadline (NULL: none), which may pass
+ * by interrupt only (forever). */
+HL_HIDDEN int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl_deadline *dl);
+
+#endif
