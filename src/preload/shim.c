@@ -1,0 +1,188 @@
+/* The pthread shim: libhotlock-preload.so, loaded with LD_PRELOAD (by
+ * hotlock-run), replaces glibc's pthread mutex, rwlock and condition
+ * variable in place, in unmodified programs.
+ *
+ * Where the state lives.  Inside the program's own pthread object, in the
+ * bytes glibc uses for its own lock state; no side table, no allocation on
+ * a lock path, nothing looked up by address (shim.h has the layouts and
+ * pins them with _Static_assert).  Each object's facts that glibc also
+ * keeps (the mutex type at byte 16, a rwlock's kind at 48 and
+ * "process-shared" at 28, a condvar's clock and "process-shared" bits at
+ * 36) stay where glibc keeps them, with glibc's values, so that glibc's
+ * static initialisers and a zeroed object with no init call at all are
+ * already valid objects of the shim.
+ *
+ * Who keeps an object.  Decided once, at init, from the attributes:
+ *
+ *   object   hotlock keeps it                       glibc keeps it
+ *   -------  -------------------------------------  ----------------------------
+ *   mutex    normal, adaptive, errorcheck,          robust, priority inheritance,
+ *            recursive; private                     priority protect, process-shared
+ *   rwlock   any kind; private                      process-shared, unknown kinds
+ *   condvar  private (either clock)                 process-shared
+ *
+ * glibc's objects go to glibc's real functions (dlvsym) for their whole
+ * life: hotlock's waits park on per-process nodes, which another process
+ * cannot wake, and robustness and priority protocols need the kernel's
+ * futex owner protocol (FUTEX_LOCK_PI, the robust list).  Every call reads
+ * the object's classification first (one load); anything the shim cannot
+ * classify is glibc's, never guessed at.
+ *
+ * What each kind does (shim_mutex.c, shim_rwlock.c, shim_cond.c):
+ *  - normal and adaptive mutexes: hl_mutex; as with glibc, any thread may
+ *    unlock one, and a relock by the holder waits for that unlock;
+ *  - errorcheck: EDEADLK on relock, EPERM on a non-owner's unlock;
+ *    recursive: a count beside the lock, EAGAIN at 2^32 - 1 holds;
+ *  - rwlocks: hl_rwlock, plus the read holds each thread has, so that a
+ *    thread that holds a read lock gets it again even while a writer waits
+ *    (POSIX; hl_rwlock alone would queue it behind the writer, forever);
+ *  - condvars: hl_cond with a mutex of hotlock's, a futex sequence with a
+ *    mutex of glibc's, glibc's own when both are glibc's;
+ *  - cancellation: pthread_cond_wait and timedwait are cancellation points.
+ *    The shim's pthread_cancel interrupts the thread's wait (an interrupt
+ *    word the wait also sleeps on), the wait takes the mutex back and only
+ *    then acts on the cancel, so cleanup handlers run with the mutex held.
+ *  - fork: the locks' own fork handling (thread.h: fork generations).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hotlock/futex.h>
+
+#include "shim.h"
+#include "thread.h"
+
+void *_Atomic shim_real_fn[R_COUNT];
+
+static const struct {
+	const char *name;
+	const char *versions[3];        /* newest first */
+} real_names[R_COUNT] = {
+	[R_MUTEX_INIT] = { "pthread_mutex_init", { "GLIBC_2.2.5" } },
+	[R_MUTEX_DESTROY] = { "pthread_mutex_destroy", { "GLIBC_2.2.5" } },
+	[R_MUTEX_LOCK] = { "pthread_mutex_lock", { "GLIBC_2.2.5" } },
+	[R_MUTEX_TRYLOCK] = { "pthread_mutex_trylock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_MUTEX_TIMEDLOCK] = { "pthread_mutex_timedlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_MUTEX_CLOCKLOCK] = { "pthread_mutex_clocklock", { "GLIBC_2.34", "GLIBC_2.30" } },
+	[R_MUTEX_UNLOCK] = { "pthread_mutex_unlock", { "GLIBC_2.2.5" } },
+	[R_RWLOCK_INIT] = { "pthread_rwlock_init", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_DESTROY] = { "pthread_rwlock_destroy", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_RDLOCK] = { "pthread_rwlock_rdlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_WRLOCK] = { "pthread_rwlock_wrlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_TRYRDLOCK] = { "pthread_rwlock_tryrdlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_TRYWRLOCK] = { "pthread_rwlock_trywrlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_TIMEDRDLOCK] = { "pthread_rwlock_timedrdlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_TIMEDWRLOCK] = { "pthread_rwlock_timedwrlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_RWLOCK_CLOCKRDLOCK] = { "pthread_rwlock_clockrdlock", { "GLIBC_2.34", "GLIBC_2.30" } },
+	[R_RWLOCK_CLOCKWRLOCK] = { "pthread_rwlock_clockwrlock", { "GLIBC_2.34", "GLIBC_2.30" } },
+	[R_RWLOCK_UNLOCK] = { "pthread_rwlock_unlock", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_COND_INIT] = { "pthread_cond_init", { "GLIBC_2.3.2" } },
+	[R_COND_DESTROY] = { "pthread_cond_destroy", { "GLIBC_2.3.2" } },
+	[R_COND_WAIT] = { "pthread_cond_wait", { "GLIBC_2.3.2" } },
+	[R_COND_TIMEDWAIT] = { "pthread_cond_timedwait", { "GLIBC_2.3.2" } },
+	[R_COND_CLOCKWAIT] = { "pthread_cond_clockwait", { "GLIBC_2.34", "GLIBC_2.30" } },
+	[R_COND_SIGNAL] = { "pthread_cond_signal", { "GLIBC_2.3.2" } },
+	[R_COND_BROADCAST] = { "pthread_cond_broadcast", { "GLIBC_2.3.2" } },
+	[R_CANCEL] = { "pthread_cancel", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+};
+
+void *shim_real_lookup(enum shim_real which)
+{
+	void *f = NULL;
+	for (int i = 0; i < 3 && !f && real_names[which].versions[i]; i++)
+		f = dlvsym(RTLD_NEXT, real_names[which].name, real_names[which].versions[i]);
+	if (!f)
+		f = dlsym(RTLD_NEXT, real_names[which].name);
+	if (!f) {
+		fprintf(stderr, "hotlock-preload: glibc's %s not found (%s); cannot go on\n",
+			real_names[which].name, dlerror());
+		abort();
+	}
+	/* Relaxed: see shim_real. */
+	hl_store(&shim_real_fn[which], f, HL_RELAXED);
+	return f;
+}
+
+/* ---- cancellation -------------------------------------------------------
+ *
+ * glibc's pthread_cancel of a thread with deferred cancellation only marks
+ * it; the thread acts at its next cancellation point, or at once if it is
+ * blocked in one (glibc switches to asynchronous cancellation around the
+ * blocking syscall, so the signal it sends unwinds the thread from there).
+ * The shim's waits park in the waiting core, which knows nothing of that;
+ * unwound from inside it, a wait would leave its node in a queue.  So:
+ *  1. pthread_cancel calls glibc's (which marks the target), then, after a
+ *     full fence, interrupts the target's thread record (thread.h): sets its
+ *     interrupt word and wakes it.
+ *  2. A condvar wait registers the thread, fences, and calls
+ *     pthread_testcancel (with the mutex held, as a cancelled waiter must
+ *     be): a cancel that was marked before the record could be found acts
+ *     here.  Either the canceller's fence or ours comes first, so either
+ *     the canceller finds the record or we find the mark.
+ *  3. The wait sleeps on its node and on the interrupt word at once; an
+ *     interrupt ends it as a timeout does (the node leaves the condvar, or,
+ *     if a signal kept it first, the wait goes on and takes the mutex).
+ *  4. With the mutex held again: if interrupted, pass on a signal the wait
+ *     may have consumed (POSIX: a cancelled waiter must not consume one),
+ *     and act on the cancel: pthread_testcancel unwinds to the cleanup
+ *     handlers with the mutex held.
+ * Cancellation is disabled for the length of the wait (the thread's own
+ * state is restored after), so that nothing unwinds the wait half done. */
+
+int shim_pthread_cancel(pthread_t th)
+{
+	int err = REAL(R_CANCEL, int (*)(pthread_t))(th);
+	if (err)
+		return err;
+	/* Pairs with shim_cancel_begin's fence (step 2). */
+	atomic_thread_fence(memory_order_seq_cst);
+	hl__thread_interrupt((uintptr_t)th);
+	return 0;
+}
+SHIM_EXPORT2(shim_pthread_cancel, pthread_cancel, "GLIBC_2.34", "GLIBC_2.2.5");
+
+const _Atomic uint32_t *shim_cancel_begin(int *state)
+{
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
+	if (*state != PTHREAD_CANCEL_ENABLE)
+		return NULL;
+	struct hl_thread *self = hl_self();
+	/* Pairs with shim_pthread_cancel's fence. */
+	atomic_thread_fence(memory_order_seq_cst);
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	pthread_testcancel();
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	return self ? &self->interrupt : NULL;
+}
+
+void shim_cancel_end(const _Atomic uint32_t *intr, int state)
+{
+	/* Relaxed: the interrupt publishes nothing; glibc's own mark, which
+	 * pthread_testcancel reads, was set before it. */
+	if (intr && hl_load(intr, HL_RELAXED)) {
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		pthread_testcancel();
+	}
+	pthread_setcancelstate(state, NULL);
+}
+
+/* ---- the report at exit -------------------------------------------------
+ * HOTLOCK_SHIM_STATS=1: one line on stderr at exit with the futex calls the
+ * shim's locks made (every thread's, hotlock/futex.h): a way to see that a
+ * program really ran on hotlock, and how contended its locks were. */
+__attribute__((destructor)) static void shim_report(void)
+{
+	const char *v = getenv("HOTLOCK_SHIM_STATS");
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	hl_futex_stats_t s;
+	hl_futex_stats_total(&s);
+	fprintf(stderr, "hotlock-preload: pid %d futex calls: wait %llu wake %llu (woke %llu) other %llu\n",
+		(int)getpid(), (unsigned long long)s.wait, (unsigned long long)s.wake,
+		(unsigned long long)s.woken, (unsigned long long)s.other);
+}

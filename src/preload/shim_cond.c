@@ -1,0 +1,344 @@
+/* pthread_cond_* for the shim (shim.c).
+ *
+ *   condvar     mutex       wait
+ *   ----------  ----------  ----------------------------------------------
+ *   hotlock's   hotlock's   hl_cond (wait morphing: docs/cond.md)
+ *   hotlock's   glibc's     a futex sequence beside hl_cond (below)
+ *   glibc's     glibc's     glibc's pthread_cond_* (process-shared)
+ *   glibc's     hotlock's   glibc's condvar with a private glibc mutex,
+ *                           in slices of at most 10 ms (below)
+ *
+ * A condvar may meet both kinds of mutex over its life (POSIX binds it to
+ * one mutex only while threads wait), so signal and broadcast serve both
+ * kinds of waiter: hl_cond's, then the sequence's if any waits there.
+ *
+ * The futex sequence (a mutex glibc keeps: robust, priority inheritance,
+ * process-shared):
+ *  wait:   fwaiters += 1; s = fseq; unlock m (glibc's); futex-wait while
+ *          fseq == s; fwaiters -= 1; lock m (glibc's: EOWNERDEAD passes on).
+ *  signal: if fwaiters: fseq += 1, wake one (broadcast: all).
+ * A waiter counts itself and reads fseq before it unlocks m, so a signaller
+ * that changed the predicate under m afterwards sees the count, and its
+ * increment makes the wait return at once or wakes it (seq_cst: the count
+ * and the sequence are two words).  A signal may wake more waiters than it
+ * must (spurious wake-ups, which POSIX allows), never fewer.
+ *
+ * A process-shared condvar with a mutex of hotlock's (the mutex private,
+ * against POSIX's advice): glibc's wait would unlock the mutex itself, with
+ * glibc's code on hotlock's bytes.  So the waiter takes a private glibc
+ * mutex, releases ours and waits on glibc's condvar with that one, for at
+ * most 10 ms; a signal sent between our release and glibc's wait is seen
+ * at the next slice: a late wake-up, returned as a spurious one.
+ *
+ * The GLIBC_2.2.5 condvar ABI: old binaries' pthread_cond_t may be only 8
+ * bytes, holding a pointer to the real condvar, which glibc's old functions
+ * allocate at first use; the shim's do the same, with the shim's condvar.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hotlock/futex.h>
+
+#include "morph.h"
+#include "shim.h"
+#include "shim_api.h"
+#include "thread.h"
+
+/* How long a slice of a wait on a glibc condvar with a hotlock mutex is. */
+#define GLIBC_COND_SLICE_NS 10000000ull
+
+int shim_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+{
+	clockid_t clock = CLOCK_REALTIME;
+	if (attr) {
+		int pshared;
+		if (pthread_condattr_getpshared(attr, &pshared) || pthread_condattr_getclock(attr, &clock) ||
+		    pshared != PTHREAD_PROCESS_PRIVATE ||
+		    (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
+			return REAL(R_COND_INIT, int (*)(pthread_cond_t *, const pthread_condattr_t *))(c, attr);
+	}
+	memset(c, 0, sizeof(*c));
+	/* Relaxed: published with the condvar by whatever shares it. */
+	hl_store(&SC(c)->flags, clock == CLOCK_MONOTONIC ? SHIM_COND_MONOTONIC : 0, HL_RELAXED);
+	return 0;
+}
+SHIM_EXPORT(shim_cond_init, pthread_cond_init, "GLIBC_2.3.2");
+
+int shim_cond_destroy(pthread_cond_t *c)
+{
+	if (shim_cond_is_glibc(c))
+		return REAL(R_COND_DESTROY, int (*)(pthread_cond_t *))(c);
+	if (hl_load(&SC(c)->fwaiters, HL_ACQUIRE))
+		return EBUSY;
+	return hl_cond_destroy(&SC(c)->hl);
+}
+SHIM_EXPORT(shim_cond_destroy, pthread_cond_destroy, "GLIBC_2.3.2");
+
+int shim_cond_signal(pthread_cond_t *c)
+{
+	if (shim_cond_is_glibc(c))
+		return REAL(R_COND_SIGNAL, int (*)(pthread_cond_t *))(c);
+	struct shim_cond *sc = SC(c);
+	hl_cond_signal(&sc->hl);
+	/* seq_cst: pairs with the waiter's count (see the top). */
+	if (hl_load(&sc->fwaiters, HL_SEQ_CST)) {
+		hl_fetch_add(&sc->fseq, 1, HL_SEQ_CST);
+		hl_futex_wake((uint32_t *)&sc->fseq, 1);
+	}
+	return 0;
+}
+SHIM_EXPORT(shim_cond_signal, pthread_cond_signal, "GLIBC_2.3.2");
+
+int shim_cond_broadcast(pthread_cond_t *c)
+{
+	if (shim_cond_is_glibc(c))
+		return REAL(R_COND_BROADCAST, int (*)(pthread_cond_t *))(c);
+	struct shim_cond *sc = SC(c);
+	hl_cond_broadcast(&sc->hl);
+	/* seq_cst: as in signal. */
+	if (hl_load(&sc->fwaiters, HL_SEQ_CST)) {
+		hl_fetch_add(&sc->fseq, 1, HL_SEQ_CST);
+		hl_futex_wake((uint32_t *)&sc->fseq, INT32_MAX);
+	}
+	return 0;
+}
+SHIM_EXPORT(shim_cond_broadcast, pthread_cond_broadcast, "GLIBC_2.3.2");
+
+/* The deadline of a wait: abstime on clock (NULL: none), ended early by
+ * intr (NULL: never).  Returns NULL for a wait with neither. */
+static const struct hl_deadline *wait_deadline(struct hl_deadline *dl, clockid_t clock,
+					       const struct timespec *abstime,
+					       const _Atomic uint32_t *intr)
+{
+	if (!abstime && !intr)
+		return NULL;
+	dl->clock = clock;
+	dl->forever = !abstime;
+	if (abstime)
+		dl->abs = *abstime;
+	dl->interrupt = intr;
+	return dl;
+}
+
+/* Both hotlock's.  The mutex's checks are glibc's: EPERM unless the caller
+ * holds an errorcheck or recursive mutex (hl_cond checks every kind); a
+ * recursive mutex is released and retaken with its whole count. */
+static int wait_hotlock(struct shim_cond *c, pthread_mutex_t *pm, int type,
+			const struct hl_deadline *dl)
+{
+	struct shim_mutex *m = SM(pm);
+	uint32_t count = 0;
+	if (type == PTHREAD_MUTEX_RECURSIVE && hl__mutex_held_by(&m->hl, hl_tid())) {
+		count = m->count;
+		m->count = 0;
+	}
+	int err = hl__cond_wait_dl(&c->hl, &m->hl, dl);
+	if (count)
+		m->count = count;
+	return err;
+}
+
+/* A mutex glibc keeps: the futex sequence (see the top). */
+static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct hl_deadline *dl)
+{
+	/* seq_cst: see the top. */
+	hl_fetch_add(&c->fwaiters, 1, HL_SEQ_CST);
+	uint32_t seq = hl_load(&c->fseq, HL_SEQ_CST);
+	int err = REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(m);
+	if (err) {
+		hl_fetch_sub(&c->fwaiters, 1, HL_RELAXED);
+		return err;
+	}
+	const struct timespec *abs = dl && !dl->forever ? &dl->abs : NULL;
+	clockid_t clock = dl ? dl->clock : CLOCK_REALTIME;
+	int r;
+	if (dl && dl->interrupt)
+		r = hl__futex_wait_either((uint32_t *)&c->fseq, seq, (const uint32_t *)dl->interrupt, 0,
+					  clock, abs);
+	else
+		r = hl_futex_wait((uint32_t *)&c->fseq, seq, clock, abs);
+	/* Relaxed: the count only has to go down after the wait. */
+	hl_fetch_sub(&c->fwaiters, 1, HL_RELAXED);
+	err = REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
+	if (err)
+		return err;             /* EOWNERDEAD and the like, as glibc's wait */
+	return r == ETIMEDOUT && abs ? ETIMEDOUT : 0;
+}
+
+/* A process-shared condvar with a mutex of hotlock's: slices of glibc's
+ * wait with a private glibc mutex (see the top).  Cancellation is seen
+ * between slices (shim_cancel_end). */
+static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			   const struct timespec *abstime)
+{
+	int type = shim_mutex_type(m);
+	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) &&
+	    !hl__mutex_held_by(&SM(m)->hl, hl_tid()))
+		return EPERM;
+	pthread_mutex_t inner;
+	memset(&inner, 0, sizeof(inner));
+	REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(&inner);
+	uint32_t count = SM(m)->count;
+	SM(m)->count = 0;
+	hl__mutex_unlock_any(&SM(m)->hl);
+	struct timespec slice;
+	hl_clock_gettime(CLOCK_MONOTONIC, &slice);
+	uint64_t until = hl_ts_to_ns(&slice) + GLIBC_COND_SLICE_NS;
+	slice.tv_sec = (time_t)(until / HL_NSEC_PER_SEC);
+	slice.tv_nsec = (long)(until % HL_NSEC_PER_SEC);
+	REAL(R_COND_CLOCKWAIT, int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))(
+		c, &inner, CLOCK_MONOTONIC, &slice);
+	REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(&inner);
+	hl__mutex_lock_any(&SM(m)->hl, NULL);
+	SM(m)->count = count;
+	struct hl_deadline dl;
+	if (abstime && hl_deadline_init(&dl, clock, abstime) == 0 && hl_deadline_passed(&dl))
+		return ETIMEDOUT;
+	return 0;
+}
+
+/* Every wait: clock and abstime (NULL: none) already checked. */
+static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+		     const struct timespec *abstime)
+{
+	int type = shim_mutex_type(m);
+	if (shim_cond_is_glibc(c)) {
+		if (type < 0) {
+			if (!abstime)
+				return REAL(R_COND_WAIT, int (*)(pthread_cond_t *, pthread_mutex_t *))(c, m);
+			return REAL(R_COND_CLOCKWAIT, int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+							      const struct timespec *))(c, m, clock, abstime);
+		}
+		int state;
+		const _Atomic uint32_t *intr = shim_cancel_begin(&state);
+		int err = wait_glibc_cond(c, m, clock, abstime);
+		shim_cancel_end(intr, state);
+		return err;
+	}
+	int state;
+	const _Atomic uint32_t *intr = shim_cancel_begin(&state);
+	struct hl_deadline d;
+	const struct hl_deadline *dl = wait_deadline(&d, clock, abstime, intr);
+	int err = type >= 0 ? wait_hotlock(SC(c), m, type, dl) : wait_sequence(SC(c), m, dl);
+	/* Relaxed: as in shim_cancel_end. */
+	if (intr && hl_load(intr, HL_RELAXED)) {
+		/* Cancelled: a signal this wait took goes to another waiter
+		 * (POSIX), and an interrupt is no timeout. */
+		if (err == 0)
+			shim_cond_signal(c);
+		if (err == ETIMEDOUT && !(abstime && hl_deadline_passed(&(struct hl_deadline){
+					.clock = clock, .abs = *abstime })))
+			err = 0;
+	}
+	shim_cancel_end(intr, state);
+	return err;
+}
+
+/* EINVAL for a bad clock or time, checked before the wait, as glibc does. */
+static int check_time(clockid_t clock, const struct timespec *abstime)
+{
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+		return EINVAL;
+	if (abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)HL_NSEC_PER_SEC)
+		return EINVAL;
+	return 0;
+}
+
+int shim_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	return cond_wait(c, m, CLOCK_REALTIME, NULL);
+}
+SHIM_EXPORT(shim_cond_wait, pthread_cond_wait, "GLIBC_2.3.2");
+
+int shim_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
+{
+	clockid_t clock = CLOCK_REALTIME;
+	if (!shim_cond_is_glibc(c) && (hl_load(&SC(c)->flags, HL_RELAXED) & SHIM_COND_MONOTONIC))
+		clock = CLOCK_MONOTONIC;
+	if (shim_cond_is_glibc(c) && shim_mutex_type(m) < 0)
+		return REAL(R_COND_TIMEDWAIT,
+			    int (*)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *))(c, m, abstime);
+	int err = check_time(clock, abstime);
+	return err ? err : cond_wait(c, m, clock, abstime);
+}
+SHIM_EXPORT(shim_cond_timedwait, pthread_cond_timedwait, "GLIBC_2.3.2");
+
+int shim_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			const struct timespec *abstime)
+{
+	int err = check_time(clock, abstime);
+	return err ? err : cond_wait(c, m, clock, abstime);
+}
+SHIM_EXPORT2(shim_cond_clockwait, pthread_cond_clockwait, "GLIBC_2.34", "GLIBC_2.30");
+
+/* ---- the GLIBC_2.2.5 ABI (see the top) ----------------------------------- */
+
+/* The condvar an old-ABI object points to, allocated at first use. */
+static pthread_cond_t *old_cond(void *obj)
+{
+	_Atomic(pthread_cond_t *) *slot = obj;
+	/* Acquire: pairs with the release CAS below (the condvar's init). */
+	pthread_cond_t *c = hl_load(slot, HL_ACQUIRE);
+	if (hl_likely(c != NULL))
+		return c;
+	pthread_cond_t *fresh = calloc(1, sizeof(*fresh));
+	if (!fresh)
+		return NULL;
+	/* Release: the zeroed condvar before its pointer; acquire on failure:
+	 * the winner's condvar. */
+	if (!hl_cas(slot, &c, fresh, HL_ACQ_REL)) {
+		free(fresh);
+		return c;
+	}
+	return fresh;
+}
+
+int shim_cond_init_old(void *obj, const pthread_condattr_t *attr)
+{
+	(void)attr;     /* glibc's old init ignores the attributes too */
+	*(pthread_cond_t **)obj = NULL;
+	return 0;
+}
+SHIM_EXPORT_OLD(shim_cond_init_old, pthread_cond_init, "GLIBC_2.2.5");
+
+int shim_cond_destroy_old(void *obj)
+{
+	pthread_cond_t *c = *(pthread_cond_t **)obj;
+	if (c) {
+		int err = shim_cond_destroy(c);
+		if (err)
+			return err;
+		free(c);
+	}
+	return 0;
+}
+SHIM_EXPORT_OLD(shim_cond_destroy_old, pthread_cond_destroy, "GLIBC_2.2.5");
+
+int shim_cond_wait_old(void *obj, pthread_mutex_t *m)
+{
+	pthread_cond_t *c = old_cond(obj);
+	return c ? shim_cond_wait(c, m) : ENOMEM;
+}
+SHIM_EXPORT_OLD(shim_cond_wait_old, pthread_cond_wait, "GLIBC_2.2.5");
+
+int shim_cond_timedwait_old(void *obj, pthread_mutex_t *m, const struct timespec *abstime)
+{
+	pthread_cond_t *c = old_cond(obj);
+	return c ? shim_cond_timedwait(c, m, abstime) : ENOMEM;
+}
+SHIM_EXPORT_OLD(shim_cond_timedwait_old, pthread_cond_timedwait, "GLIBC_2.2.5");
+
+int shim_cond_signal_old(void *obj)
+{
+	pthread_cond_t *c = old_cond(obj);
+	return c ? shim_cond_signal(c) : ENOMEM;
+}
+SHIM_EXPORT_OLD(shim_cond_signal_old, pthread_cond_signal, "GLIBC_2.2.5");
+
+int shim_cond_broadcast_old(void *obj)
+{
+	pthread_cond_t *c = old_cond(obj);
+	return c ? shim_cond_broadcast(c) : ENOMEM;
+}
+SHIM_EXPORT_OLD(shim_cond_broadcast_old, pthread_cond_broadcast, "GLIBC_2.2.5");
