@@ -29,6 +29,48 @@ HL_HIDDEN int hl__mutex_lock_any(hl_mutex_t *m, const struct hl_deadline *dl);
  * for a normal mutex). */
 HL_HIDDEN int hl__mutex_unlock_any(hl_mutex_t *m);
 
+/* The uncontended lock and unlock of hl_mutex_lock/unlock, inline in the
+ * shim's pthread functions (a call costs a few percent of the pair).  The
+ * word's encoding is mutex.c's: free is 0, held with no waiter to wake is
+ * the owner's TID.  false: take the full path.
+ *
+ * single: the process has one thread (glibc's __libc_single_threaded); then,
+ * as glibc's own lock does, a plain load and store replace the atomic
+ * read-modify-write, which costs more than the rest of the pair.  No other
+ * thread exists to race, and a signal handler that takes m between the load
+ * and the store has released it again before the interrupted code goes on.
+ * Relaxed there: pthread_create orders it all before any later thread. */
+static inline bool hl__mutex_lock_fast(hl_mutex_t *m, uint32_t tid, bool single)
+{
+	_Atomic uint32_t *w = (_Atomic uint32_t *)&m->word_;
+	uint32_t free_word = 0;
+	if (hl_unlikely(!tid))
+		return false;
+	if (single) {
+		if (hl_load(w, HL_RELAXED) != free_word)
+			return false;
+		hl_store(w, tid, HL_RELAXED);
+		return true;
+	}
+	/* Acquire: as hl_mutex_lock. */
+	return hl_cas(w, &free_word, tid, HL_ACQUIRE);
+}
+static inline bool hl__mutex_unlock_fast(hl_mutex_t *m, uint32_t tid, bool single)
+{
+	_Atomic uint32_t *w = (_Atomic uint32_t *)&m->word_;
+	uint32_t held = tid;
+	if (hl_unlikely(!tid))
+		return false;
+	if (single) {
+		if (hl_load(w, HL_RELAXED) != held)
+			return false;
+		hl_store(w, 0, HL_RELAXED);
+		return true;
+	}
+	/* Release: as hl_mutex_unlock. */
+	return hl_cas(w, &held, 0, HL_RELEASE);
+}
+
 /* Adds one read hold to l, which the caller holds for reading, whatever
  * waits: 0, or EAGAIN at HL_RWLOCK_MAX_READERS. */
 HL_HIDDEN int hl__rwlock_rdlock_held(hl_rwlock_t *l);

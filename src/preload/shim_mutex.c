@@ -29,6 +29,15 @@
 #include "shim_api.h"
 #include "thread.h"
 
+/* glibc 2.32+: whether the process has a single thread (shim_api.h,
+ * hl__mutex_lock_fast). */
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define single_threaded() hl_unlikely(__libc_single_threaded != 0)
+#else
+#define single_threaded() false
+#endif
+
 static inline bool held_by_me(pthread_mutex_t *m)
 {
 	return hl__mutex_held_by(&SM(m)->hl, hl_tid());
@@ -81,6 +90,8 @@ int shim_mutex_lock(pthread_mutex_t *m)
 {
 	int type = shim_mutex_type(m);
 	if (hl_likely(type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		if (hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded()))
+			return 0;
 		int err = hl_mutex_lock(&SM(m)->hl);
 		return hl_likely(err != EDEADLK) ? err : hl__mutex_lock_any(&SM(m)->hl, NULL);
 	}
@@ -142,6 +153,8 @@ int shim_mutex_unlock(pthread_mutex_t *m)
 {
 	int type = shim_mutex_type(m);
 	if (hl_likely(type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		if (hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded()))
+			return 0;
 		int err = hl_mutex_unlock(&SM(m)->hl);
 		return hl_likely(err != EPERM) ? err : hl__mutex_unlock_any(&SM(m)->hl);
 	}
