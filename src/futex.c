@@ -214,7 +214,9 @@ int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t 
 	if (abstime && abstime->tv_sec < 0)
 		return ETIMEDOUT;
 #ifndef HOTLOCK_SCHED
-	if (!hl_load(&waitv_refused, HL_RELAXED)) {
+	/* futex_waitv is futex2's: not where futex(2) is forced or futex2
+	 * refused. */
+	if (interface() == IFACE_FUTEX2 && !hl_load(&waitv_refused, HL_RELAXED)) {
 		struct waitv_entry w[2] = {
 			{ va, (uintptr_t)a, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },
 			{ vb, (uintptr_t)b, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },

@@ -78,8 +78,9 @@ struct hl_thread {
 /* Waits while *a == va and *b == vb (futex_waitv on both: woken by a wake
  * of either), until the absolute time abstime on clock (NULL: no time).
  * Returns as hl_futex_wait does.  Where the kernel refuses futex_waitv
- * (before Linux 5.16, or a seccomp filter), it waits on a alone and looks
- * at b every 10 ms.  The waiting core's interruptible waits use it
+ * (before Linux 5.16, or a seccomp filter) or the library uses futex(2)
+ * only (futex.c: no futex2), it waits on a alone and looks at b every
+ * 10 ms.  The waiting core's interruptible waits use it
  * (wait.c). */
 /* Interrupts the registered thread whose pthread_t is pthread_id: sets its
  * interrupt word and wakes it if it waits on it.  Returns whether such a

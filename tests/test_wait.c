@@ -20,6 +20,13 @@
  *  - the two-step claim/post: claiming a spinning node reports not parked and
  *    posting costs no syscall; claiming a parked node reports parked and
  *    posting wakes it with one syscall; a claim of an abandoned node fails;
+ *  - an interruptible wait (a deadline with an interrupt word, and no time)
+ *    ends when another thread interrupts the waiter (hl__thread_interrupt,
+ *    as the pthread shim's pthread_cancel does): parked, it is woken and
+ *    abandons its node (HL_WAIT_TIMEDOUT); interrupted before it waits, it
+ *    does not sleep at all; a wait with no time and no interrupt is not
+ *    ended by another thread's interrupt (run once more with
+ *    HOTLOCK_FUTEX=futex: the fallback without futex_waitv);
  *  - a fork child gets the spinner slots back: with 2 or more usable CPUs,
  *    a thread holds a slot (hl_spin_begin) while main forks, and in the
  *    child hl_spin_begin() returns a budget (the parent's spinner, which
@@ -46,6 +53,8 @@ enum mode {
 	CLAIM_PARKED,
 	KEEP_PARKED,    /* parks with a 30 ms deadline; main keeps the wait */
 	KEEP_SPIN,      /* spins (10 ms budget) with a 5 ms deadline; kept */
+	INTERRUPT_PARKED,       /* parks with an interrupt word; interrupted */
+	INTERRUPT_FIRST,        /* interrupted before it waits */
 };
 
 struct round {
@@ -53,7 +62,8 @@ struct round {
 	pthread_t th;
 	_Atomic(struct hl_node *) node;   /* published by the waiter */
 	atomic_uint tid;
-	atomic_int go;                    /* SIGNAL_FIRST: main has signalled */
+	atomic_int go;                    /* SIGNAL_FIRST: main has signalled;
+					   * INTERRUPT_FIRST: main has interrupted */
 	uint64_t payload;                 /* plain: written before the signal */
 	uint64_t seen;                    /* what the waiter read after it */
 	uint32_t sig;
@@ -96,12 +106,19 @@ static void *waiter_main(void *p)
 		REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
 		dlp = &dl;
 		break;
+	case INTERRUPT_PARKED:
+	case INTERRUPT_FIRST:
+		dl.clock = CLOCK_MONOTONIC;
+		dl.forever = true;
+		dl.interrupt = &self->interrupt;
+		dlp = &dl;
+		break;
 	default:
 		break;
 	}
 	/* Release: main reads the armed node through this pointer. */
 	atomic_store_explicit(&r->node, n, memory_order_release);
-	if (r->mode == SIGNAL_FIRST)
+	if (r->mode == SIGNAL_FIRST || r->mode == INTERRUPT_FIRST)
 		while (!atomic_load_explicit(&r->go, memory_order_acquire))
 			sched_yield();
 
@@ -293,6 +310,45 @@ static void test_timeouts(void)
 	printf("timeouts: node abandoned (parked and spinning), signal and claim refused\n");
 }
 
+static void test_interrupt(void)
+{
+	for (int k = 0; k < 2; k++) {
+		enum mode m = k ? INTERRUPT_FIRST : INTERRUPT_PARKED;
+		const char *what = k ? "interrupted before the wait" : "interrupted while parked";
+		struct round r;
+		start(&r, m);
+		struct hl_node *n = wait_node(&r);
+		if (m == INTERRUPT_PARKED)
+			wait_parked(&r, n);
+		CHECK(hl__thread_interrupt((uintptr_t)r.th), "%s: thread record not found", what);
+		if (m == INTERRUPT_FIRST)
+			atomic_store_explicit(&r.go, 1, memory_order_release);
+		pthread_join(r.th, NULL);
+		CHECK(r.sig == HL_WAIT_TIMEDOUT, "%s: wait returned %u, not a timeout", what, r.sig);
+		CHECK(r.state_after == HL_NODE_ABANDONED, "%s: node state %u", what, r.state_after);
+		if (m == INTERRUPT_FIRST)
+			CHECK(r.wstats.wait <= 1, "%s: %llu futex waits (the one that sees the "
+			      "word set returns at once)", what, (unsigned long long)r.wstats.wait);
+		hl_node_recycle(n);
+	}
+	/* A wait without an interrupt word is not ended by an interrupt:
+	 * parked, interrupted, it still waits for its signal. */
+	struct round r;
+	start(&r, PARKED);
+	struct hl_node *n = wait_node(&r);
+	wait_parked(&r, n);
+	CHECK(hl__thread_interrupt((uintptr_t)r.th), "plain wait: thread record not found");
+	sleep_ns(20 * NSEC_PER_MSEC);
+	CHECK(atomic_load(&n->state) == HL_NODE_PARKED, "plain wait ended by an interrupt (state %u)",
+	      atomic_load(&n->state));
+	hl_node_signal(n, HL_SIG_RELEASED);
+	pthread_join(r.th, NULL);
+	CHECK(r.sig == HL_SIG_RELEASED, "plain wait: got %u after the signal", r.sig);
+	CHECK(!hl__thread_interrupt((uintptr_t)pthread_self() + 1), "a thread that does not exist found");
+	printf("interrupts: an interruptible wait ends (parked, and interrupted first); "
+	       "a plain one does not (futex interface %s)\n", hl_futex_interface());
+}
+
 static void test_claim_post(void)
 {
 	for (int k = 0; k < 2; k++) {
@@ -456,6 +512,7 @@ int main(void)
 	test_spinning();
 	test_parked();
 	test_timeouts();
+	test_interrupt();
 	test_claim_post();
 	test_keep();
 	test_fork_slots();
