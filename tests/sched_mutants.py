@@ -73,6 +73,10 @@ MUTANTS = [
      "a broadcaster that does not own the mutex leaves the moved head for an unlock that may never come",
      "\tif (owned_by_me(w, tid) && !wake_new_head(first, NULL)) {",
      "\tif (!wake_new_head(first, NULL)) {"),
+    ("mutex-foreign-unlock-ignores-head", "src/mutex.c", "mutex-sem",
+     "an unlock by another thread than the owner (the shim's normal mutex) clears the word without waking the waiting head",
+     "\t\tif (has_live_flags(w))\n\t\t\tbreak;\n\t\t/* Release: as hl_mutex_unlock; acquire on failure: as above. */",
+     "\t\tif (0)\n\t\t\tbreak;\n\t\t/* Release: as hl_mutex_unlock; acquire on failure: as above. */"),
 ]
 
 

@@ -58,19 +58,21 @@
 #include "atomics.h"
 #include "common.h"
 #include "controlled.h"
+#include "shim_api.h"
 #include "mutex_ops.h"
 #include "rwlock_ops.h"
 #include "stress.h"
 
 enum lock_kind {
 	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
-	L_MUTEX_SIGNAL, L_COND, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
+	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
 };
 
 static const char *const lock_names[] = {
 	[L_MUTEX] = "mutex", [L_MUTEX_CNA] = "mutex-cna", [L_RWLOCK] = "rwlock",
 	[L_MUTEX_FREE] = "mutex-free", [L_MUTEX_CNA_FREE] = "mutex-cna-free",
 	[L_RWLOCK_FREE] = "rwlock-free", [L_MUTEX_SIGNAL] = "mutex-signal", [L_COND] = "cond",
+	[L_MUTEX_SEM] = "mutex-sem",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
 	[L_DROP_WAKE] = "drop-wake",
 };
@@ -123,6 +125,8 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 		p->threads = 2 + (int)rng_below(&r, 2);         /* 2-3 */
 	if (kind == L_COND)
 		p->threads = 2 + (int)rng_below(&r, 4);         /* 2-5 */
+	if (kind == L_MUTEX_SEM)
+		p->threads = 2 + (int)rng_below(&r, 2);         /* 2-3 */
 	if (kind == L_RWLOCK || kind == L_RWLOCK_FREE)
 		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6 */
 	if (kind == L_MUTEX_CNA || kind == L_MUTEX_CNA_FREE)
@@ -598,6 +602,107 @@ static void cond_run(uint64_t seed)
 		hl_sched_fail("the mutex is busy after every thread has ended");
 }
 
+/* ---- mutex-sem: mutexes as binary semaphores (the pthread shim) ----------- */
+
+/* What a normal pthread mutex allows and the shim gives it (shim_api.h):
+ * any thread may unlock it, and its holder's relock waits for that unlock.
+ * rt-tests' ptsematest ping-pongs two threads on two such mutexes, each
+ * locked at the start: thread 0 posts (unlocks) s1 and waits (locks) s2,
+ * thread 1 waits s1 and posts s2, `ops` rounds.  So every unlock but the
+ * first of each is another thread's unlock of the mutex its waiter holds,
+ * and every wait is a relock by the holder.  A third thread, if any,
+ * borrows either token now and then with a timed lock of 0-5 us (or a
+ * deadline passed: abandoned nodes in the queue) and gives it back at once.
+ * Checked: the waiter of each round sees exactly the rounds posted before
+ * (a lost post is a deadlock, a doubled one a count off). */
+struct semc {
+	hl_mutex_t s1, s2;
+	int posted, taken;
+};
+
+static struct semc the_semc;
+
+static void sem_check(int rc, const char *what)
+{
+	if (rc)
+		hl_sched_fail("%s returned %d", what, rc);
+}
+
+static void *sem_main(void *arg)
+{
+	struct life_worker *w = arg;
+	struct semc *S = &the_semc;
+	const struct plan *pl = &the_plan;
+	test_rng_t r;
+	rng_seed(&r, w->seed, 300 + (uint64_t)w->index);
+	hl_sched_thread_begin(w->index);
+	for (int i = 0; i < pl->ops; i++) {
+		if (w->index == 0) {
+			S->posted = i + 1;
+			sem_check(hl__mutex_unlock_any(&S->s1), "post s1");
+			sem_check(hl__mutex_lock_any(&S->s2, NULL), "wait s2");
+			if (S->taken != i + 1)
+				hl_sched_fail("round %d: the other side took %d posts", i + 1, S->taken);
+		} else if (w->index == 1) {
+			sem_check(hl__mutex_lock_any(&S->s1, NULL), "wait s1");
+			if (S->posted != i + 1)
+				hl_sched_fail("round %d: woken with %d posts made", i + 1, S->posted);
+			S->taken = i + 1;
+			sem_check(hl__mutex_unlock_any(&S->s2), "post s2");
+		} else {
+			hl_mutex_t *s = rng_below(&r, 2) ? &S->s1 : &S->s2;
+			int64_t rel = rng_below(&r, 4) == 0 ? -1000 : (int64_t)rng_below(&r, 5001);
+			struct timespec ts = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+			struct hl_deadline dl;
+			REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
+			int rc = hl__mutex_lock_any(s, &dl);
+			if (rc == 0)
+				sem_check(hl__mutex_unlock_any(s), "give back");
+			else if (rc != ETIMEDOUT)
+				hl_sched_fail("borrow returned %d", rc);
+		}
+	}
+	hl_sched_thread_end();
+	return NULL;
+}
+
+static void semc_describe(void *arg)
+{
+	struct semc *S = arg;
+	char b1[512], b2[512];
+	hl_mutex_describe(&S->s1, b1, sizeof(b1));
+	hl_mutex_describe(&S->s2, b2, sizeof(b2));
+	fprintf(stderr, "hotlock-sched: s1: %s\nhotlock-sched: s2: %s\nposted %d taken %d\n", b1, b2,
+		S->posted, S->taken);
+}
+
+static void sem_run(uint64_t seed)
+{
+	struct semc *S = &the_semc;
+	const struct plan *pl = &the_plan;
+	memset(S, 0, sizeof(*S));
+	REQUIRE(hl_mutex_set_queue(&S->s1, HL_QUEUE_FIFO) == 0 &&
+		hl_mutex_set_queue(&S->s2, HL_QUEUE_FIFO) == 0, "queue");
+	hl_sched_name(&S->s1, sizeof(S->s1), "s1");
+	hl_sched_name(&S->s2, sizeof(S->s2), "s2");
+	/* Both start locked, by a thread that is neither side. */
+	REQUIRE(hl_mutex_lock(&S->s1) == 0 && hl_mutex_lock(&S->s2) == 0, "set-up");
+	hl_sched_on_failure(semc_describe, S);
+	struct life_worker w[HL_SCHED_MAX_THREADS];
+	for (int i = 0; i < pl->p.threads; i++) {
+		w[i] = (struct life_worker){ .index = i, .seed = seed };
+		REQUIRE(pthread_create(&w[i].th, NULL, sem_main, &w[i]) == 0, "pthread_create");
+	}
+	for (int i = 0; i < pl->p.threads; i++)
+		pthread_join(w[i].th, NULL);
+	if (S->taken != pl->ops)
+		hl_sched_fail("%d of %d rounds", S->taken, pl->ops);
+	/* Each is held (by its last waiter): unlock, and nothing is left. */
+	if (hl__mutex_unlock_any(&S->s1) || hl__mutex_unlock_any(&S->s2) ||
+	    hl_mutex_destroy(&S->s1) || hl_mutex_destroy(&S->s2))
+		hl_sched_fail("a semaphore is busy after every thread has ended");
+}
+
 /* ---- signals: a handler that locks a second mutex ------------------------ */
 
 /* mutex-signal: the stress harness on the_mutex, and at any scheduling
@@ -725,6 +830,10 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 	}
 	if (kind == L_COND) {
 		cond_run(seed);
+		goto passed;
+	}
+	if (kind == L_MUTEX_SEM) {
+		sem_run(seed);
 		goto passed;
 	}
 	switch (kind) {

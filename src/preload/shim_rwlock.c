@@ -80,11 +80,14 @@ int shim_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 }
 SHIM_EXPORT2(shim_rwlock_init, pthread_rwlock_init, "GLIBC_2.34", "GLIBC_2.2.5");
 
+/* glibc's destroy does nothing and returns 0, held or not; so does ours
+ * (hl_rwlock_destroy would say EBUSY for a held one, an answer a program
+ * written against glibc has never seen). */
 int shim_rwlock_destroy(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_DESTROY, int (*)(pthread_rwlock_t *))(l);
-	return hl_rwlock_destroy(&SR(l)->hl);
+	return 0;
 }
 SHIM_EXPORT2(shim_rwlock_destroy, pthread_rwlock_destroy, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -122,11 +125,21 @@ int shim_rwlock_tryrdlock(pthread_rwlock_t *l)
 }
 SHIM_EXPORT2(shim_rwlock_tryrdlock, pthread_rwlock_tryrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
+/* glibc checks the clock and the time before anything else, even for a
+ * share it could grant at once. */
+static inline int check_time(clockid_t clock, const struct timespec *abstime)
+{
+	struct hl_deadline dl;
+	return hl_deadline_init(&dl, clock, abstime);
+}
+
 int shim_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TIMEDRDLOCK, int (*)(pthread_rwlock_t *, const struct timespec *))(
 			l, abstime);
+	if (check_time(CLOCK_REALTIME, abstime))
+		return EINVAL;
 	READ_LOCK(l, hl_rwlock_timedrdlock(&SR(l)->hl, CLOCK_REALTIME, abstime));
 }
 SHIM_EXPORT2(shim_rwlock_timedrdlock, pthread_rwlock_timedrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -136,6 +149,8 @@ int shim_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct t
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_CLOCKRDLOCK,
 			    int (*)(pthread_rwlock_t *, clockid_t, const struct timespec *))(l, clock, abstime);
+	if (check_time(clock, abstime))
+		return EINVAL;
 	READ_LOCK(l, hl_rwlock_timedrdlock(&SR(l)->hl, clock, abstime));
 }
 SHIM_EXPORT2(shim_rwlock_clockrdlock, pthread_rwlock_clockrdlock, "GLIBC_2.34", "GLIBC_2.30");
