@@ -234,7 +234,8 @@ int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t 
 	/* No futex_waitv: wait on a alone, in slices, and look at b between
 	 * them.  A slice that ends before the caller's time is a spurious
 	 * wake-up, not a timeout. */
-	if (*(volatile const uint32_t *)b != vb)
+	/* Relaxed: the interrupt publishes nothing but itself. */
+	if (hl_load((const _Atomic uint32_t *)b, HL_RELAXED) != vb)
 		return EAGAIN;
 	struct timespec now, slice;
 	hl_clock_gettime(clock, &now);
