@@ -1,32 +1,73 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need on a fresh Debian machine (as
 # root), or says in one line what to install: cmake, ninja, gcc, g++, clang
-# (for ThreadSanitizer), python3, spin (the model checker), and libabsl-dev
-# (abseil, a peer that hotlock-bench compares against).
+# with its sanitizer runtimes (ThreadSanitizer, ASan), python3, spin (the
+# model checker), libabsl-dev (abseil, a peer that hotlock-bench compares
+# against), pkg-config (the install test), and the real programs that the
+# shim's tests run: CPython's test suite for Debian's python3, sysbench,
+# memcached with libmemcached-tools, and libsqlite3-dev.
 #   tools/ensure-deps.sh bench   also what `make bench` needs: matplotlib
 #                                for Debian's python3 (the report's plots).
 # cargo (the Rust peers of hotlock-bench) comes from rustup, not apt: where
 # it is missing, the build leaves those peers out and says so.
 set -eu
-need=()
-command -v cmake   >/dev/null 2>&1 || need+=(cmake)
-command -v ninja   >/dev/null 2>&1 || need+=(ninja-build)
-command -v gcc     >/dev/null 2>&1 || need+=(gcc)
-command -v g++     >/dev/null 2>&1 || need+=(g++)
-command -v clang   >/dev/null 2>&1 || need+=(clang)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-command -v spin    >/dev/null 2>&1 || need+=(spin)
-[ -e /usr/include/absl/synchronization/mutex.h ] || need+=(libabsl-dev)
-if [ "${1:-}" = bench ]; then
-	/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || need+=(python3-matplotlib)
-fi
-[ ${#need[@]} -eq 0 ] && exit 0
+missing() {
+	local need=()
+	command -v cmake   >/dev/null 2>&1 || need+=(cmake)
+	command -v ninja   >/dev/null 2>&1 || need+=(ninja-build)
+	command -v gcc     >/dev/null 2>&1 || need+=(gcc)
+	command -v g++     >/dev/null 2>&1 || need+=(g++)
+	if ! command -v clang >/dev/null 2>&1; then
+		need+=(clang)
+	else
+		# The sanitizer runtimes are only a recommendation of Debian's
+		# clang package: without them -fsanitize=thread cannot link.
+		local rt ver
+		rt=$(clang -print-file-name=libclang_rt.tsan-x86_64.a 2>/dev/null || true)
+		if [ ! -e "$rt" ]; then
+			ver=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+			need+=("libclang-rt-${ver}-dev")
+		fi
+	fi
+	command -v python3 >/dev/null 2>&1 || need+=(python3)
+	command -v spin    >/dev/null 2>&1 || need+=(spin)
+	command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
+	[ -e /usr/include/absl/synchronization/mutex.h ] || need+=(libabsl-dev)
+	[ -e /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+	[ -e /usr/lib/python3.11/test/test_threading.py ] || need+=(libpython3.11-testsuite)
+	command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+	[ -x /usr/bin/memcached ] || need+=(memcached)
+	command -v memcat  >/dev/null 2>&1 || need+=(libmemcached-tools)
+	if [ "$mode" = bench ]; then
+		/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || need+=(python3-matplotlib)
+	fi
+	echo "${need[*]}"
+}
+mode=${1:-}
+need=$(missing)
+[ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-	echo "ensure-deps: installing ${need[*]}" >&2
+	echo "ensure-deps: installing $need" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >/dev/null
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	# Debian's memcached starts its service on install; nothing here should
+	# start daemons (policy-rc.d, removed after, only if we made it).
+	made_policy=
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod +x /usr/sbin/policy-rc.d
+		made_policy=1
+	fi
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $need >/dev/null
+	[ -n "$made_policy" ] && rm -f /usr/sbin/policy-rc.d
+	# A clang installed just now may still lack its sanitizer runtimes.
+	need=$(missing)
+	if [ -n "$need" ]; then
+		# shellcheck disable=SC2086
+		apt-get install -y -qq --no-install-recommends $need >/dev/null
+	fi
 	exit 0
 fi
-echo "hotlock: missing build tools; install them first: apt-get install ${need[*]}" >&2
+echo "hotlock: missing build and test tools; install them first: apt-get install $need" >&2
 exit 1

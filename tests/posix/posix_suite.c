@@ -1,0 +1,1562 @@
+/* The POSIX semantics of pthread mutexes, rwlocks and condition variables,
+ * as glibc 2.36 gives them: run on plain glibc (the control, which must
+ * pass) and through the pthread shim (tests/posix/CMakeLists.txt).  Not
+ * linked with hotlock: a plain pthread program, as the shim meets them.
+ *
+ *   posix_suite [--list] [--case NAME]...
+ *
+ * Each case runs in a child process with a watchdog (20 s; 90 s for the
+ * 2^32 locks of the recursion limit), so a hang names
+ * its case; one line per case, a total, exit 0 only if all passed.  Where
+ * glibc's answer is not POSIX's (or POSIX leaves it open), the case asserts
+ * glibc's and says so. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+static const char *current;
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			printf("FAIL %s (%s:%d): ", current, __FILE__, __LINE__);\
+			printf(__VA_ARGS__);                                    \
+			printf("\n");                                           \
+			fflush(stdout);                                         \
+			failures++;                                             \
+		}                                                               \
+	} while (0)
+/* An errno-style return: expected value e. */
+#define CHECK_RC(rc, e, what)                                                   \
+	do {                                                                    \
+		int rc_ = (rc), e_ = (e);                                       \
+		CHECK(rc_ == e_, "%s: got %d (%s), expected %d (%s)", what, rc_,\
+		      strerrorname_np(rc_) ? strerrorname_np(rc_) : "0", e_,    \
+		      strerrorname_np(e_) ? strerrorname_np(e_) : "0");         \
+	} while (0)
+
+static int64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct timespec in_ns(clockid_t c, int64_t ns)
+{
+	int64_t t = now_ns(c) + ns;
+	return (struct timespec){ (time_t)(t / 1000000000), (long)(t % 1000000000) };
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static pthread_t spawn(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, fn, arg)) {
+		printf("FAIL %s: pthread_create\n", current);
+		exit(1);
+	}
+	return t;
+}
+
+/* ---- mutex ---------------------------------------------------------------- */
+
+struct mx_arg {
+	pthread_mutex_t *m;
+	int rc;
+	atomic_int step;
+};
+
+static void *trylock_other(void *p)
+{
+	struct mx_arg *a = p;
+	a->rc = pthread_mutex_trylock(a->m);
+	if (a->rc == 0)
+		pthread_mutex_unlock(a->m);
+	return NULL;
+}
+
+static int trylock_from_other_thread(pthread_mutex_t *m)
+{
+	struct mx_arg a = { .m = m };
+	pthread_join(spawn(trylock_other, &a), NULL);
+	return a.rc;
+}
+
+static void *unlock_other(void *p)
+{
+	struct mx_arg *a = p;
+	a->rc = pthread_mutex_unlock(a->m);
+	return NULL;
+}
+
+static int unlock_from_other_thread(pthread_mutex_t *m)
+{
+	struct mx_arg a = { .m = m };
+	pthread_join(spawn(unlock_other, &a), NULL);
+	return a.rc;
+}
+
+struct counter {
+	pthread_mutex_t *m;
+	long n, iters;
+	atomic_int inside;
+	int bad;
+};
+
+static void *count_main(void *p)
+{
+	struct counter *c = p;
+	for (long i = 0; i < c->iters; i++) {
+		pthread_mutex_lock(c->m);
+		if (atomic_fetch_add(&c->inside, 1))
+			c->bad = 1;
+		c->n++;
+		atomic_fetch_sub(&c->inside, 1);
+		pthread_mutex_unlock(c->m);
+	}
+	return NULL;
+}
+
+static void check_exclusion(pthread_mutex_t *m, const char *what)
+{
+	struct counter c = { .m = m, .iters = 20000 };
+	pthread_t t[8];
+	for (int i = 0; i < 8; i++)
+		t[i] = spawn(count_main, &c);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	CHECK(c.n == 8 * c.iters && !c.bad, "%s: %ld of %ld increments, overlap %d", what, c.n,
+	      8 * c.iters, c.bad);
+}
+
+static void basic_normal(pthread_mutex_t *m, const char *what)
+{
+	CHECK_RC(pthread_mutex_lock(m), 0, what);
+	CHECK_RC(trylock_from_other_thread(m), EBUSY, "trylock by another thread");
+	CHECK_RC(pthread_mutex_unlock(m), 0, "unlock");
+	CHECK_RC(trylock_from_other_thread(m), 0, "trylock of a free mutex");
+	check_exclusion(m, what);
+}
+
+static void case_mutex_normal(void)
+{
+	static pthread_mutex_t s = PTHREAD_MUTEX_INITIALIZER;
+	basic_normal(&s, "PTHREAD_MUTEX_INITIALIZER");
+	static pthread_mutex_t a = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+	basic_normal(&a, "PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP");
+	pthread_mutex_t *z = calloc(1, sizeof(*z));     /* zeroed, never initialised */
+	basic_normal(z, "zeroed memory");
+	free(z);
+	int types[] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_DEFAULT, PTHREAD_MUTEX_ADAPTIVE_NP };
+	for (int i = 0; i < 3; i++) {
+		pthread_mutexattr_t at;
+		pthread_mutex_t m;
+		pthread_mutexattr_init(&at);
+		pthread_mutexattr_settype(&at, types[i]);
+		CHECK_RC(pthread_mutex_init(&m, &at), 0, "init");
+		basic_normal(&m, "attr type");
+		CHECK_RC(pthread_mutex_destroy(&m), 0, "destroy");
+		pthread_mutexattr_destroy(&at);
+	}
+	pthread_mutex_t m;
+	CHECK_RC(pthread_mutex_init(&m, NULL), 0, "init NULL attr");
+	basic_normal(&m, "init NULL attr");
+	CHECK_RC(pthread_mutex_trylock(&m), 0, "trylock");
+	CHECK_RC(pthread_mutex_trylock(&m), EBUSY, "trylock by the holder (normal)");
+	CHECK_RC(pthread_mutex_unlock(&m), 0, "unlock");
+	CHECK_RC(pthread_mutex_destroy(&m), 0, "destroy");
+}
+
+/* A normal mutex as a binary semaphore, as rt-tests' ptsematest uses it:
+ * locked by one thread, unlocked by another; the holder's relock waits for
+ * that unlock. */
+static pthread_mutex_t sem_a = PTHREAD_MUTEX_INITIALIZER, sem_b = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int sem_rounds;
+static void *sem_partner(void *p)
+{
+	(void)p;
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&sem_b);             /* wait: relock of our own */
+		atomic_fetch_add(&sem_rounds, 1);
+		pthread_mutex_unlock(&sem_a);           /* post: the other's */
+	}
+	return NULL;
+}
+
+static void case_mutex_unlock_by_other(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	CHECK_RC(pthread_mutex_lock(&m), 0, "lock");
+	CHECK_RC(unlock_from_other_thread(&m), 0, "unlock of a normal mutex by another thread");
+	CHECK_RC(trylock_from_other_thread(&m), 0, "a third thread takes it after");
+	/* ptsematest: both start locked; main posts b and waits a. */
+	pthread_mutex_lock(&sem_a);
+	pthread_mutex_lock(&sem_b);
+	pthread_t t = spawn(sem_partner, NULL);
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_unlock(&sem_b);
+		pthread_mutex_lock(&sem_a);
+		CHECK(atomic_load(&sem_rounds) == i + 1, "round %d: partner at %d", i + 1,
+		      atomic_load(&sem_rounds));
+		if (failures)
+			break;
+	}
+	pthread_join(t, NULL);
+}
+
+static void errorcheck_checks(pthread_mutex_t *m, const char *what)
+{
+	current = what;
+	CHECK_RC(pthread_mutex_unlock(m), EPERM, "unlock of an unlocked errorcheck mutex");
+	CHECK_RC(pthread_mutex_lock(m), 0, "lock");
+	CHECK_RC(pthread_mutex_lock(m), EDEADLK, "relock by the owner");
+	CHECK_RC(pthread_mutex_trylock(m), EBUSY, "trylock by the owner");
+	struct timespec ts = in_ns(CLOCK_REALTIME, 10000000);
+	CHECK_RC(pthread_mutex_timedlock(m, &ts), EDEADLK, "timedlock by the owner");
+	CHECK_RC(unlock_from_other_thread(m), EPERM, "unlock by another thread");
+	CHECK_RC(trylock_from_other_thread(m), EBUSY, "trylock by another thread");
+	CHECK_RC(pthread_mutex_unlock(m), 0, "unlock");
+	CHECK_RC(pthread_mutex_unlock(m), EPERM, "second unlock");
+	check_exclusion(m, what);
+}
+
+static void case_mutex_errorcheck(void)
+{
+	static pthread_mutex_t s = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+	errorcheck_checks(&s, "mutex_errorcheck: static initialiser");
+	pthread_mutexattr_t at;
+	pthread_mutex_t m;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&m, &at);
+	errorcheck_checks(&m, "mutex_errorcheck: attr");
+	CHECK_RC(pthread_mutex_destroy(&m), 0, "destroy");
+}
+
+static void recursive_checks(pthread_mutex_t *m, const char *what)
+{
+	current = what;
+	CHECK_RC(pthread_mutex_unlock(m), EPERM, "unlock of an unlocked recursive mutex");
+	for (int i = 0; i < 100; i++)
+		CHECK_RC(i % 2 ? pthread_mutex_lock(m) : pthread_mutex_trylock(m), 0, "nested lock");
+	struct timespec ts = in_ns(CLOCK_REALTIME, 10000000);
+	CHECK_RC(pthread_mutex_timedlock(m, &ts), 0, "nested timedlock");
+	CHECK_RC(unlock_from_other_thread(m), EPERM, "unlock by another thread");
+	for (int i = 0; i < 101; i++) {
+		CHECK_RC(trylock_from_other_thread(m), EBUSY, "another thread while held");
+		CHECK_RC(pthread_mutex_unlock(m), 0, "nested unlock");
+	}
+	CHECK_RC(trylock_from_other_thread(m), 0, "another thread once the count is 0");
+	CHECK_RC(pthread_mutex_unlock(m), EPERM, "unlock after the last");
+	check_exclusion(m, what);
+}
+
+static void case_mutex_recursive(void)
+{
+	static pthread_mutex_t s = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	recursive_checks(&s, "mutex_recursive: static initialiser");
+	pthread_mutexattr_t at;
+	pthread_mutex_t m;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&m, &at);
+	recursive_checks(&m, "mutex_recursive: attr");
+	CHECK_RC(pthread_mutex_destroy(&m), 0, "destroy");
+}
+
+/* 2^32 - 1 holds, then EAGAIN (glibc's count is 32 bits). */
+static void case_mutex_recursive_overflow(void)
+{
+	static pthread_mutex_t m = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	uint64_t n = 0;
+	int rc;
+	while ((rc = pthread_mutex_trylock(&m)) == 0 && n < (1ull << 33))
+		n++;
+	CHECK_RC(rc, EAGAIN, "the lock past the count's limit");
+	CHECK(n == UINT32_MAX, "%llu holds before EAGAIN, expected %u", (unsigned long long)n,
+	      UINT32_MAX);
+	CHECK_RC(pthread_mutex_lock(&m), EAGAIN, "lock at the limit");
+	CHECK_RC(pthread_mutex_unlock(&m), 0, "unlock");
+	CHECK_RC(pthread_mutex_lock(&m), 0, "lock again below the limit");
+}
+
+struct timed_arg {
+	pthread_mutex_t *m;
+	clockid_t clock;
+	int use_clocklock;
+	int rc;
+	int64_t waited;
+};
+
+static void *timed_other(void *p)
+{
+	struct timed_arg *a = p;
+	struct timespec ts = in_ns(a->clock, 50000000);
+	int64_t t0 = now_ns(a->clock);
+	a->rc = a->use_clocklock ? pthread_mutex_clocklock(a->m, a->clock, &ts)
+				 : pthread_mutex_timedlock(a->m, &ts);
+	a->waited = now_ns(a->clock) - t0;
+	return NULL;
+}
+
+static void case_mutex_timed(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct timespec bad = { time(NULL) + 10, 1000000000 }, past = { 0, 0 };
+	/* A free mutex is taken before the time is looked at (glibc). */
+	CHECK_RC(pthread_mutex_timedlock(&m, &bad), 0, "timedlock of a free mutex, bad tv_nsec");
+	pthread_mutex_unlock(&m);
+	CHECK_RC(pthread_mutex_timedlock(&m, &past), 0, "timedlock of a free mutex, time passed");
+	pthread_mutex_unlock(&m);
+	CHECK_RC(pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &past), EINVAL,
+		 "clocklock with an unsupported clock");
+	CHECK_RC(pthread_mutex_clocklock(&m, 12345, &past), EINVAL, "clocklock with a bad clock");
+	pthread_mutex_lock(&m);
+	/* timedlock: CLOCK_REALTIME; clocklock: either clock. */
+	for (int k = 0; k < 3; k++) {
+		struct timed_arg a = { .m = &m, .clock = k == 2 ? CLOCK_MONOTONIC : CLOCK_REALTIME,
+				       .use_clocklock = k >= 1 };
+		pthread_join(spawn(timed_other, &a), NULL);
+		CHECK_RC(a.rc, ETIMEDOUT, "timed lock of a held mutex");
+		CHECK(a.waited >= 49000000, "timed out after %.1f ms of 50", a.waited / 1e6);
+	}
+	CHECK_RC(pthread_mutex_unlock(&m), 0, "unlock");
+}
+
+static pthread_mutex_t held_m = PTHREAD_MUTEX_INITIALIZER;
+static void *timed_bad_other(void *p)
+{
+	int *rc = p;
+	struct timespec bad = { time(NULL) + 10, 1000000000 }, neg = { -1, 0 }, past = { 1, 0 };
+	rc[0] = pthread_mutex_timedlock(&held_m, &bad);
+	rc[1] = pthread_mutex_timedlock(&held_m, &neg);
+	rc[2] = pthread_mutex_timedlock(&held_m, &past);
+	rc[3] = pthread_mutex_clocklock(&held_m, CLOCK_MONOTONIC, &past);
+	return NULL;
+}
+
+static void case_mutex_timed_held(void)
+{
+	int rc[4];
+	pthread_mutex_lock(&held_m);
+	pthread_join(spawn(timed_bad_other, rc), NULL);
+	CHECK_RC(rc[0], EINVAL, "timedlock of a held mutex, bad tv_nsec");
+	CHECK_RC(rc[1], ETIMEDOUT, "timedlock of a held mutex, negative tv_sec");
+	CHECK_RC(rc[2], ETIMEDOUT, "timedlock of a held mutex, time passed");
+	CHECK_RC(rc[3], ETIMEDOUT, "clocklock of a held mutex, time passed");
+	pthread_mutex_unlock(&held_m);
+}
+
+static void case_mutex_destroy_reuse(void)
+{
+	pthread_mutex_t m;
+	pthread_mutex_init(&m, NULL);
+	pthread_mutex_lock(&m);
+	CHECK_RC(pthread_mutex_destroy(&m), EBUSY, "destroy of a locked mutex");
+	pthread_mutex_unlock(&m);
+	CHECK_RC(pthread_mutex_destroy(&m), 0, "destroy of a free mutex");
+	CHECK_RC(pthread_mutex_lock(&m), EINVAL, "lock of a destroyed mutex (glibc: kind -1)");
+	CHECK_RC(pthread_mutex_init(&m, NULL), 0, "init again");
+	CHECK_RC(pthread_mutex_lock(&m), 0, "lock after init again");
+	pthread_mutex_unlock(&m);
+	/* Freed without destroy, the memory reused as other kinds. */
+	for (int round = 0; round < 3; round++) {
+		pthread_mutexattr_t at;
+		pthread_mutexattr_init(&at);
+		pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_t *p = malloc(sizeof(*p));
+		pthread_mutex_init(p, &at);
+		pthread_mutex_lock(p);
+		pthread_mutex_lock(p);
+		pthread_mutex_unlock(p);
+		pthread_mutex_unlock(p);
+		free(p);        /* no destroy */
+		pthread_mutex_t *q = malloc(sizeof(*q));
+		memset(q, 0, sizeof(*q));
+		basic_normal(q, "reused memory, zeroed");
+		pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
+		pthread_mutex_init(q, &at);
+		CHECK_RC(pthread_mutex_lock(q), 0, "reused as errorcheck: lock");
+		CHECK_RC(pthread_mutex_lock(q), EDEADLK, "reused as errorcheck: relock");
+		pthread_mutex_unlock(q);
+		free(q);
+		pthread_mutexattr_destroy(&at);
+	}
+}
+
+/* Robust: the owner dies, the next locker gets EOWNERDEAD. */
+static pthread_mutex_t robust_m;
+static void *robust_die(void *p)
+{
+	(void)p;
+	pthread_mutex_lock(&robust_m);
+	return NULL;    /* exits holding it */
+}
+
+static void case_mutex_robust(void)
+{
+	pthread_mutexattr_t at;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST);
+	CHECK_RC(pthread_mutex_init(&robust_m, &at), 0, "init robust");
+	pthread_join(spawn(robust_die, NULL), NULL);
+	CHECK_RC(pthread_mutex_lock(&robust_m), EOWNERDEAD, "lock after the owner died");
+	CHECK_RC(pthread_mutex_consistent(&robust_m), 0, "consistent");
+	CHECK_RC(pthread_mutex_unlock(&robust_m), 0, "unlock");
+	CHECK_RC(pthread_mutex_lock(&robust_m), 0, "lock again");
+	CHECK_RC(pthread_mutex_unlock(&robust_m), 0, "unlock");
+	check_exclusion(&robust_m, "robust");
+	pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
+	CHECK_RC(pthread_mutex_consistent(&plain), EINVAL, "consistent of a non-robust mutex");
+	CHECK_RC(pthread_mutex_destroy(&robust_m), 0, "destroy");
+}
+
+static void case_mutex_pi_pp(void)
+{
+	pthread_mutexattr_t at;
+	pthread_mutex_t m;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_setprotocol(&at, PTHREAD_PRIO_INHERIT);
+	CHECK_RC(pthread_mutex_init(&m, &at), 0, "init PI");
+	CHECK_RC(pthread_mutex_lock(&m), 0, "PI lock");
+	CHECK_RC(trylock_from_other_thread(&m), EBUSY, "PI trylock by another");
+	CHECK_RC(pthread_mutex_unlock(&m), 0, "PI unlock");
+	check_exclusion(&m, "priority inheritance");
+	pthread_mutex_destroy(&m);
+
+	/* Priority protect: whether a SCHED_OTHER thread may take it depends
+	 * on its priority and privileges (glibc: EINVAL when the ceiling is
+	 * below the caller's priority); what matters here is that the calls
+	 * reach glibc's implementation, which keeps the ceiling. */
+	int min = sched_get_priority_min(SCHED_FIFO);
+	pthread_mutexattr_setprotocol(&at, PTHREAD_PRIO_PROTECT);
+	pthread_mutexattr_setprioceiling(&at, min);
+	CHECK_RC(pthread_mutex_init(&m, &at), 0, "init PP");
+	int ceiling = -1;
+	CHECK_RC(pthread_mutex_getprioceiling(&m, &ceiling), 0, "getprioceiling");
+	CHECK(ceiling == min, "ceiling %d, set %d", ceiling, min);
+	int rc = pthread_mutex_lock(&m);
+	CHECK(rc == 0 || rc == EINVAL || rc == EPERM, "PP lock: %d", rc);
+	if (rc == 0)
+		CHECK_RC(pthread_mutex_unlock(&m), 0, "PP unlock");
+	pthread_mutex_destroy(&m);
+	pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
+	CHECK_RC(pthread_mutex_getprioceiling(&plain, &ceiling), EINVAL,
+		 "getprioceiling of a normal mutex");
+}
+
+/* Process-shared objects in MAP_SHARED memory, parent and child. */
+struct shared_area {
+	pthread_mutex_t m;
+	pthread_rwlock_t l;
+	pthread_cond_t c;
+	long counter;
+	int flag;
+};
+
+static struct shared_area *shared_area(void)
+{
+	void *p = mmap(NULL, sizeof(struct shared_area), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		printf("FAIL %s: mmap\n", current);
+		exit(1);
+	}
+	memset(p, 0, sizeof(struct shared_area));
+	struct shared_area *s = p;
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&s->m, &ma);
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setpshared(&ra, PTHREAD_PROCESS_SHARED);
+	pthread_rwlock_init(&s->l, &ra);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	pthread_cond_init(&s->c, &ca);
+	return s;
+}
+
+static void case_process_shared(void)
+{
+	struct shared_area *s = shared_area();
+	const long n = 20000;
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (long i = 0; i < n; i++) {
+			pthread_mutex_lock(&s->m);
+			s->counter++;
+			pthread_mutex_unlock(&s->m);
+			pthread_rwlock_wrlock(&s->l);
+			s->counter++;
+			pthread_rwlock_unlock(&s->l);
+		}
+		pthread_mutex_lock(&s->m);
+		s->flag = 1;
+		pthread_cond_signal(&s->c);
+		pthread_mutex_unlock(&s->m);
+		_exit(0);
+	}
+	for (long i = 0; i < n; i++) {
+		pthread_mutex_lock(&s->m);
+		s->counter++;
+		pthread_mutex_unlock(&s->m);
+		pthread_rwlock_wrlock(&s->l);
+		s->counter++;
+		pthread_rwlock_unlock(&s->l);
+	}
+	pthread_mutex_lock(&s->m);
+	while (!s->flag)
+		pthread_cond_wait(&s->c, &s->m);
+	pthread_mutex_unlock(&s->m);
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	/* The mutex and the rwlock exclude each other's sections only among
+	 * themselves: count each part. */
+	CHECK(s->counter == 4 * n, "counter %ld, expected %ld", s->counter, 4 * n);
+	munmap(s, sizeof(*s));
+}
+
+/* ---- rwlock ------------------------------------------------------------------ */
+
+struct rw_arg {
+	pthread_rwlock_t *l;
+	int rc;
+	atomic_int done;
+};
+
+static void *rd_other(void *p)
+{
+	struct rw_arg *a = p;
+	a->rc = pthread_rwlock_tryrdlock(a->l);
+	if (!a->rc)
+		pthread_rwlock_unlock(a->l);
+	return NULL;
+}
+
+static void *wr_other(void *p)
+{
+	struct rw_arg *a = p;
+	a->rc = pthread_rwlock_trywrlock(a->l);
+	if (!a->rc)
+		pthread_rwlock_unlock(a->l);
+	return NULL;
+}
+
+static int other_try(pthread_rwlock_t *l, int write)
+{
+	struct rw_arg a = { .l = l };
+	pthread_join(spawn(write ? wr_other : rd_other, &a), NULL);
+	return a.rc;
+}
+
+struct rw_count {
+	pthread_rwlock_t *l;
+	long value, writes;
+	atomic_int readers, writers;
+	int bad;
+};
+
+static void *rw_count_main(void *p)
+{
+	struct rw_count *c = p;
+	for (int i = 0; i < 5000; i++) {
+		if (i % 4 == 0) {
+			pthread_rwlock_wrlock(c->l);
+			if (atomic_fetch_add(&c->writers, 1) || atomic_load(&c->readers))
+				c->bad = 1;
+			c->value++;
+			c->writes++;
+			atomic_fetch_sub(&c->writers, 1);
+		} else {
+			pthread_rwlock_rdlock(c->l);
+			atomic_fetch_add(&c->readers, 1);
+			if (atomic_load(&c->writers))
+				c->bad = 1;
+			atomic_fetch_sub(&c->readers, 1);
+		}
+		pthread_rwlock_unlock(c->l);
+	}
+	return NULL;
+}
+
+static void rw_basic(pthread_rwlock_t *l, const char *what)
+{
+	CHECK_RC(pthread_rwlock_rdlock(l), 0, "rdlock");
+	CHECK_RC(other_try(l, 0), 0, "a second reader at once");
+	CHECK_RC(other_try(l, 1), EBUSY, "trywrlock while read-held");
+	CHECK_RC(pthread_rwlock_unlock(l), 0, "unlock");
+	CHECK_RC(pthread_rwlock_wrlock(l), 0, "wrlock");
+	CHECK_RC(other_try(l, 0), EBUSY, "tryrdlock while write-held");
+	CHECK_RC(other_try(l, 1), EBUSY, "trywrlock while write-held");
+	CHECK_RC(pthread_rwlock_wrlock(l), EDEADLK, "wrlock by the writer");
+	CHECK_RC(pthread_rwlock_rdlock(l), EDEADLK, "rdlock by the writer");
+	CHECK_RC(pthread_rwlock_unlock(l), 0, "unlock");
+	struct rw_count c = { .l = l };
+	pthread_t t[6];
+	for (int i = 0; i < 6; i++)
+		t[i] = spawn(rw_count_main, &c);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	CHECK(!c.bad && c.value == c.writes && c.writes == 6 * 1250, "%s: writes %ld value %ld overlap %d",
+	      what, c.writes, c.value, c.bad);
+}
+
+static void case_rwlock_basic(void)
+{
+	static pthread_rwlock_t s = PTHREAD_RWLOCK_INITIALIZER;
+	rw_basic(&s, "PTHREAD_RWLOCK_INITIALIZER");
+	static pthread_rwlock_t w = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	rw_basic(&w, "PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP");
+	pthread_rwlock_t *z = calloc(1, sizeof(*z));
+	rw_basic(z, "zeroed memory");
+	free(z);
+	pthread_rwlock_t l;
+	CHECK_RC(pthread_rwlock_init(&l, NULL), 0, "init");
+	rw_basic(&l, "init");
+	pthread_rwlock_rdlock(&l);
+	CHECK_RC(pthread_rwlock_destroy(&l), 0, "destroy of a held rwlock (glibc: 0)");
+	pthread_rwlock_unlock(&l);
+	CHECK_RC(pthread_rwlock_destroy(&l), 0, "destroy");
+}
+
+/* Several readers inside at once. */
+static pthread_barrier_t rd_barrier;
+static void *rd_together(void *p)
+{
+	pthread_rwlock_t *l = p;
+	pthread_rwlock_rdlock(l);
+	pthread_barrier_wait(&rd_barrier);      /* all four inside together */
+	pthread_rwlock_unlock(l);
+	return NULL;
+}
+
+static void case_rwlock_readers_together(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	pthread_barrier_init(&rd_barrier, NULL, 4);
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		t[i] = spawn(rd_together, &l);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);       /* the watchdog catches a hang */
+	pthread_barrier_destroy(&rd_barrier);
+}
+
+struct rw_timed {
+	pthread_rwlock_t *l;
+	int write, clocked;
+	clockid_t clock;
+	int rc;
+	int64_t waited;
+};
+
+static void *rw_timed_main(void *p)
+{
+	struct rw_timed *a = p;
+	struct timespec ts = in_ns(a->clock, 50000000);
+	int64_t t0 = now_ns(a->clock);
+	if (a->clocked)
+		a->rc = a->write ? pthread_rwlock_clockwrlock(a->l, a->clock, &ts)
+				 : pthread_rwlock_clockrdlock(a->l, a->clock, &ts);
+	else
+		a->rc = a->write ? pthread_rwlock_timedwrlock(a->l, &ts)
+				 : pthread_rwlock_timedrdlock(a->l, &ts);
+	a->waited = now_ns(a->clock) - t0;
+	if (!a->rc)
+		pthread_rwlock_unlock(a->l);
+	return NULL;
+}
+
+static void case_rwlock_timed(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	struct timespec bad = { time(NULL) + 10, 1000000000 }, past = { 0, 0 };
+	/* glibc checks the time first, even on a free rwlock. */
+	CHECK_RC(pthread_rwlock_timedrdlock(&l, &bad), EINVAL, "timedrdlock, bad tv_nsec");
+	CHECK_RC(pthread_rwlock_timedwrlock(&l, &bad), EINVAL, "timedwrlock, bad tv_nsec");
+	CHECK_RC(pthread_rwlock_clockrdlock(&l, 12345, &past), EINVAL, "clockrdlock, bad clock");
+	CHECK_RC(pthread_rwlock_clockwrlock(&l, CLOCK_PROCESS_CPUTIME_ID, &past), EINVAL,
+		 "clockwrlock, unsupported clock");
+	CHECK_RC(pthread_rwlock_timedrdlock(&l, &past), 0, "timedrdlock of a free rwlock, time passed");
+	pthread_rwlock_unlock(&l);
+	pthread_rwlock_wrlock(&l);
+	struct timespec ts = in_ns(CLOCK_REALTIME, 10000000);
+	CHECK_RC(pthread_rwlock_timedwrlock(&l, &ts), EDEADLK, "timedwrlock by the writer");
+	for (int k = 0; k < 8; k++) {
+		struct rw_timed a = { .l = &l, .write = k & 1, .clocked = (k >> 1) & 1,
+				      .clock = (k >> 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME };
+		if (!a.clocked && a.clock == CLOCK_MONOTONIC)
+			continue;
+		pthread_join(spawn(rw_timed_main, &a), NULL);
+		CHECK_RC(a.rc, ETIMEDOUT, "timed lock of a write-held rwlock");
+		CHECK(a.waited >= 49000000, "timed out after %.1f ms of 50", a.waited / 1e6);
+	}
+	pthread_rwlock_unlock(&l);
+	pthread_rwlock_rdlock(&l);
+	struct rw_timed a = { .l = &l, .write = 1, .clock = CLOCK_MONOTONIC, .clocked = 1 };
+	pthread_join(spawn(rw_timed_main, &a), NULL);
+	CHECK_RC(a.rc, ETIMEDOUT, "clockwrlock of a read-held rwlock");
+	pthread_rwlock_unlock(&l);
+}
+
+/* A reader takes its read lock again while a writer waits (glibc's default
+ * kind; POSIX requires recursive read locks to work). */
+static pthread_rwlock_t rec_l = PTHREAD_RWLOCK_INITIALIZER, rec_l2 = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_int writer_state, writer2_state;  /* 1 waiting, 2 got it */
+static void *rec_writer(void *p)
+{
+	pthread_rwlock_t *l = p;
+	atomic_int *state = l == &rec_l2 ? &writer2_state : &writer_state;
+	atomic_store(state, 1);
+	pthread_rwlock_wrlock(l);
+	atomic_store(state, 2);
+	pthread_rwlock_unlock(l);
+	return NULL;
+}
+
+static void case_rwlock_recursive_read(void)
+{
+	for (int k = 0; k < 3; k++) {
+		atomic_store(&writer_state, 0);
+		atomic_store(&writer2_state, 0);
+		CHECK_RC(pthread_rwlock_rdlock(&rec_l), 0, "rdlock");
+		CHECK_RC(pthread_rwlock_rdlock(&rec_l2), 0, "rdlock of a second rwlock");
+		pthread_t w = spawn(rec_writer, &rec_l);
+		pthread_t w2 = spawn(rec_writer, &rec_l2);
+		sleep_ms(100);
+		CHECK(atomic_load(&writer_state) == 1, "the writer is not waiting (%d)",
+		      atomic_load(&writer_state));
+		struct timespec ts = in_ns(CLOCK_REALTIME, 2000000000);
+		int rc = k == 0 ? pthread_rwlock_rdlock(&rec_l)
+		       : k == 1 ? pthread_rwlock_tryrdlock(&rec_l)
+				: pthread_rwlock_timedrdlock(&rec_l, &ts);
+		CHECK_RC(rc, 0, k == 0 ? "recursive rdlock while a writer waits"
+			      : k == 1 ? "recursive tryrdlock while a writer waits"
+				       : "recursive timedrdlock while a writer waits");
+		for (int i = 0; i < 5; i++)
+			CHECK_RC(pthread_rwlock_rdlock(&rec_l2), 0, "nested rdlock of the second");
+		CHECK(atomic_load(&writer_state) == 1, "the writer got in while read-held");
+		for (int i = 0; i < 6; i++)
+			pthread_rwlock_unlock(&rec_l2);
+		pthread_rwlock_unlock(&rec_l);
+		sleep_ms(20);
+		CHECK(atomic_load(&writer_state) == 1, "the writer got in while still read-held once");
+		pthread_rwlock_unlock(&rec_l);
+		pthread_join(w, NULL);
+		pthread_join(w2, NULL);
+		CHECK(atomic_load(&writer_state) == 2 && atomic_load(&writer2_state) == 2,
+		      "the writers did not get the locks");
+	}
+}
+
+/* Writer preference: a waiting writer keeps new readers out. */
+static void case_rwlock_prefer_writer(void)
+{
+	pthread_rwlockattr_t at;
+	pthread_rwlock_t l;
+	pthread_rwlockattr_init(&at);
+	CHECK_RC(pthread_rwlockattr_setkind_np(&at, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), 0,
+		 "setkind");
+	pthread_rwlock_init(&l, &at);
+	atomic_store(&writer_state, 0);
+	pthread_rwlock_rdlock(&l);
+	pthread_t w = spawn(rec_writer, &l);
+	sleep_ms(100);
+	CHECK(atomic_load(&writer_state) == 1, "the writer is not waiting");
+	CHECK_RC(other_try(&l, 0), EBUSY, "a new reader while a writer waits (writer preference)");
+	pthread_rwlock_unlock(&l);
+	pthread_join(w, NULL);
+	CHECK(atomic_load(&writer_state) == 2, "the writer did not get the lock");
+	rw_basic(&l, "PREFER_WRITER_NONRECURSIVE");
+	pthread_rwlock_destroy(&l);
+}
+
+/* ---- condition variables ------------------------------------------------------ */
+
+struct cv_arg {
+	pthread_mutex_t *m;
+	pthread_cond_t *c;
+	int *pred;
+	atomic_int waiting, woken;
+};
+
+static void *cv_waiter(void *p)
+{
+	struct cv_arg *a = p;
+	pthread_mutex_lock(a->m);
+	atomic_fetch_add(&a->waiting, 1);
+	while (!*a->pred)
+		pthread_cond_wait(a->c, a->m);
+	atomic_fetch_add(&a->woken, 1);
+	pthread_mutex_unlock(a->m);
+	return NULL;
+}
+
+/* Until n threads wait (each counts itself under the mutex before its
+ * wait, and the wait releases it: once we hold it, they are waiting). */
+static void wait_for_waiters(struct cv_arg *a, int n)
+{
+	while (atomic_load(&a->waiting) < n)
+		sleep_ms(1);
+	pthread_mutex_lock(a->m);
+	pthread_mutex_unlock(a->m);
+}
+
+static void cv_signal_broadcast(pthread_mutex_t *m, pthread_cond_t *c, const char *what)
+{
+	int pred = 0;
+	struct cv_arg a = { .m = m, .c = c, .pred = &pred };
+	pthread_t t[6];
+	for (int i = 0; i < 6; i++)
+		t[i] = spawn(cv_waiter, &a);
+	wait_for_waiters(&a, 6);
+	pthread_mutex_lock(m);
+	pred = 1;
+	CHECK_RC(pthread_cond_broadcast(c), 0, "broadcast");
+	pthread_mutex_unlock(m);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	CHECK(atomic_load(&a.woken) == 6, "%s: broadcast woke %d of 6", what, atomic_load(&a.woken));
+	/* One signal per waiter: each wakes one. */
+	pred = 0;
+	atomic_store(&a.waiting, 0);
+	atomic_store(&a.woken, 0);
+	for (int i = 0; i < 3; i++)
+		t[i] = spawn(cv_waiter, &a);
+	wait_for_waiters(&a, 3);
+	pthread_mutex_lock(m);
+	pred = 1;
+	pthread_mutex_unlock(m);
+	for (int i = 0; i < 3; i++) {
+		CHECK_RC(pthread_cond_signal(c), 0, "signal");
+		sleep_ms(5);
+	}
+	int64_t end = now_ns(CLOCK_MONOTONIC) + 5000000000;
+	while (atomic_load(&a.woken) < 3 && now_ns(CLOCK_MONOTONIC) < end) {
+		pthread_cond_broadcast(c);      /* spurious-wake tolerant predicate */
+		sleep_ms(10);
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK(atomic_load(&a.woken) == 3, "%s: %d of 3 woken", what, atomic_load(&a.woken));
+}
+
+static void case_cond_basic(void)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t s = PTHREAD_COND_INITIALIZER;
+	cv_signal_broadcast(&m, &s, "PTHREAD_COND_INITIALIZER");
+	pthread_cond_t *z = calloc(1, sizeof(*z));
+	cv_signal_broadcast(&m, z, "zeroed memory");
+	free(z);
+	pthread_cond_t c;
+	CHECK_RC(pthread_cond_init(&c, NULL), 0, "init");
+	cv_signal_broadcast(&m, &c, "init");
+	CHECK_RC(pthread_cond_signal(&c), 0, "signal with no waiter");
+	CHECK_RC(pthread_cond_broadcast(&c), 0, "broadcast with no waiter");
+	CHECK_RC(pthread_cond_destroy(&c), 0, "destroy");
+	/* A recursive mutex held once, and an errorcheck one. */
+	pthread_mutexattr_t at;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_t em;
+	pthread_mutex_init(&em, &at);
+	pthread_cond_init(&c, NULL);
+	cv_signal_broadcast(&em, &c, "errorcheck mutex");
+	struct timespec ts = in_ns(CLOCK_REALTIME, 1000000);
+	CHECK_RC(pthread_cond_timedwait(&c, &em, &ts), EPERM, "timedwait without the errorcheck mutex");
+	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_t rm;
+	pthread_mutex_init(&rm, &at);
+	cv_signal_broadcast(&rm, &c, "recursive mutex");
+	pthread_cond_destroy(&c);
+}
+
+static void timed_wait_check(pthread_cond_t *c, clockid_t clock, int clockwait, const char *what)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&m);
+	struct timespec ts = in_ns(clock, 50000000);
+	int64_t t0 = now_ns(clock);
+	int rc;
+	do
+		rc = clockwait ? pthread_cond_clockwait(c, &m, clock, &ts)
+			       : pthread_cond_timedwait(c, &m, &ts);
+	while (rc == 0);        /* spurious wake-ups are allowed */
+	int64_t waited = now_ns(clock) - t0;
+	CHECK_RC(rc, ETIMEDOUT, what);
+	CHECK(waited >= 49000000, "%s: timed out after %.1f ms of 50", what, waited / 1e6);
+	CHECK_RC(pthread_mutex_trylock(&m), EBUSY, "the mutex is held again after the timeout");
+	pthread_mutex_unlock(&m);
+}
+
+static void case_cond_timed(void)
+{
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	timed_wait_check(&c, CLOCK_REALTIME, 0, "timedwait (realtime)");
+	timed_wait_check(&c, CLOCK_REALTIME, 1, "clockwait realtime");
+	timed_wait_check(&c, CLOCK_MONOTONIC, 1, "clockwait monotonic");
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	CHECK_RC(pthread_condattr_setclock(&ca, CLOCK_MONOTONIC), 0, "setclock");
+	pthread_cond_t mc;
+	pthread_cond_init(&mc, &ca);
+	timed_wait_check(&mc, CLOCK_MONOTONIC, 0, "timedwait on a CLOCK_MONOTONIC condvar");
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&m);
+	struct timespec bad = { time(NULL) + 10, 1000000000 }, past = { 0, 0 };
+	CHECK_RC(pthread_cond_timedwait(&c, &m, &bad), EINVAL, "timedwait, bad tv_nsec");
+	CHECK_RC(pthread_cond_clockwait(&c, &m, 12345, &past), EINVAL, "clockwait, bad clock");
+	CHECK_RC(pthread_cond_clockwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID, &past), EINVAL,
+		 "clockwait, unsupported clock");
+	CHECK_RC(pthread_cond_timedwait(&c, &m, &past), ETIMEDOUT, "timedwait, time passed");
+	CHECK_RC(pthread_mutex_trylock(&m), EBUSY, "the mutex is held after the calls");
+	pthread_mutex_unlock(&m);
+}
+
+/* Producers and consumers on a bounded queue. */
+#define Q_CAP 8
+static struct {
+	pthread_mutex_t m;
+	pthread_cond_t not_full, not_empty;
+	long items[Q_CAP];
+	int head, count, producers_left;
+	long sum;
+} q = { .m = PTHREAD_MUTEX_INITIALIZER, .not_full = PTHREAD_COND_INITIALIZER,
+	.not_empty = PTHREAD_COND_INITIALIZER };
+
+static void *producer(void *p)
+{
+	long base = (long)(intptr_t)p;
+	for (long i = 1; i <= 5000; i++) {
+		pthread_mutex_lock(&q.m);
+		while (q.count == Q_CAP)
+			pthread_cond_wait(&q.not_full, &q.m);
+		q.items[(q.head + q.count++) % Q_CAP] = base + i;
+		pthread_cond_signal(&q.not_empty);
+		pthread_mutex_unlock(&q.m);
+	}
+	pthread_mutex_lock(&q.m);
+	if (--q.producers_left == 0)
+		pthread_cond_broadcast(&q.not_empty);
+	pthread_mutex_unlock(&q.m);
+	return NULL;
+}
+
+static void *consumer(void *p)
+{
+	(void)p;
+	for (;;) {
+		pthread_mutex_lock(&q.m);
+		while (q.count == 0 && q.producers_left)
+			pthread_cond_wait(&q.not_empty, &q.m);
+		if (q.count == 0) {
+			pthread_mutex_unlock(&q.m);
+			return NULL;
+		}
+		q.sum += q.items[q.head];
+		q.head = (q.head + 1) % Q_CAP;
+		q.count--;
+		pthread_cond_signal(&q.not_full);
+		pthread_mutex_unlock(&q.m);
+	}
+}
+
+static void case_cond_queue(void)
+{
+	q.producers_left = 4;
+	pthread_t t[8];
+	for (int i = 0; i < 4; i++)
+		t[i] = spawn(producer, (void *)(intptr_t)(i * 1000000));
+	for (int i = 4; i < 8; i++)
+		t[i] = spawn(consumer, NULL);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	long want = 0;
+	for (int i = 0; i < 4; i++)
+		want += 5000L * i * 1000000 + 5000L * 5001 / 2;
+	CHECK(q.sum == want && q.count == 0, "sum %ld, expected %ld; %d left", q.sum, want, q.count);
+}
+
+/* A condvar waited with mutexes glibc keeps. */
+static void case_cond_glibc_mutex(void)
+{
+	const char *names[] = { "robust", "priority inheritance", "process-shared" };
+	for (int k = 0; k < 3; k++) {
+		pthread_mutexattr_t at;
+		pthread_mutex_t m;
+		pthread_mutexattr_init(&at);
+		if (k == 0)
+			pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST);
+		else if (k == 1)
+			pthread_mutexattr_setprotocol(&at, PTHREAD_PRIO_INHERIT);
+		else
+			pthread_mutexattr_setpshared(&at, PTHREAD_PROCESS_SHARED);
+		pthread_mutex_init(&m, &at);
+		pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+		cv_signal_broadcast(&m, &c, names[k]);
+		timed_wait_check(&c, CLOCK_REALTIME, 0, names[k]);
+		pthread_mutex_destroy(&m);
+	}
+}
+
+/* Cancellation: a thread cancelled in a condvar wait runs its cleanup
+ * handlers holding the mutex. */
+static pthread_mutex_t cancel_m;
+static pthread_cond_t cancel_c = PTHREAD_COND_INITIALIZER;
+static atomic_int cancel_started, cleanup_rc = -1, cancel_pred;
+static void cancel_cleanup(void *p)
+{
+	(void)p;
+	atomic_store(&cleanup_rc, pthread_mutex_unlock(&cancel_m));
+}
+
+static void *cancel_waiter(void *p)
+{
+	intptr_t mode = (intptr_t)p;
+	pthread_mutex_lock(&cancel_m);
+	if (mode == 2)
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	atomic_store(&cancel_started, 1);
+	pthread_cleanup_push(cancel_cleanup, NULL);
+	struct timespec ts = in_ns(CLOCK_REALTIME, 60 * 1000000000LL);
+	while (!atomic_load(&cancel_pred)) {
+		if (mode == 1)
+			pthread_cond_timedwait(&cancel_c, &cancel_m, &ts);
+		else
+			pthread_cond_wait(&cancel_c, &cancel_m);
+	}
+	pthread_cleanup_pop(0);
+	pthread_mutex_unlock(&cancel_m);
+	if (mode == 2) {
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		pthread_testcancel();   /* acts on the pending cancel */
+		return (void *)1;       /* not reached */
+	}
+	return NULL;
+}
+
+static void case_cond_cancel(void)
+{
+	pthread_mutexattr_t at;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&cancel_m, &at);
+	const char *modes[] = { "pthread_cond_wait", "pthread_cond_timedwait",
+				"pthread_cond_wait with cancellation disabled" };
+	for (intptr_t mode = 0; mode < 3; mode++) {
+		atomic_store(&cancel_started, 0);
+		atomic_store(&cleanup_rc, -1);
+		atomic_store(&cancel_pred, 0);
+		pthread_t t = spawn(cancel_waiter, (void *)mode);
+		while (!atomic_load(&cancel_started))
+			sleep_ms(1);
+		sleep_ms(50);
+		CHECK_RC(pthread_cancel(t), 0, "pthread_cancel");
+		if (mode == 2) {
+			sleep_ms(50);
+			pthread_mutex_lock(&cancel_m);
+			atomic_store(&cancel_pred, 1);
+			pthread_cond_signal(&cancel_c);
+			pthread_mutex_unlock(&cancel_m);
+		}
+		void *res;
+		pthread_join(t, &res);
+		CHECK(res == PTHREAD_CANCELED, "%s: the thread was not cancelled", modes[mode]);
+		if (mode < 2)
+			CHECK(atomic_load(&cleanup_rc) == 0,
+			      "%s: the cleanup handler's unlock of the errorcheck mutex returned %d "
+			      "(0: it held the mutex)", modes[mode], atomic_load(&cleanup_rc));
+		CHECK_RC(pthread_mutex_trylock(&cancel_m), 0, "the mutex is free after the cancel");
+		pthread_mutex_unlock(&cancel_m);
+	}
+}
+
+/* A cancel racing a signal: the signal still wakes a waiter. */
+static atomic_int race_woken;
+static int race_tokens;
+static void race_cleanup(void *p)
+{
+	(void)p;
+	pthread_mutex_unlock(&cancel_m);
+}
+
+static void *race_waiter(void *p)
+{
+	(void)p;
+	pthread_mutex_lock(&cancel_m);
+	atomic_fetch_add(&cancel_started, 1);
+	pthread_cleanup_push(race_cleanup, NULL);
+	while (!race_tokens)
+		pthread_cond_wait(&cancel_c, &cancel_m);
+	race_tokens--;
+	atomic_fetch_add(&race_woken, 1);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+static void case_cond_cancel_signal_race(void)
+{
+	pthread_mutex_init(&cancel_m, NULL);
+	for (int round = 0; round < 20; round++) {
+		atomic_store(&cancel_started, 0);
+		atomic_store(&race_woken, 0);
+		race_tokens = 0;
+		pthread_t t[3];
+		for (int i = 0; i < 3; i++)
+			t[i] = spawn(race_waiter, NULL);
+		while (atomic_load(&cancel_started) < 3)
+			sleep_ms(1);
+		pthread_mutex_lock(&cancel_m);
+		pthread_mutex_unlock(&cancel_m);
+		pthread_mutex_lock(&cancel_m);
+		race_tokens = 1;
+		pthread_cond_signal(&cancel_c);
+		pthread_mutex_unlock(&cancel_m);
+		pthread_cancel(t[round % 3]);
+		int64_t end = now_ns(CLOCK_MONOTONIC) + 5000000000;
+		while (race_tokens && now_ns(CLOCK_MONOTONIC) < end)
+			sleep_ms(1);
+		CHECK(race_tokens == 0, "round %d: the signal was lost with the cancel", round);
+		for (int i = 0; i < 3; i++)
+			pthread_cancel(t[i]);
+		for (int i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		if (failures)
+			break;
+	}
+}
+
+/* The GLIBC_2.2.5 condvar functions (the old ABI: an 8-byte object that
+ * points to the condvar glibc allocates at first use). */
+int old_cond_init(void *, const pthread_condattr_t *);
+int old_cond_destroy(void *);
+int old_cond_wait(void *, pthread_mutex_t *);
+int old_cond_timedwait(void *, pthread_mutex_t *, const struct timespec *);
+int old_cond_signal(void *);
+int old_cond_broadcast(void *);
+__asm__(".symver old_cond_init, pthread_cond_init@GLIBC_2.2.5");
+__asm__(".symver old_cond_destroy, pthread_cond_destroy@GLIBC_2.2.5");
+__asm__(".symver old_cond_wait, pthread_cond_wait@GLIBC_2.2.5");
+__asm__(".symver old_cond_timedwait, pthread_cond_timedwait@GLIBC_2.2.5");
+__asm__(".symver old_cond_signal, pthread_cond_signal@GLIBC_2.2.5");
+__asm__(".symver old_cond_broadcast, pthread_cond_broadcast@GLIBC_2.2.5");
+
+static struct {
+	void *cond;     /* the old 8-byte object */
+	pthread_mutex_t m;
+	int pred;
+	atomic_int waiting;
+} old = { .m = PTHREAD_MUTEX_INITIALIZER };
+
+static void *old_waiter(void *p)
+{
+	(void)p;
+	pthread_mutex_lock(&old.m);
+	atomic_fetch_add(&old.waiting, 1);
+	while (!old.pred)
+		old_cond_wait(&old.cond, &old.m);
+	pthread_mutex_unlock(&old.m);
+	return NULL;
+}
+
+static void case_cond_old_abi(void)
+{
+	CHECK_RC(old_cond_init(&old.cond, NULL), 0, "old init");
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		t[i] = spawn(old_waiter, NULL);
+	while (atomic_load(&old.waiting) < 3)
+		sleep_ms(1);
+	pthread_mutex_lock(&old.m);
+	old.pred = 1;
+	CHECK_RC(old_cond_signal(&old.cond), 0, "old signal");
+	CHECK_RC(old_cond_broadcast(&old.cond), 0, "old broadcast");
+	pthread_mutex_unlock(&old.m);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_lock(&old.m);
+	struct timespec ts = in_ns(CLOCK_REALTIME, 20000000);
+	int rc;
+	do
+		rc = old_cond_timedwait(&old.cond, &old.m, &ts);
+	while (rc == 0);
+	CHECK_RC(rc, ETIMEDOUT, "old timedwait");
+	pthread_mutex_unlock(&old.m);
+	CHECK_RC(old_cond_destroy(&old.cond), 0, "old destroy");
+}
+
+/* ---- fork, exit, many threads, dlopen ------------------------------------------ */
+
+/* fork_free, fork_rw and fork_c are free at every fork; the contenders
+ * keep fork_busy and busy_rw busy meanwhile (held at a fork, those are
+ * held by a thread the child does not have: not used there). */
+static pthread_mutex_t fork_free = PTHREAD_MUTEX_INITIALIZER, fork_busy = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t fork_rw = PTHREAD_RWLOCK_INITIALIZER, busy_rw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_cond_t fork_c = PTHREAD_COND_INITIALIZER;
+static atomic_int fork_stop;
+static void *fork_contender(void *p)
+{
+	(void)p;
+	while (!atomic_load(&fork_stop)) {
+		pthread_mutex_lock(&fork_busy);
+		pthread_mutex_unlock(&fork_busy);
+		pthread_rwlock_rdlock(&busy_rw);
+		pthread_rwlock_unlock(&busy_rw);
+	}
+	return NULL;
+}
+
+static void case_fork(void)
+{
+	pthread_mutexattr_t at;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_t held_e, held_n = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_init(&held_e, &at);
+	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_t held_r;
+	pthread_mutex_init(&held_r, &at);
+	pthread_mutex_lock(&held_e);
+	pthread_mutex_lock(&held_n);
+	pthread_mutex_lock(&held_r);
+	pthread_mutex_lock(&held_r);
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		t[i] = spawn(fork_contender, NULL);
+	for (int round = 0; round < 10; round++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			int bad = 0, rc;
+			/* Held by the forking thread: still held in the child.
+			 * An errorcheck or recursive mutex knows its owner by
+			 * TID, which fork changed: glibc says EPERM to the
+			 * child's unlock, hotlock remembers the parent's TID
+			 * (0); either way the mutex stays held until then. */
+			bad |= (pthread_mutex_trylock(&held_e) != EBUSY);
+			rc = pthread_mutex_unlock(&held_e);
+			bad |= (rc != 0 && rc != EPERM);
+			bad |= (pthread_mutex_trylock(&held_n) != EBUSY) << 1;
+			bad |= (pthread_mutex_unlock(&held_n) != 0) << 2;
+			bad |= (pthread_mutex_lock(&held_n) != 0) << 3;
+			rc = pthread_mutex_unlock(&held_r);
+			if (rc == 0) {  /* the count of 2 goes on */
+				bad |= (pthread_mutex_unlock(&held_r) != 0) << 5;
+				bad |= (pthread_mutex_unlock(&held_r) != EPERM) << 6;
+			} else {
+				bad |= (rc != EPERM) << 4;
+			}
+			/* Free locks are usable, also from new threads. */
+			struct counter c = { .m = &fork_free, .iters = 2000 };
+			pthread_t ct[3];
+			for (int i = 0; i < 3; i++)
+				pthread_create(&ct[i], NULL, count_main, &c);
+			for (int i = 0; i < 3; i++)
+				pthread_join(ct[i], NULL);
+			bad |= (c.n != 6000 || c.bad) << 7;
+			/* (exit statuses are 8 bits: the rest report by name) */
+			if (pthread_rwlock_wrlock(&fork_rw) != 0)
+				printf("FAIL fork: child: the free rwlock\n");
+			pthread_rwlock_unlock(&fork_rw);
+			pthread_mutex_lock(&fork_free);
+			struct timespec ts = in_ns(CLOCK_REALTIME, 5000000);
+			if (pthread_cond_timedwait(&fork_c, &fork_free, &ts) != ETIMEDOUT)
+				printf("FAIL fork: child: the free condvar\n");
+			pthread_mutex_unlock(&fork_free);
+			fflush(stdout);
+			_exit(bad);
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "round %d: child status 0x%x (exit bits: 1 errorcheck held, 2/4/8 normal held, "
+		      "16/32/64 recursive count, 128 free mutex)", round, st);
+	}
+	atomic_store(&fork_stop, 1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+}
+
+static pthread_mutex_t exit_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t exit_c = PTHREAD_COND_INITIALIZER;
+static void *exit_blocker(void *p)
+{
+	(void)p;
+	pthread_mutex_lock(&exit_m);
+	pthread_cond_wait(&exit_c, &exit_m);    /* never signalled */
+	return NULL;
+}
+
+static void *exit_locker(void *p)
+{
+	(void)p;
+	pthread_mutex_lock(&exit_m);            /* blocks: main of the child holds it... */
+	return NULL;
+}
+
+static void *exit_caller(void *p)
+{
+	intptr_t how = (intptr_t)p;
+	sleep_ms(50);
+	if (how == 0)
+		exit(42);
+	_exit(43);
+}
+
+static void case_exit_from_thread(void)
+{
+	for (intptr_t how = 0; how < 3; how++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			pthread_t t;
+			pthread_create(&t, NULL, exit_blocker, NULL);
+			sleep_ms(20);
+			pthread_mutex_lock(&exit_m);
+			pthread_create(&t, NULL, exit_locker, NULL);
+			if (how == 2) {
+				sleep_ms(50);
+				return_from_main:
+				exit(44);       /* main returns while threads block on locks */
+			}
+			pthread_create(&t, NULL, exit_caller, (void *)how);
+			pause();
+			goto return_from_main;
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42 + how, "exit case %d: status 0x%x", (int)how,
+		      st);
+	}
+}
+
+static pthread_mutex_t many_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t many_l = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_cond_t many_c = PTHREAD_COND_INITIALIZER;
+static int many_go, many_in;
+static long many_count;
+static void *many_main(void *p)
+{
+	(void)p;
+	pthread_rwlock_rdlock(&many_l);
+	pthread_rwlock_unlock(&many_l);
+	pthread_rwlock_wrlock(&many_l);
+	many_count++;
+	pthread_rwlock_unlock(&many_l);
+	pthread_mutex_lock(&many_m);
+	many_in++;
+	while (!many_go)
+		pthread_cond_wait(&many_c, &many_m);
+	many_count++;
+	pthread_mutex_unlock(&many_m);
+	return NULL;
+}
+
+static void case_many_threads(void)
+{
+	enum { N = 2000 };
+	static pthread_t t[N];
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	int made = 0;
+	for (; made < N; made++)
+		if (pthread_create(&t[made], &at, many_main, NULL))
+			break;
+	CHECK(made == N, "created %d of %d threads", made, N);
+	for (;;) {
+		pthread_mutex_lock(&many_m);
+		int in = many_in;
+		pthread_mutex_unlock(&many_m);
+		if (in == made)
+			break;
+		sleep_ms(2);
+	}
+	pthread_mutex_lock(&many_m);
+	many_go = 1;
+	pthread_cond_broadcast(&many_c);
+	pthread_mutex_unlock(&many_m);
+	for (int i = 0; i < made; i++)
+		pthread_join(t[i], NULL);
+	CHECK(many_count == 2L * made, "count %ld, expected %ld", many_count, 2L * made);
+}
+
+static char self_dir[4096];
+static void case_dlopen(void)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/dl_locklib.so", self_dir);
+	for (int round = 0; round < 3; round++) {
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		CHECK(h != NULL, "dlopen %s: %s", path, dlerror());
+		if (!h)
+			return;
+		long (*run)(int) = (long (*)(int))dlsym(h, "dl_locklib_run");
+		CHECK(run != NULL, "dlsym");
+		if (run)
+			CHECK(run(4) == 4 * 3 * 1000, "the library's locked counts are off");
+		CHECK(dlclose(h) == 0, "dlclose");
+	}
+}
+
+/* The layout the shim relies on (glibc's, checked here on glibc). */
+static void case_layout(void)
+{
+	CHECK(sizeof(pthread_mutex_t) == 40 && sizeof(pthread_rwlock_t) == 56 &&
+	      sizeof(pthread_cond_t) == 48, "sizes %zu %zu %zu", sizeof(pthread_mutex_t),
+	      sizeof(pthread_rwlock_t), sizeof(pthread_cond_t));
+	pthread_mutex_t inits[] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+				    PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP,
+				    PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP };
+	for (int k = 0; k < 4; k++) {
+		unsigned char b[40];
+		memcpy(b, &inits[k], 40);
+		int kind;
+		memcpy(&kind, b + 16, 4);
+		int other = 0;
+		for (int i = 0; i < 40; i++)
+			if ((i < 16 || i >= 20) && b[i])
+				other = 1;
+		CHECK(kind == k && !other, "mutex initialiser %d: kind %d at byte 16, other bytes %s", k,
+		      kind, other ? "set" : "zero");
+	}
+	pthread_rwlock_t w = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	unsigned flags;
+	memcpy(&flags, (char *)&w + 48, 4);
+	CHECK(flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, "rwlock __flags %u at byte 48",
+	      flags);
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	static const unsigned char zero[48];
+	CHECK(!memcmp(&c, zero, 48), "PTHREAD_COND_INITIALIZER is not all zero");
+}
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+	unsigned watchdog_s;    /* 0: 20 */
+} cases[] = {
+	{ "layout", case_layout, 0 },
+	{ "mutex_normal", case_mutex_normal, 0 },
+	{ "mutex_unlock_by_other", case_mutex_unlock_by_other, 0 },
+	{ "mutex_errorcheck", case_mutex_errorcheck, 0 },
+	{ "mutex_recursive", case_mutex_recursive, 0 },
+	{ "mutex_recursive_overflow", case_mutex_recursive_overflow, 90 },  /* 2^32 locks: ~12 s */
+	{ "mutex_timed", case_mutex_timed, 0 },
+	{ "mutex_timed_held", case_mutex_timed_held, 0 },
+	{ "mutex_destroy_reuse", case_mutex_destroy_reuse, 0 },
+	{ "mutex_robust", case_mutex_robust, 0 },
+	{ "mutex_pi_pp", case_mutex_pi_pp, 0 },
+	{ "process_shared", case_process_shared, 0 },
+	{ "rwlock_basic", case_rwlock_basic, 0 },
+	{ "rwlock_readers_together", case_rwlock_readers_together, 0 },
+	{ "rwlock_timed", case_rwlock_timed, 0 },
+	{ "rwlock_recursive_read", case_rwlock_recursive_read, 0 },
+	{ "rwlock_prefer_writer", case_rwlock_prefer_writer, 0 },
+	{ "cond_basic", case_cond_basic, 0 },
+	{ "cond_timed", case_cond_timed, 0 },
+	{ "cond_queue", case_cond_queue, 0 },
+	{ "cond_glibc_mutex", case_cond_glibc_mutex, 0 },
+	{ "cond_cancel", case_cond_cancel, 0 },
+	{ "cond_cancel_signal_race", case_cond_cancel_signal_race, 0 },
+	{ "cond_old_abi", case_cond_old_abi, 0 },
+	{ "fork", case_fork, 0 },
+	{ "exit_from_thread", case_exit_from_thread, 0 },
+	{ "many_threads", case_many_threads, 0 },
+	{ "dlopen", case_dlopen, 0 },
+};
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static int run_case(size_t i)
+{
+	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		current = cases[i].name;
+		alarm(cases[i].watchdog_s ? cases[i].watchdog_s : 20);
+		cases[i].fn();
+		fflush(stdout);
+		_exit(failures ? 1 : 0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	double s = (now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		printf("ok   %-26s (%.2f s)\n", cases[i].name, s);
+		return 0;
+	}
+	if (WIFSIGNALED(st))
+		printf("FAIL %-26s killed by signal %d%s (%.2f s)\n", cases[i].name, WTERMSIG(st),
+		       WTERMSIG(st) == SIGALRM ? ": hung (watchdog)" : "", s);
+	else
+		printf("FAIL %-26s (%.2f s)\n", cases[i].name, s);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
+	if (n > 0) {
+		self_dir[n] = 0;
+		char *slash = strrchr(self_dir, '/');
+		if (slash)
+			*slash = 0;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	int selected[NCASES] = { 0 }, any = 0;
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--list")) {
+			for (size_t i = 0; i < NCASES; i++)
+				puts(cases[i].name);
+			return 0;
+		}
+		if (!strcmp(argv[a], "--case") && a + 1 < argc) {
+			size_t i;
+			for (i = 0; i < NCASES && strcmp(cases[i].name, argv[a + 1]); i++)
+				;
+			if (i == NCASES) {
+				fprintf(stderr, "posix_suite: no case %s (see --list)\n", argv[a + 1]);
+				return 2;
+			}
+			selected[i] = any = 1;
+			a++;
+			continue;
+		}
+		fprintf(stderr, "usage: posix_suite [--list] [--case NAME]...\n");
+		return 2;
+	}
+	int failed = 0, ran = 0;
+	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	for (size_t i = 0; i < NCASES; i++)
+		if (!any || selected[i]) {
+			failed += run_case(i);
+			ran++;
+		}
+	printf("posix_suite: %d of %d cases passed (%.1f s)\n", ran - failed, ran,
+	       (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+	return failed ? 1 : 0;
+}
