@@ -15,6 +15,7 @@ static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_rwlock,
 	&bench_scenario_rwsem,
 	&bench_scenario_cond,
+	&bench_scenario_apps,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 

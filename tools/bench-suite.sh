@@ -8,10 +8,13 @@
 #
 # The quick form (about 4 minutes on a 2-core VM): 1, 2, 4 and 8 threads,
 # runs of 0.5 s, the median of 3 (the condvars: 81 runs of 0.3 s, about
-# 25 s).  --full (`make bench FULL=1`, about 21 minutes there, and the
-# condvars' 180 runs of 0.5 s): 1-16 threads, runs of 1 s, the median of 5,
-# every seed table (reader shares of 95 and 100%, the split table at loads
-# 1, 5, 50), the condvars at every default queue pair and waiter count.
+# 25 s; then `hotlock-bench apps --quick`, real programs with and without
+# the pthread shim, about a minute).  --full (`make bench FULL=1`, about 21
+# minutes there, and the condvars' 180 runs of 0.5 s): 1-16 threads, runs of
+# 1 s, the median of 5, every seed table (reader shares of 95 and 100%, the
+# split table at loads 1, 5, 50), the condvars at every default queue pair
+# and waiter count, apps in its full form (T = 2, 4, 8, runs of 2 s, about
+# 2.5 minutes).
 # Tables and per-run progress from hotlock-bench on stdout/stderr, and one
 # line per scenario here with the time so far.
 set -euo pipefail
@@ -43,6 +46,7 @@ if [ $full = 1 ]; then
 	rwsem_repeat=
 	uncontended_runs="--duration 0.3 --repeat 15"
 	cond_runs="--duration 0.5"  # the default pairs and waiter counts
+	apps_runs=""                # T = 2,4,8, runs of 2 s, median of 3
 else
 	common=(--duration 0.5 --repeat 3)
 	sweep=(--threads 1,2,4,8)
@@ -50,6 +54,7 @@ else
 	rwsem_repeat="--repeat 1"   # keeps the quick form under 5 minutes
 	uncontended_runs="--duration 0.2 --repeat 9"
 	cond_runs="--duration 0.3 --threads 1,1:2,2:4,4:1,7:7,1 --waiters 2,8,32"
+	apps_runs="--quick"         # T = 2,4, runs of 1 s, median of 3
 fi
 # The 1-thread rows time a few ns per op, which on this shared VM jumps
 # between two levels from run to run for every lock alike (85-90 or
@@ -72,6 +77,7 @@ scenarios=(
 	"seed004-rwsem|rwsem ${sweep[*]} --locks hotlock-rw,glibc-rw,ww-rw $rwsem_repeat"
 	"seed001-torture|mutex --torture ${sweep[*]} --locks mcs,hotlock-cna"
 	"cond|cond --locks glibc,hotlock,futex-cv $cond_runs"
+	"apps|apps $apps_runs"
 )
 if [ $full = 1 ]; then
 	scenarios+=(
@@ -92,7 +98,11 @@ for s in "${scenarios[@]}"; do
 	# shellcheck disable=SC2206
 	args=(${s#*|})
 	extra=()
-	[ "$name" = wake ] || extra=("${common[@]}")
+	# wake and apps have their own lengths (apps: --quick, or its defaults).
+	case $name in
+	wake | apps) ;;
+	*) extra=("${common[@]}") ;;
+	esac
 	echo "bench-suite: [$k/$n] $name ($((SECONDS - start)) s so far)" >&2
 	# The scenario's own options last, so that they override the common ones.
 	"$bench" "${args[0]}" "${extra[@]}" "${args[@]:1}" --json "$dir/$name.json"

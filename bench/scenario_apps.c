@@ -1,0 +1,1327 @@
+/* hotlock-bench apps: real programs on glibc's locks and on hotlock's, through
+ * the pthread shim (hotlock-run, libhotlock-preload.so), and what the shim
+ * itself costs.
+ *
+ * Workloads (Debian's programs; one missing is skipped with a line naming
+ * the package):
+ *   sysbench-mutex    sysbench mutex: T threads each take one of a few
+ *                     mutexes (--mutex-num 4) a fixed number of times; the
+ *                     total is fixed (it does not grow with T); measure: lock
+ *                     acquisitions per second of sysbench's total time.
+ *   sysbench-threads  sysbench threads: T threads lock one mutex, sched_yield
+ *                     with it held and unlock, 100 times an event, for
+ *                     --duration seconds; measure: events per second.
+ *   memcached         memcached -t T on a free port of 127.0.0.1 (UDP off),
+ *                     driven by libmemcached-tools' memaslap (memcaslap on
+ *                     Debian 12): 2T connections, 90% get and 10% set, for
+ *                     --duration seconds; measure: its operations per second.
+ *                     The server is stopped with SIGTERM and reaped.
+ * Each (workload, T) runs on glibc and under hotlock-run alternately, glibc
+ * first, --repeat times; a row shows each side's median, its range over the
+ * repeats, shim ÷ glibc (> 1: the shim is faster) and each side's CPU time
+ * per run (user + sys of the program, from wait4: memcached's own for the
+ * memcached rows, the load generator's apart in the JSON).
+ *
+ * The shim's own cost: hotlock-shim-pair (bench/shim_pair.c, not linked with
+ * hotlock) times uncontended pthread_mutex_lock + unlock pairs, best of 5
+ * trials a run, in a single-threaded process and with a second, idle thread
+ * alive (glibc's lock skips its atomic instruction while a process has one
+ * thread), on glibc and under hotlock-run alternately, --repeat times.
+ *
+ * Every run sets HOTLOCK_SHIM_STATS=1: the shim, where loaded, prints its
+ * futex calls at exit, which tells that it was (a shim run without that line,
+ * or a glibc run with it, is an error), and how contended its locks were. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *const me = "apps";
+
+/* What a run is: the three programs, then the two forms of the pair. */
+enum app_kind { APP_MUTEX, APP_THREADS, APP_MEMCACHED, PAIR_SINGLE, PAIR_IDLE, APP_NKINDS };
+#define APP_NPROGRAMS 3
+
+static const struct app_info {
+	const char *name;
+	const char *unit;       /* the table's */
+	double scale;           /* per second over this is the table's unit */
+	const char *json_unit;  /* per second, in the JSON's ops_per_sec */
+} app_info[APP_NKINDS] = {
+	[APP_MUTEX] = { "sysbench-mutex", "Mlock/s", 1e6, "locks/s" },
+	[APP_THREADS] = { "sysbench-threads", "kevent/s", 1e3, "events/s" },
+	[APP_MEMCACHED] = { "memcached", "kop/s", 1e3, "ops/s" },
+	[PAIR_SINGLE] = { "single thread", "ns/pair", 1, "pairs/s" },
+	[PAIR_IDLE] = { "idle 2nd thread", "ns/pair", 1, "pairs/s" },
+};
+/* The JSON's names of the pair's forms. */
+static const char *const pair_json[2] = { "mutex-pair-1thread", "mutex-pair-idle-thread" };
+
+enum side { GLIBC, SHIM };
+static const char *const side_names[2] = { "glibc", "shim" };
+
+/* The workloads' fixed parameters. */
+#define MUTEX_NUM          4
+#define MUTEX_LOOPS        100
+#define MUTEX_LOCKS_PER_S  10000000ul   /* total locks per --duration second */
+#define THREAD_YIELDS      100
+#define THREAD_LOCKS       1
+#define PAIR_TRIALS        5
+#define APPS_DEFAULT_THREADS "2,4,8"
+#define APPS_QUICK_THREADS   "2,4"
+
+/* One run of one side. */
+struct app_run {
+	double value;           /* per second (workloads), ns per pair (the pair) */
+	double cpu_s;           /* user + sys of the program */
+	double wall_s;          /* spawn to reap, as seen from here */
+	double work_s;          /* the program's own time: sysbench's total time,
+				 * memaslap's run time; NAN for the pair */
+	uint64_t ops;           /* locks, events, operations */
+	double loadgen_cpu_s;   /* memcached: memaslap's; NAN otherwise */
+	double other_cpus;      /* the rest of the machine, CPUs on average */
+	bool stats;             /* the shim's line at exit was seen */
+	uint64_t fx_wait, fx_wake;
+	double trials_ns[PAIR_TRIALS];
+};
+
+/* One (workload, T): both sides' runs and what the table shows. */
+struct app_row {
+	enum app_kind kind;
+	unsigned threads;
+	struct app_run *runs[2];        /* [repeat] each */
+	double med[2], min[2], max[2], cpu[2];
+	unsigned median[2];             /* the index of the median run */
+	double ratio;                   /* > 1: the shim is faster */
+};
+
+struct apps {
+	unsigned threads[BENCH_MAX_THREAD_COUNTS];
+	size_t nthreads;
+	unsigned repeat;
+	unsigned duration;              /* seconds */
+	bool quick;
+	const char *json;
+	bool want[APP_NPROGRAMS + 1];   /* [APP_NPROGRAMS]: the pair */
+	const char *queue, *spin_ns;    /* hotlock-run's options, or NULL */
+	unsigned long pairs;
+	char hotlock_run[PATH_MAX];
+	char shim_pair[PATH_MAX];       /* "" when not found */
+	char sysbench[PATH_MAX], memcached[PATH_MAX], memaslap[PATH_MAX];
+	char skip[APP_NPROGRAMS + 1][PATH_MAX + 256]; /* why a workload is left out */
+	char sysbench_version[64], memcached_version[64];
+	unsigned loadgen_threads;       /* memaslap -T, for each T: min(2T, cores) */
+};
+
+/* ---- children ------------------------------------------------------------ */
+
+/* Children still running, killed at exit (bench_fatal's included). */
+static pid_t live[4];
+
+static void live_set(pid_t pid, bool on)
+{
+	for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+		if (on ? live[i] == 0 : live[i] == pid) {
+			live[i] = on ? pid : 0;
+			return;
+		}
+	if (on)
+		bench_fatal("apps: too many children");
+}
+
+static void kill_live(void)
+{
+	for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+		if (live[i] > 0) {
+			kill(live[i], SIGKILL);
+			(void)waitpid(live[i], NULL, 0);
+			live[i] = 0;
+		}
+}
+
+struct child {
+	const char *what;       /* "memcached", for messages */
+	pid_t pid;
+	FILE *out, *err;        /* its stdout and stderr */
+	double t0;
+	int status;
+	struct rusage ru;
+	double wall_s;
+};
+
+static FILE *xtmpfile(void)
+{
+	FILE *f = tmpfile();
+
+	if (!f)
+		bench_fatal("apps: tmpfile: %s", strerror(errno));
+	/* Not to be inherited by the next child. */
+	(void)fcntl(fileno(f), F_SETFD, FD_CLOEXEC);
+	return f;
+}
+
+/* Starts argv (NULL-terminated), under hotlock-run when shim, with stdout and
+ * stderr into files of their own and stdin from /dev/null. */
+static void spawn(struct child *c, const struct apps *a, bool shim, const char *what,
+		  char *const *argv)
+{
+	const char *full[64];
+	size_t n = 0;
+	const pid_t parent = getpid();
+
+	if (shim) {
+		full[n++] = a->hotlock_run;
+		if (a->queue) {
+			full[n++] = "--queue";
+			full[n++] = a->queue;
+		}
+		if (a->spin_ns) {
+			full[n++] = "--spin-ns";
+			full[n++] = a->spin_ns;
+		}
+		full[n++] = "--";
+	}
+	for (size_t i = 0; argv[i]; i++) {
+		if (n + 2 > sizeof full / sizeof full[0])
+			bench_fatal("apps: too many arguments for %s", what);
+		full[n++] = argv[i];
+	}
+	full[n] = NULL;
+	c->what = what;
+	c->out = xtmpfile();
+	c->err = xtmpfile();
+	fflush(stdout);
+	fflush(stderr);
+	c->t0 = bench_now();
+	c->pid = fork();
+	if (c->pid < 0)
+		bench_fatal("apps: fork: %s", strerror(errno));
+	if (c->pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		/* Dies with hotlock-bench, however that ends. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(fileno(c->out), 1) < 0 ||
+		    dup2(fileno(c->err), 2) < 0)
+			_exit(127);
+		setenv("HOTLOCK_SHIM_STATS", "1", 1);
+		execv(full[0], (char *const *)full);
+		dprintf(2, "cannot run %s: %s\n", full[0], strerror(errno));
+		_exit(127);
+	}
+	live_set(c->pid, true);
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Reaps c if it has ended (wait: within timeout_s, then SIGKILL).  True when
+ * it ended by itself. */
+static bool reap(struct child *c, bool wait, double timeout_s)
+{
+	const double deadline = bench_now() + timeout_s;
+
+	for (;;) {
+		pid_t r = wait4(c->pid, &c->status, WNOHANG, &c->ru);
+
+		if (r == c->pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			bench_fatal("apps: wait4 (%s): %s", c->what, strerror(errno));
+		if (!wait)
+			return false;
+		if (bench_now() > deadline) {
+			kill(c->pid, SIGKILL);
+			while (wait4(c->pid, &c->status, 0, &c->ru) < 0 && errno == EINTR)
+				;
+			live_set(c->pid, false);
+			c->wall_s = bench_now() - c->t0;
+			return false;
+		}
+		sleep_s(0.002);
+	}
+	live_set(c->pid, false);
+	c->wall_s = bench_now() - c->t0;
+	return true;
+}
+
+static double child_cpu(const struct child *c)
+{
+	return (double)c->ru.ru_utime.tv_sec + (double)c->ru.ru_utime.tv_usec * 1e-6 +
+	       (double)c->ru.ru_stime.tv_sec + (double)c->ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* The whole of f, NUL-terminated (malloc'd). */
+static char *slurp(FILE *f)
+{
+	long n;
+	char *s;
+
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+		bench_fatal("apps: reading a child's output: %s", strerror(errno));
+	s = bench_xcalloc((size_t)n + 1, 1);
+	if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
+		bench_fatal("apps: reading a child's output: short read");
+	return s;
+}
+
+struct output {
+	char *out, *err;
+};
+
+static void child_output(struct child *c, struct output *o)
+{
+	o->out = slurp(c->out);
+	o->err = slurp(c->err);
+	fclose(c->out);
+	fclose(c->err);
+}
+
+static void output_free(struct output *o)
+{
+	free(o->out);
+	free(o->err);
+}
+
+/* The last lines of s, for an error message. */
+static const char *tail(const char *s)
+{
+	size_t n = strlen(s);
+	const char *p = s + n;
+	int lines = 0;
+
+	while (p > s && n - (size_t)(p - s) < 600) {
+		if (p[-1] == '\n' && ++lines > 6 && p < s + n - 1)
+			break;
+		p--;
+	}
+	return p;
+}
+
+static void status_text(char *buf, size_t len, int status)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "ended with wait status %#x", status);
+}
+
+static _Noreturn void child_failed(const char *label, const struct child *c,
+				   const struct output *o, const char *why)
+{
+	char st[96];
+
+	status_text(st, sizeof st, c->status);
+	bench_fatal("%s: %s %s\n--- its stderr (end) ---\n%s--- its stdout (end) ---\n%s",
+		    label, c->what, why ? why : st, tail(o->err), tail(o->out));
+}
+
+/* The number after key in text (key included), or false. */
+static bool find_number(const char *text, const char *key, double *v)
+{
+	const char *p = strstr(text, key);
+	char *end;
+
+	if (!p)
+		return false;
+	*v = strtod(p + strlen(key), &end);
+	return end != p + strlen(key) && isfinite(*v);
+}
+
+/* The shim's line at exit (HOTLOCK_SHIM_STATS=1), into r. */
+static void shim_stats(const char *err, struct app_run *r)
+{
+	const char *p = strstr(err, "hotlock-preload: pid ");
+	unsigned long long w, k, woke, other;
+	int pid;
+
+	r->stats = false;
+	r->fx_wait = r->fx_wake = 0;
+	if (p && sscanf(p, "hotlock-preload: pid %d futex calls: wait %llu wake %llu "
+			"(woke %llu) other %llu", &pid, &w, &k, &woke, &other) == 5) {
+		r->stats = true;
+		r->fx_wait = w;
+		r->fx_wake = k;
+	}
+}
+
+/* A shim run must have run on the shim, a glibc run must not have. */
+static void check_side(const char *label, enum side s, const struct app_run *r)
+{
+	if (s == SHIM && !r->stats)
+		bench_fatal("%s: the shim was not in effect: no 'hotlock-preload:' line at "
+			    "exit with HOTLOCK_SHIM_STATS=1 (is libhotlock-preload.so beside "
+			    "hotlock-run, in ../lib?)", label);
+	if (s == GLIBC && r->stats)
+		bench_fatal("%s: the shim was loaded into the glibc run (is hotlock-bench "
+			    "itself running under hotlock-run or LD_PRELOAD?)", label);
+}
+
+/* ---- the rest of the machine -------------------------------------------- */
+
+/* Busy CPU seconds of the whole machine since boot (/proc/stat); NAN if
+ * unreadable. */
+static double machine_busy_s(void)
+{
+	unsigned long long v[8];
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return NAN;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n != 8 || hz <= 0)
+		return NAN;
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
+}
+
+struct mark {
+	double busy_s, self_s, at_s;
+};
+
+static double self_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void mark(struct mark *m)
+{
+	m->busy_s = machine_busy_s();
+	m->self_s = self_cpu_s();
+	m->at_s = bench_now();
+}
+
+/* CPUs kept busy since m by others than us and our children (children_s of
+ * CPU time), on average. */
+static double other_cpus(const struct mark *m, double children_s)
+{
+	struct mark now;
+	double others;
+
+	mark(&now);
+	others = (now.busy_s - m->busy_s) - (now.self_s - m->self_s) - children_s;
+	if (isnan(others) || now.at_s <= m->at_s)
+		return NAN;
+	return fmax(others, 0) / (now.at_s - m->at_s);
+}
+
+/* ---- one run of each workload -------------------------------------------- */
+
+/* An argument of a command line into buf; one that does not fit is a bug
+ * here, not a short argument to pass on. */
+static void argf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void argf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		bench_fatal("apps: an argument does not fit its buffer (%s)", fmt);
+}
+
+static void run_label(char *buf, size_t len, enum app_kind k, unsigned t, enum side s)
+{
+	if (k >= PAIR_SINGLE)
+		snprintf(buf, len, "apps pair (%s) %s", app_info[k].name, side_names[s]);
+	else
+		snprintf(buf, len, "apps %s T=%u %s", app_info[k].name, t, side_names[s]);
+}
+
+/* Runs a program to its end and checks its exit status. */
+static void run_to_end(const struct apps *a, const char *label, enum side s,
+		       const char *what, char *const *argv, double timeout_s,
+		       struct child *c, struct output *o)
+{
+	spawn(c, a, s == SHIM, what, argv);
+	if (!reap(c, true, timeout_s)) {
+		child_output(c, o);
+		child_failed(label, c, o, "did not end in time and was killed");
+	}
+	child_output(c, o);
+	if (!WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0)
+		child_failed(label, c, o, NULL);
+}
+
+static void run_sysbench(const struct apps *a, enum app_kind k, unsigned t, enum side s,
+			 struct app_run *r)
+{
+	char label[128], threads[32], p1[48], p2[48], p3[48];
+	char *argv[10];
+	struct child c;
+	struct output o;
+	struct mark m;
+	double total, events, timeout;
+	uint64_t per_thread = 0;
+	size_t n = 0;
+
+	run_label(label, sizeof label, k, t, s);
+	argf(threads, sizeof threads, "--threads=%u", t);
+	argv[n++] = (char *)a->sysbench;
+	if (k == APP_MUTEX) {
+		/* The total is fixed: each thread's share of it. */
+		per_thread = MUTEX_LOCKS_PER_S * a->duration / t;
+		if (per_thread == 0)
+			per_thread = 1;
+		argv[n++] = "mutex";
+		argv[n++] = threads;
+		argf(p1, sizeof p1, "--mutex-num=%d", MUTEX_NUM);
+		argf(p2, sizeof p2, "--mutex-locks=%llu", (unsigned long long)per_thread);
+		argf(p3, sizeof p3, "--mutex-loops=%d", MUTEX_LOOPS);
+		/* No time limit of sysbench's own (its default is 10 s). */
+		argv[n++] = p1;
+		argv[n++] = p2;
+		argv[n++] = p3;
+		argv[n++] = "--time=0";
+		timeout = 60.0 * a->duration + 60;
+	} else {
+		argv[n++] = "threads";
+		argv[n++] = threads;
+		argf(p1, sizeof p1, "--thread-yields=%d", THREAD_YIELDS);
+		argf(p2, sizeof p2, "--thread-locks=%d", THREAD_LOCKS);
+		argf(p3, sizeof p3, "--time=%u", a->duration);
+		argv[n++] = p1;
+		argv[n++] = p2;
+		argv[n++] = p3;
+		timeout = a->duration + 60.0;
+	}
+	argv[n++] = "run";
+	argv[n] = NULL;
+
+	mark(&m);
+	run_to_end(a, label, s, "sysbench", argv, timeout, &c, &o);
+	r->cpu_s = child_cpu(&c);
+	r->other_cpus = other_cpus(&m, r->cpu_s);
+	r->wall_s = c.wall_s;
+	r->loadgen_cpu_s = NAN;
+	if (!find_number(o.out, "total time:", &total) || !(total > 0))
+		child_failed(label, &c, &o, "printed no 'total time:'");
+	r->work_s = total;
+	if (k == APP_MUTEX) {
+		r->ops = per_thread * t;
+	} else {
+		if (!find_number(o.out, "total number of events:", &events) || events < 0)
+			child_failed(label, &c, &o, "printed no 'total number of events:'");
+		r->ops = (uint64_t)events;
+	}
+	r->value = (double)r->ops / total;
+	shim_stats(o.err, r);
+	output_free(&o);
+	check_side(label, s, r);
+}
+
+/* A TCP port of 127.0.0.1 nobody listens on now. */
+static unsigned free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+		bench_fatal("apps: finding a free port: %s", strerror(errno));
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+static bool accepts(unsigned port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		bench_fatal("apps: socket: %s", strerror(errno));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+	close(fd);
+	return ok;
+}
+
+static void run_memcached(const struct apps *a, unsigned t, enum side s, struct app_run *r)
+{
+	char label[128], threads[32], port_s[32], server[64], lt[48], conc[48], secs[48];
+	char *argv[12];
+	struct child srv, gen;
+	struct output so, go;
+	struct mark m;
+	const unsigned port = free_port();
+	const unsigned loadgen = 2 * t < a->loadgen_threads ? 2 * t : a->loadgen_threads;
+	/* 2T connections, a multiple of the load generator's threads. */
+	const unsigned conns = (2 * t + loadgen - 1) / loadgen * loadgen;
+	double tps, ops, run_s, t0;
+	size_t n = 0;
+
+	run_label(label, sizeof label, APP_MEMCACHED, t, s);
+	argf(threads, sizeof threads, "%u", t);
+	argf(port_s, sizeof port_s, "%u", port);
+	argv[n++] = (char *)a->memcached;
+	argv[n++] = "-l";
+	argv[n++] = "127.0.0.1";
+	argv[n++] = "-p";
+	argv[n++] = port_s;
+	argv[n++] = "-t";
+	argv[n++] = threads;
+	argv[n++] = "-U";
+	argv[n++] = "0";
+	if (geteuid() == 0) {
+		argv[n++] = "-u";
+		argv[n++] = "root";
+	}
+	argv[n] = NULL;
+
+	mark(&m);
+	spawn(&srv, a, s == SHIM, "memcached", argv);
+	for (t0 = bench_now(); !accepts(port); sleep_s(0.01)) {
+		if (reap(&srv, false, 0)) {
+			child_output(&srv, &so);
+			child_failed(label, &srv, &so, "ended before it accepted a connection");
+		}
+		if (bench_now() - t0 > 10) {
+			reap(&srv, true, 0);
+			child_output(&srv, &so);
+			child_failed(label, &srv, &so, "did not accept connections within 10 s");
+		}
+	}
+
+	argf(server, sizeof server, "--servers=127.0.0.1:%u", port);
+	argf(lt, sizeof lt, "--threads=%u", loadgen);
+	argf(conc, sizeof conc, "--concurrency=%u", conns);
+	argf(secs, sizeof secs, "--time=%us", a->duration);
+	n = 0;
+	argv[n++] = (char *)a->memaslap;
+	argv[n++] = server;
+	argv[n++] = lt;
+	argv[n++] = conc;
+	argv[n++] = secs;
+	argv[n] = NULL;
+	/* The load generator runs on glibc either way. */
+	run_to_end(a, label, GLIBC, strrchr(a->memaslap, '/') + 1, argv,
+		   a->duration + 60.0, &gen, &go);
+	if (!find_number(go.out, "TPS:", &tps) || !find_number(go.out, "Ops:", &ops) ||
+	    !find_number(go.out, "Run time:", &run_s) || !(tps > 0))
+		child_failed(label, &gen, &go, "printed no 'Run time: ... Ops: ... TPS: ...'");
+
+	/* The server must still be up, then stops on SIGTERM (memcached ends
+	 * its event loop within a second). */
+	if (reap(&srv, false, 0)) {
+		child_output(&srv, &so);
+		child_failed(label, &srv, &so, "ended while it was being measured");
+	}
+	kill(srv.pid, SIGTERM);
+	if (!reap(&srv, true, 15)) {
+		fprintf(stderr, "hotlock-bench: %s: memcached did not end within 15 s of "
+			"SIGTERM and was killed\n", label);
+		srv.status = 0;
+	}
+	child_output(&srv, &so);
+	if (!WIFEXITED(srv.status) || WEXITSTATUS(srv.status) != 0)
+		child_failed(label, &srv, &so, NULL);
+
+	r->value = tps;
+	r->ops = (uint64_t)ops;
+	r->work_s = run_s;
+	r->cpu_s = child_cpu(&srv);
+	r->loadgen_cpu_s = child_cpu(&gen);
+	r->wall_s = srv.wall_s;
+	r->other_cpus = other_cpus(&m, r->cpu_s + r->loadgen_cpu_s);
+	shim_stats(so.err, r);
+	output_free(&so);
+	output_free(&go);
+	check_side(label, s, r);
+}
+
+static void run_pair(const struct apps *a, enum app_kind k, enum side s, struct app_run *r)
+{
+	char label[128], pairs[32], trials[16];
+	char *argv[8];
+	struct child c;
+	struct output o;
+	struct mark m;
+	const char *p;
+	size_t n = 0;
+
+	run_label(label, sizeof label, k, 1, s);
+	argf(pairs, sizeof pairs, "%lu", a->pairs);
+	argf(trials, sizeof trials, "%d", PAIR_TRIALS);
+	argv[n++] = (char *)a->shim_pair;
+	if (k == PAIR_IDLE)
+		argv[n++] = "--idle-thread";
+	argv[n++] = "--pairs";
+	argv[n++] = pairs;
+	argv[n++] = "--trials";
+	argv[n++] = trials;
+	argv[n] = NULL;
+	mark(&m);
+	run_to_end(a, label, s, "hotlock-shim-pair", argv, 120, &c, &o);
+	r->cpu_s = child_cpu(&c);
+	r->other_cpus = other_cpus(&m, r->cpu_s);
+	r->wall_s = c.wall_s;
+	r->work_s = r->loadgen_cpu_s = NAN;
+	r->ops = a->pairs;
+	if (!find_number(o.out, "ns_per_pair", &r->value) || !(r->value > 0))
+		child_failed(label, &c, &o, "printed no 'ns_per_pair'");
+	if ((p = strstr(o.out, "trials_ns")))
+		for (int i = 0; i < PAIR_TRIALS; i++) {
+			char *end;
+
+			p += i == 0 ? strlen("trials_ns") : 0;
+			r->trials_ns[i] = strtod(p, &end);
+			if (end == p)
+				r->trials_ns[i] = NAN;
+			p = end;
+		}
+	p = strstr(o.out, "lock_from ");
+	if (!p)
+		child_failed(label, &c, &o, "printed no 'lock_from'");
+	if ((strstr(p, "hotlock-preload") != NULL) != (s == SHIM))
+		bench_fatal("%s: pthread_mutex_lock came from %.*s, which is %sthe shim", label,
+			    (int)strcspn(p + 10, "\n"), p + 10, s == SHIM ? "not " : "");
+	shim_stats(o.err, r);
+	output_free(&o);
+	check_side(label, s, r);
+}
+
+static void run_one(const struct apps *a, enum app_kind k, unsigned t, enum side s,
+		    struct app_run *r)
+{
+	memset(r, 0, sizeof *r);
+	if (k == APP_MEMCACHED)
+		run_memcached(a, t, s, r);
+	else if (k >= PAIR_SINGLE)
+		run_pair(a, k, s, r);
+	else
+		run_sysbench(a, k, t, s, r);
+}
+
+/* ---- the rows ------------------------------------------------------------ */
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+static double median_of(const struct app_run *runs, unsigned n, size_t off, unsigned *idx)
+{
+	double *v = bench_xcalloc(n, sizeof *v), med;
+
+	for (unsigned i = 0; i < n; i++)
+		v[i] = *(const double *)((const char *)&runs[i] + off);
+	qsort(v, n, sizeof *v, cmp_double);
+	med = v[(n - 1) / 2];   /* the lower median: a run that happened */
+	free(v);
+	if (idx)
+		for (unsigned i = 0; i < n; i++)
+			if (*(const double *)((const char *)&runs[i] + off) == med) {
+				*idx = i;
+				break;
+			}
+	return med;
+}
+
+static void row_figures(struct app_row *row, unsigned repeat)
+{
+	for (int s = 0; s < 2; s++) {
+		const struct app_run *r = row->runs[s];
+
+		row->med[s] = median_of(r, repeat, offsetof(struct app_run, value), &row->median[s]);
+		row->cpu[s] = median_of(r, repeat, offsetof(struct app_run, cpu_s), NULL);
+		row->min[s] = row->max[s] = r[0].value;
+		for (unsigned i = 1; i < repeat; i++) {
+			row->min[s] = fmin(row->min[s], r[i].value);
+			row->max[s] = fmax(row->max[s], r[i].value);
+		}
+	}
+	/* > 1: the shim is faster. */
+	row->ratio = row->kind >= PAIR_SINGLE ? row->med[GLIBC] / row->med[SHIM] :
+		row->med[SHIM] / row->med[GLIBC];
+}
+
+/* 3 significant digits or so. */
+static const char *num(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, fabs(v) >= 100 ? "%.0f" : fabs(v) >= 10 ? "%.1f" : "%.2f", v);
+	return buf;
+}
+
+static const char *cell(char *buf, size_t len, const struct app_row *row, int s)
+{
+	const double sc = app_info[row->kind].scale;
+	char a[24], b[24], c[24];
+
+	snprintf(buf, len, "%s [%s-%s]", num(a, sizeof a, row->med[s] / sc),
+		 num(b, sizeof b, row->min[s] / sc), num(c, sizeof c, row->max[s] / sc));
+	return buf;
+}
+
+static void print_pair_header(const struct apps *a)
+{
+	printf("The shim's own cost: an uncontended pthread_mutex_lock + unlock pair in a\n"
+	       "program not linked with hotlock (hotlock-shim-pair, %lu pairs, best of %d\n"
+	       "trials a run; median [min-max] of %u runs; ratio = glibc / shim, > 1: the\n"
+	       "shim is faster)\n", a->pairs, PAIR_TRIALS, a->repeat);
+	printf("%-17s %-26s %-26s %6s\n", "form", "glibc ns/pair", "shim ns/pair", "ratio");
+}
+
+static void print_pair_row(const struct app_row *row)
+{
+	char g[96], h[96];
+
+	printf("%-17s %-26s %-26s %6.2f\n", app_info[row->kind].name,
+	       cell(g, sizeof g, row, GLIBC), cell(h, sizeof h, row, SHIM), row->ratio);
+}
+
+static void print_app_header(const struct apps *a)
+{
+	printf("Programs on glibc and under hotlock-run, alternately (glibc first), median\n"
+	       "[min-max] of %u runs of about %u s; ratio = shim / glibc, > 1: the shim is\n"
+	       "faster; cpu-s = user + sys seconds of the program per run (median;\n"
+	       "memcached: the server's)\n", a->repeat, a->duration);
+	printf("%-16s %3s %-8s %-24s %-24s %6s %6s %6s\n", "workload", "T", "unit",
+	       "glibc", "shim", "ratio", "cpu-g", "cpu-s");
+}
+
+static void print_app_row(const struct app_row *row)
+{
+	char g[96], h[96];
+
+	printf("%-16s %3u %-8s %-24s %-24s %6.2f %6.2f %6.2f\n", app_info[row->kind].name,
+	       row->threads, app_info[row->kind].unit, cell(g, sizeof g, row, GLIBC),
+	       cell(h, sizeof h, row, SHIM), row->ratio, row->cpu[GLIBC], row->cpu[SHIM]);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void json_run(struct bench_json *j, enum app_kind k, enum side s, const struct app_run *r)
+{
+	bench_json_object(j, NULL);
+	if (k >= PAIR_SINGLE) {
+		bench_json_number(j, "ns_per_pair", r->value);
+		bench_json_number(j, "ops_per_sec", 1e9 / r->value);
+		bench_json_array(j, "trials_ns");
+		for (int i = 0; i < PAIR_TRIALS; i++)
+			bench_json_number(j, NULL, r->trials_ns[i]);
+		bench_json_end(j);
+	} else {
+		bench_json_number(j, "ops_per_sec", r->value);
+		bench_json_uint(j, "ops", r->ops);
+		bench_json_number(j, "work_s", r->work_s);
+	}
+	bench_json_number(j, "cpu_s", r->cpu_s);
+	bench_json_number(j, "cpu_s_per_mop", r->ops ? r->cpu_s * 1e6 / (double)r->ops : NAN);
+	if (k == APP_MEMCACHED)
+		bench_json_number(j, "loadgen_cpu_s", r->loadgen_cpu_s);
+	bench_json_number(j, "wall_s", r->wall_s);
+	bench_json_number(j, "other_cpus", r->other_cpus);
+	if (s == SHIM) {
+		bench_json_uint(j, "futex_wait", r->fx_wait);
+		bench_json_uint(j, "futex_wake", r->fx_wake);
+	} else {
+		bench_json_null(j, "futex_wait");
+		bench_json_null(j, "futex_wake");
+	}
+	bench_json_end(j);
+}
+
+static void json_row(struct bench_json *j, const struct apps *a, const struct app_row *row)
+{
+	const bool pair = row->kind >= PAIR_SINGLE;
+	char name[96];
+
+	for (int s = 0; s < 2; s++) {
+		const char *wl = pair ? pair_json[row->kind - PAIR_SINGLE] : app_info[row->kind].name;
+
+		snprintf(name, sizeof name, "%s/%s", side_names[s], wl);
+		bench_json_object(j, NULL);
+		bench_json_string(j, "lock", name);
+		bench_json_string(j, "side", side_names[s]);
+		bench_json_string(j, "workload", wl);
+		bench_json_uint(j, "threads", row->threads);
+		if (pair) {
+			bench_json_number(j, "ns_per_pair", row->med[s]);
+			bench_json_number(j, "ns_per_pair_min", row->min[s]);
+			bench_json_number(j, "ns_per_pair_max", row->max[s]);
+			bench_json_number(j, "ops_per_sec", 1e9 / row->med[s]);
+		} else {
+			bench_json_string(j, "unit", app_info[row->kind].json_unit);
+			bench_json_number(j, "ops_per_sec", row->med[s]);
+			bench_json_number(j, "ops_per_sec_min", row->min[s]);
+			bench_json_number(j, "ops_per_sec_max", row->max[s]);
+		}
+		bench_json_number(j, "spread", a->repeat > 1 ?
+				  (row->max[s] - row->min[s]) / row->med[s] : NAN);
+		bench_json_number(j, "cpu_s", row->cpu[s]);
+		bench_json_number(j, "ratio_shim_over_glibc", row->ratio);
+		bench_json_uint(j, "median_run", row->median[s]);
+		bench_json_array(j, "runs");
+		for (unsigned i = 0; i < a->repeat; i++)
+			json_run(j, row->kind, (enum side)s, &row->runs[s][i]);
+		bench_json_end(j);
+		bench_json_end(j);
+	}
+}
+
+static void write_json(const struct apps *a, const struct app_row *rows, size_t nrows,
+		       struct bench_json *j)
+{
+	bench_json_object(j, NULL);
+	bench_json_string(j, "bench", me);
+	bench_json_object(j, "config");
+	bench_json_array(j, "workloads");
+	for (int k = 0; k <= APP_NPROGRAMS; k++)
+		if (a->want[k] && !a->skip[k][0])
+			bench_json_string(j, NULL, k < APP_NPROGRAMS ? app_info[k].name : "mutex-pair");
+	bench_json_end(j);
+	bench_json_array(j, "threads");
+	for (size_t i = 0; i < a->nthreads; i++)
+		bench_json_uint(j, NULL, a->threads[i]);
+	bench_json_end(j);
+	bench_json_uint(j, "repeat", a->repeat);
+	bench_json_number(j, "duration_s", a->duration);
+	bench_json_bool(j, "quick", a->quick);
+	bench_json_string(j, "table", "median");
+	bench_json_string(j, "hotlock_run", a->hotlock_run);
+	bench_json_array(j, "hotlock_run_options");
+	if (a->queue) {
+		bench_json_string(j, NULL, "--queue");
+		bench_json_string(j, NULL, a->queue);
+	}
+	if (a->spin_ns) {
+		bench_json_string(j, NULL, "--spin-ns");
+		bench_json_string(j, NULL, a->spin_ns);
+	}
+	bench_json_end(j);
+	bench_json_uint(j, "cores", bench_cores());
+	if (a->want[APP_NPROGRAMS] && a->shim_pair[0]) {
+		bench_json_object(j, "mutex_pair");
+		bench_json_string(j, "program", a->shim_pair);
+		bench_json_uint(j, "pairs", a->pairs);
+		bench_json_uint(j, "trials", PAIR_TRIALS);
+		bench_json_end(j);
+	}
+	if (a->sysbench[0]) {
+		bench_json_string(j, "sysbench_version", a->sysbench_version);
+		bench_json_object(j, "sysbench_mutex");
+		bench_json_uint(j, "mutex_num", MUTEX_NUM);
+		bench_json_uint(j, "mutex_loops", MUTEX_LOOPS);
+		bench_json_uint(j, "mutex_locks_total", MUTEX_LOCKS_PER_S * a->duration);
+		bench_json_end(j);
+		bench_json_object(j, "sysbench_threads");
+		bench_json_uint(j, "thread_yields", THREAD_YIELDS);
+		bench_json_uint(j, "thread_locks", THREAD_LOCKS);
+		bench_json_end(j);
+	}
+	if (a->memcached[0] && a->memaslap[0]) {
+		bench_json_object(j, "memcached");
+		bench_json_string(j, "version", a->memcached_version);
+		bench_json_string(j, "loadgen", a->memaslap);
+		bench_json_uint(j, "loadgen_threads_max", a->loadgen_threads);
+		bench_json_uint(j, "connections_per_server_thread", 2);
+		bench_json_number(j, "get_share", 0.9);
+		bench_json_end(j);
+	}
+	bench_json_run_info(j);
+	bench_json_end(j);
+	bench_json_array(j, "skipped");
+	for (int k = 0; k <= APP_NPROGRAMS; k++)
+		if (a->want[k] && a->skip[k][0]) {
+			bench_json_object(j, NULL);
+			bench_json_string(j, "workload", k < APP_NPROGRAMS ? app_info[k].name : "mutex-pair");
+			bench_json_string(j, "why", a->skip[k]);
+			bench_json_end(j);
+		}
+	bench_json_end(j);
+	bench_json_array(j, "results");
+	for (size_t i = 0; i < nrows; i++)
+		json_row(j, a, &rows[i]);
+	bench_json_end(j);
+	bench_json_end(j);
+	bench_json_close(j);
+}
+
+/* ---- finding the programs ------------------------------------------------- */
+
+static bool executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* name in $PATH, into buf; false if absent. */
+static bool in_path(const char *name, char *buf, size_t len)
+{
+	const char *p = getenv("PATH");
+
+	if (!p || !*p)
+		p = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+	while (*p) {
+		size_t n = strcspn(p, ":");
+
+		if (n > 0 && (size_t)snprintf(buf, len, "%.*s/%s", (int)n, p, name) < len &&
+		    executable(buf))
+			return true;
+		p += n + (p[n] == ':');
+	}
+	buf[0] = '\0';
+	return false;
+}
+
+/* The directory of this executable, into buf. */
+static void self_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		bench_fatal("apps: readlink /proc/self/exe: %s", strerror(errno));
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+}
+
+/* Runs `argv[0] --version`-like commands for the JSON: the first line. */
+static void version_of(const char *prog, const char *arg, char *buf, size_t len)
+{
+	char *argv[] = { (char *)prog, (char *)arg, NULL };
+	struct apps none;
+	struct child c;
+	struct output o;
+
+	memset(&none, 0, sizeof none);
+	buf[0] = '\0';
+	spawn(&c, &none, false, prog, argv);
+	reap(&c, true, 10);
+	child_output(&c, &o);
+	snprintf(buf, len, "%.*s", (int)strcspn(o.out, "\n"), o.out);
+	output_free(&o);
+}
+
+static void find_programs(struct apps *a, const char *hotlock_run, const char *shim_pair)
+{
+	char dir[PATH_MAX], first[PATH_MAX + 32], second[PATH_MAX + 32];
+
+	self_dir(dir, sizeof dir);
+	if (hotlock_run) {
+		if (!executable(hotlock_run))
+			bench_usage_error(me, "--hotlock-run: '%s' is not an executable file",
+					  hotlock_run);
+		snprintf(a->hotlock_run, sizeof a->hotlock_run, "%s", hotlock_run);
+	} else {
+		snprintf(first, sizeof first, "%s/../bin/hotlock-run", dir);
+		snprintf(second, sizeof second, "%s/hotlock-run", dir);
+		if (executable(first) && realpath(first, a->hotlock_run))
+			;
+		else if (executable(second) && realpath(second, a->hotlock_run))
+			;
+		else
+			bench_fatal("apps: hotlock-run not found: looked for %s and %s (build it "
+				    "with the library, or give --hotlock-run PATH)", first, second);
+	}
+	if (shim_pair) {
+		if (!executable(shim_pair))
+			bench_usage_error(me, "--shim-pair: '%s' is not an executable file",
+					  shim_pair);
+		snprintf(a->shim_pair, sizeof a->shim_pair, "%s", shim_pair);
+	} else if (a->want[APP_NPROGRAMS]) {
+		snprintf(first, sizeof first, "%s/hotlock-shim-pair", dir);
+		if (!executable(first) || !realpath(first, a->shim_pair)) {
+			a->shim_pair[0] = '\0';
+			snprintf(a->skip[APP_NPROGRAMS], sizeof a->skip[0],
+				 "hotlock-shim-pair not found (looked for %s; it is built beside "
+				 "hotlock-bench, or give --shim-pair PATH)", first);
+		}
+	}
+
+	if (!in_path("sysbench", a->sysbench, sizeof a->sysbench))
+		for (int k = APP_MUTEX; k <= APP_THREADS; k++)
+			snprintf(a->skip[k], sizeof a->skip[0],
+				 "sysbench not installed (apt-get install sysbench)");
+	else if (a->want[APP_MUTEX] || a->want[APP_THREADS])
+		version_of(a->sysbench, "--version", a->sysbench_version,
+			   sizeof a->sysbench_version);
+	if (!in_path("memcached", a->memcached, sizeof a->memcached))
+		snprintf(a->skip[APP_MEMCACHED], sizeof a->skip[0],
+			 "memcached not installed (apt-get install memcached)");
+	else if (!in_path("memaslap", a->memaslap, sizeof a->memaslap) &&
+		 !in_path("memcaslap", a->memaslap, sizeof a->memaslap))
+		snprintf(a->skip[APP_MEMCACHED], sizeof a->skip[0],
+			 "memaslap (memcaslap) not installed (apt-get install libmemcached-tools)");
+	else if (a->want[APP_MEMCACHED])
+		version_of(a->memcached, "--version", a->memcached_version,
+			   sizeof a->memcached_version);
+}
+
+/* ---- command line -------------------------------------------------------- */
+
+static void apps_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: hotlock-bench apps [--quick] [--threads T,...] [--repeat R]\n"
+		"                          [--duration S] [--workloads W,...] [--json FILE]\n"
+		"                          [--pairs N] [--hotlock-run PATH] [--shim-pair PATH]\n"
+		"                          [--queue fifo|cna] [--spin-ns N]\n"
+		"\n"
+		"Real programs on glibc's locks and on hotlock's through the pthread shim\n"
+		"(hotlock-run, libhotlock-preload.so), and the shim's own cost:\n"
+		"  sysbench-mutex    sysbench mutex --mutex-num=%d --mutex-loops=%d, %lu lock\n"
+		"                    acquisitions per second of --duration in all, shared\n"
+		"                    out among the T threads; Mlock/s of sysbench's total time\n"
+		"  sysbench-threads  sysbench threads --thread-locks=%d --thread-yields=%d\n"
+		"                    (lock, sched_yield, unlock) for --duration s; kevent/s\n"
+		"  memcached         memcached -t T -U 0 on a free port of 127.0.0.1, driven by\n"
+		"                    memaslap (memcaslap): 2T connections, 90%% get, for\n"
+		"                    --duration s; kop/s (thousand operations per second)\n"
+		"  pair              an uncontended pthread_mutex_lock + unlock in\n"
+		"                    hotlock-shim-pair (not linked with hotlock), best of %d\n"
+		"                    trials a run, single-threaded and with an idle second\n"
+		"                    thread; ns per pair\n"
+		"A workload whose program is missing is skipped with a line naming the\n"
+		"Debian package (sysbench, memcached, libmemcached-tools).  Every (workload,\n"
+		"T) runs on glibc and under hotlock-run alternately, R times; the table shows\n"
+		"the median and [min-max] of each side, the ratio (> 1: the shim is faster)\n"
+		"and each side's CPU seconds per run (user + sys of the program, wait4).\n"
+		"\n"
+		"Options:\n"
+		"  --quick            T = " APPS_QUICK_THREADS ", runs of 1 s, 4000000 pairs (about\n"
+		"                     a minute on 2 cores); options given override it\n"
+		"  --threads T,...    thread counts, 1 to %u (default " APPS_DEFAULT_THREADS ")\n"
+		"  --repeat R         runs of each side, median shown (default 3)\n"
+		"  --duration S       whole seconds per run, 1 to 600 (default 2)\n"
+		"  --workloads W,...  of sysbench-mutex, sysbench-threads, memcached, pair\n"
+		"                     (default all)\n"
+		"  --pairs N          pairs per trial of the pair (default 10000000)\n"
+		"  --json FILE        also write the results as JSON to FILE\n"
+		"  --hotlock-run PATH hotlock-run (default: ../bin/hotlock-run, then\n"
+		"                     ./hotlock-run, beside this executable)\n"
+		"  --shim-pair PATH   hotlock-shim-pair (default: beside this executable)\n"
+		"  --queue fifo|cna, --spin-ns N  passed to hotlock-run\n"
+		"  --help             this text\n"
+		"\n"
+		"Progress on stderr, one line per run.  JSON: \"results\" has a member per\n"
+		"(side, workload, T) named SIDE/WORKLOAD (glibc/memcached, shim/sysbench-mutex,\n"
+		"glibc/mutex-pair-1thread), its ops_per_sec the median (pairs per second for\n"
+		"the pair), every run under \"runs\", so that 'hotlock-bench compare' can\n"
+		"compare two runs; \"skipped\" names what could not run and why.\n"
+		"\n"
+		"Exit status: 0 ok (skipped workloads included), 1 a run failed or\n"
+		"hotlock-run was not found, 2 bad command line.\n",
+		MUTEX_NUM, MUTEX_LOOPS, MUTEX_LOCKS_PER_S, THREAD_LOCKS, THREAD_YIELDS,
+		PAIR_TRIALS, BENCH_MAX_THREADS);
+}
+
+static void threads_item(void *ctx, const char *entry)
+{
+	struct apps *a = ctx;
+	unsigned t = (unsigned)bench_parse_ulong(me, "--threads", entry, 1, BENCH_MAX_THREADS);
+
+	for (size_t i = 0; i < a->nthreads; i++)
+		if (a->threads[i] == t)
+			return;
+	if (a->nthreads == BENCH_MAX_THREAD_COUNTS)
+		bench_usage_error(me, "--threads: more than %u entries", BENCH_MAX_THREAD_COUNTS);
+	a->threads[a->nthreads++] = t;
+}
+
+static void workload_item(void *ctx, const char *entry)
+{
+	struct apps *a = ctx;
+
+	for (int k = 0; k < APP_NPROGRAMS; k++)
+		if (strcmp(entry, app_info[k].name) == 0) {
+			a->want[k] = true;
+			return;
+		}
+	if (strcmp(entry, "pair") == 0) {
+		a->want[APP_NPROGRAMS] = true;
+		return;
+	}
+	bench_usage_error(me, "--workloads: unknown workload '%s' (valid: sysbench-mutex, "
+			  "sysbench-threads, memcached, pair)", entry);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static int apps_main(int argc, char **argv)
+{
+	struct apps a;
+	const char *threads = NULL, *hotlock_run = NULL, *shim_pair = NULL, *v;
+	bool duration_given = false, pairs_given = false;
+	struct app_row *rows;
+	struct bench_json *json;
+	size_t nrows = 0, npair = 0;
+	unsigned total;
+
+	memset(&a, 0, sizeof a);
+	a.repeat = 3;
+	for (int k = 0; k <= APP_NPROGRAMS; k++)
+		a.want[k] = true;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			apps_help(stdout);
+			return 0;
+		}
+		if (strcmp(argv[i], "--quick") == 0) {
+			a.quick = true;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--threads"))) {
+			threads = v;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--repeat"))) {
+			a.repeat = (unsigned)bench_parse_ulong(me, "--repeat", v, 1, 100);
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--duration"))) {
+			a.duration = (unsigned)bench_parse_ulong(me, "--duration", v, 1, 600);
+			duration_given = true;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--workloads"))) {
+			memset(a.want, 0, sizeof a.want);
+			bench_list_each(me, "--workloads", v, workload_item, &a);
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--pairs"))) {
+			a.pairs = bench_parse_ulong(me, "--pairs", v, 1, 1000000000000UL);
+			pairs_given = true;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--json"))) {
+			a.json = v;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--hotlock-run"))) {
+			hotlock_run = v;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--shim-pair"))) {
+			shim_pair = v;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--queue"))) {
+			if (strcmp(v, "fifo") != 0 && strcmp(v, "cna") != 0)
+				bench_usage_error(me, "--queue: '%s' is not fifo or cna", v);
+			a.queue = v;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--spin-ns"))) {
+			bench_parse_ulong(me, "--spin-ns", v, 0, 10000000);
+			a.spin_ns = v;
+		} else if (argv[i][0] == '-') {
+			bench_usage_error(me, "unknown option '%s'", argv[i]);
+		} else {
+			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
+		}
+	}
+	bench_list_each(me, "--threads", threads ? threads :
+			a.quick ? APPS_QUICK_THREADS : APPS_DEFAULT_THREADS, threads_item, &a);
+	if (!duration_given)
+		a.duration = a.quick ? 1 : 2;
+	if (!pairs_given)
+		a.pairs = a.quick ? 4000000 : 10000000;
+	a.loadgen_threads = bench_cores() < 2 ? 1 : bench_cores();
+
+	atexit(kill_live);
+	find_programs(&a, hotlock_run, shim_pair);
+
+	/* The rows, in order: the pair's two forms, then each workload's T. */
+	rows = bench_xcalloc(2 + APP_NPROGRAMS * a.nthreads, sizeof *rows);
+	if (a.want[APP_NPROGRAMS] && !a.skip[APP_NPROGRAMS][0])
+		for (int k = PAIR_SINGLE; k <= PAIR_IDLE; k++)
+			rows[nrows++] = (struct app_row){ .kind = (enum app_kind)k, .threads = 1 };
+	npair = nrows;
+	for (int k = 0; k < APP_NPROGRAMS; k++)
+		if (a.want[k] && !a.skip[k][0])
+			for (size_t i = 0; i < a.nthreads; i++)
+				rows[nrows++] = (struct app_row){ .kind = (enum app_kind)k,
+								  .threads = a.threads[i] };
+
+	/* Opened first, so that an unwritable path fails before the runs. */
+	json = a.json ? bench_json_open(a.json) : NULL;
+	printf("apps: hotlock-run %s%s%s%s%s, %u cores\n", a.hotlock_run,
+	       a.queue ? " --queue " : "", a.queue ? a.queue : "",
+	       a.spin_ns ? " --spin-ns " : "", a.spin_ns ? a.spin_ns : "", bench_cores());
+	for (int k = 0; k <= APP_NPROGRAMS; k++)
+		if (a.want[k] && a.skip[k][0])
+			printf("%s: skipped: %s\n", k < APP_NPROGRAMS ? app_info[k].name : "pair",
+			       a.skip[k]);
+	fflush(stdout);
+
+	total = (unsigned)nrows * 2 * a.repeat;
+	bench_progress_start(total);
+	for (size_t i = 0; i < nrows; i++) {
+		struct app_row *row = &rows[i];
+
+		for (int s = 0; s < 2; s++)
+			row->runs[s] = bench_xcalloc(a.repeat, sizeof *row->runs[s]);
+		for (unsigned rep = 0; rep < a.repeat; rep++)
+			for (int s = 0; s < 2; s++) {
+				struct app_run *r = &row->runs[s][rep];
+				char result[96], cpu[64];
+
+				if (row->kind >= PAIR_SINGLE)
+					bench_progress_begin("pair (%s) %s, run %u/%u",
+							     app_info[row->kind].name, side_names[s],
+							     rep + 1, a.repeat);
+				else
+					bench_progress_begin("%s T=%u %s, run %u/%u",
+							     app_info[row->kind].name, row->threads,
+							     side_names[s], rep + 1, a.repeat);
+				run_one(&a, row->kind, row->threads, (enum side)s, r);
+				snprintf(cpu, sizeof cpu, ", cpu %.2f s", r->cpu_s);
+				snprintf(result, sizeof result, "%.3g %s%s",
+					 r->value / app_info[row->kind].scale,
+					 app_info[row->kind].unit, cpu);
+				bench_progress_end(result, r->other_cpus);
+			}
+		row_figures(row, a.repeat);
+		bench_progress_clear();
+		if (i == 0 && npair > 0) {
+			putchar('\n');
+			print_pair_header(&a);
+		}
+		if (i == npair) {
+			putchar('\n');
+			print_app_header(&a);
+		}
+		if (row->kind >= PAIR_SINGLE)
+			print_pair_row(row);
+		else
+			print_app_row(row);
+		fflush(stdout);
+	}
+	bench_progress_clear();
+	if (json)
+		write_json(&a, rows, nrows, json);
+	for (size_t i = 0; i < nrows; i++)
+		for (int s = 0; s < 2; s++)
+			free(rows[i].runs[s]);
+	free(rows);
+	return 0;
+}
+
+const struct bench_scenario bench_scenario_apps = {
+	.name = "apps",
+	.summary = "real programs (sysbench, memcached) on glibc and under hotlock-run, and the shim's own cost",
+	.main = apps_main,
+};
