@@ -13,17 +13,17 @@ deps:
 	@tools/ensure-deps.sh
 
 build: deps
-	cmake -S . -B build -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_WERROR=ON $(CMAKE_FLAGS)
+	cmake -S . -B build -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_WERROR=ON -DHOTLOCK_BUILD_TESTS=ON $(CMAKE_FLAGS)
 	cmake --build build
 
 build-tsan: deps
 	cmake -S . -B build-tsan -G $(GENERATOR) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_SANITIZE=thread $(CMAKE_FLAGS)
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_SANITIZE=thread -DHOTLOCK_BUILD_TESTS=ON $(CMAKE_FLAGS)
 	cmake --build build-tsan
 
 build-asan: deps
 	cmake -S . -B build-asan -G $(GENERATOR) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_SANITIZE=address $(CMAKE_FLAGS)
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_SANITIZE=address -DHOTLOCK_BUILD_TESTS=ON $(CMAKE_FLAGS)
 	cmake --build build-asan
 
 test-main: build
