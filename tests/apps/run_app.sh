@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs a real program twice, on plain glibc (the control) and under
+# hotlock-run, each bounded in time, and requires the same result: both exit
+# 0, and the line of their output that matches PATTERN is the same in both.
+# The shim run must show the shim's report at exit (HOTLOCK_SHIM_STATS), so
+# that it cannot pass on glibc by accident.
+# Usage: run_app.sh HOTLOCK_RUN TIMEOUT_S PATTERN -- command args...
+set -uo pipefail
+run=$1 limit=$2 pattern=$3
+shift 3
+[ "$1" = -- ] && shift
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+result() {      # mode
+	local mode=$1 start end rc
+	shift
+	start=$(date +%s%N)
+	if [ "$mode" = glibc ]; then
+		timeout -k 10 "$limit" "$@" >"$tmp/$mode.out" 2>"$tmp/$mode.err"
+	else
+		HOTLOCK_SHIM_STATS=1 timeout -k 10 "$limit" "$run" -- "$@" \
+			>"$tmp/$mode.out" 2>"$tmp/$mode.err"
+	fi
+	rc=$?
+	end=$(date +%s%N)
+	printf '%s: exit %d after %d ms\n' "$mode" "$rc" $(((end - start) / 1000000))
+	return $rc
+}
+fails=0
+for mode in glibc shim; do
+	if ! result "$mode" "${@}"; then
+		echo "FAIL: the $mode run failed (124: timed out); its output ends:"
+		tail -n 20 "$tmp/$mode.out" "$tmp/$mode.err"
+		fails=1
+		continue
+	fi
+	line=$(grep -E -m1 -- "$pattern" "$tmp/$mode.out" "$tmp/$mode.err" | sed 's/^[^:]*://')
+	echo "$mode: $line"
+	echo "$line" >"$tmp/$mode.result"
+	if [ -z "$line" ]; then
+		echo "FAIL: no line matching '$pattern' in the $mode run; its output ends:"
+		tail -n 20 "$tmp/$mode.out" "$tmp/$mode.err"
+		fails=1
+	fi
+done
+if [ $fails = 0 ]; then
+	if ! grep -q "^hotlock-preload: pid [0-9]* futex calls" "$tmp/shim.err"; then
+		echo "FAIL: the shim run shows no report from the shim: it did not run on hotlock"
+		fails=1
+	else
+		grep "^hotlock-preload: pid" "$tmp/shim.err" | head -3
+	fi
+	if ! cmp -s "$tmp/glibc.result" "$tmp/shim.result"; then
+		echo "FAIL: the results differ"
+		fails=1
+	fi
+fi
+[ $fails = 0 ] && echo "ok: the same result on glibc and on hotlock"
+exit $fails
