@@ -519,10 +519,7 @@ double bench_now(void)
 	return clock_s(CLOCK_MONOTONIC, "clock_gettime(CLOCK_MONOTONIC)");
 }
 
-/* Seconds of CPU time the whole machine has spent busy (user, nice, system,
- * irq, softirq, steal) since boot, from /proc/stat; NAN if unreadable.
- * Tick-based, so good to about a tick per CPU. */
-static double machine_busy_s(void)
+double bench_machine_busy_s(void)
 {
 	unsigned long long v[8];
 	long hz = sysconf(_SC_CLK_TCK);
@@ -547,7 +544,7 @@ struct machine_mark {
 
 static void machine_mark(struct machine_mark *m)
 {
-	m->busy_s = machine_busy_s();
+	m->busy_s = bench_machine_busy_s();
 	m->self_s = clock_s(CLOCK_PROCESS_CPUTIME_ID, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
 	m->at_s = bench_now();
 }

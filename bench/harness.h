@@ -288,6 +288,11 @@ double bench_sample_ops_per_sec(const struct bench_sample *s);
  * pipe each is written whole when its run ends.  The suites use it too. */
 void bench_progress_start(unsigned total);      /* runs to come */
 void bench_progress_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Seconds of CPU time the whole machine has spent busy (user, nice, system,
+ * irq, softirq, steal) since boot, from /proc/stat; NAN if unreadable.
+ * Tick-based, so good to about a tick per CPU. */
+double bench_machine_busy_s(void);
+
 /* result: "1.234 Mops/s"; other_cpus: the run's, noted when high. */
 void bench_progress_end(const char *result, double other_cpus);
 /* Erases the line on a terminal: before writing to stdout. */

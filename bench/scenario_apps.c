@@ -384,25 +384,6 @@ static void check_side(const char *label, enum side s, const struct app_run *r)
 
 /* ---- the rest of the machine -------------------------------------------- */
 
-/* Busy CPU seconds of the whole machine since boot (/proc/stat); NAN if
- * unreadable. */
-static double machine_busy_s(void)
-{
-	unsigned long long v[8];
-	long hz = sysconf(_SC_CLK_TCK);
-	FILE *f = fopen("/proc/stat", "r");
-	int n;
-
-	if (!f)
-		return NAN;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
-		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (n != 8 || hz <= 0)
-		return NAN;
-	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
-}
-
 struct mark {
 	double busy_s, self_s, at_s;
 };
@@ -417,7 +398,7 @@ static double self_cpu_s(void)
 
 static void mark(struct mark *m)
 {
-	m->busy_s = machine_busy_s();
+	m->busy_s = bench_machine_busy_s();
 	m->self_s = self_cpu_s();
 	m->at_s = bench_now();
 }

@@ -565,16 +565,18 @@ int hl_mutex_timedlock(hl_mutex_t *pm, clockid_t clock, const struct timespec *a
 }
 
 /* hl_mutex_unlock when the word is not just our TID (flags, a fork
- * parent's TID, another owner, no owner), or our TID is not known. */
-static HL_NOINLINE int unlock_slow(struct mutex *m)
+ * parent's TID, another owner, no owner), or our TID is not known; with
+ * anyone, the unlock of whoever owns the word (hl__mutex_unlock_any): the
+ * owner holds no node, and the head waits for any unlock. */
+static HL_NOINLINE int unlock_slow(struct mutex *m, bool anyone)
 {
-	uint32_t tid = hl_tid();
+	uint32_t tid = anyone ? 0 : hl_tid();
 	/* Acquire: if the word has WAKE, this synchronizes with the head's
 	 * release CAS so that `head` can be read. */
 	uint32_t w = hl_load(&m->word, HL_ACQUIRE);
 	for (;;) {
-		if (!owned_by_me(w, tid))
-			return EPERM;
+		if (anyone ? !(w & OWNER_MASK) : !owned_by_me(w, tid))
+			return anyone ? 0 : EPERM;
 		if (has_live_flags(w))
 			break;
 		/* No flags, or a fork parent's (a new head may be replacing
@@ -597,7 +599,7 @@ int hl_mutex_unlock(hl_mutex_t *pm)
 	 * acquire. */
 	if (hl_likely(w) && hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE)))
 		return 0;
-	return unlock_slow(m);
+	return unlock_slow(m, false);
 }
 
 int hl_mutex_init(hl_mutex_t *pm)
@@ -670,22 +672,7 @@ int hl__mutex_lock_any(hl_mutex_t *pm, const struct hl_deadline *dl)
 
 int hl__mutex_unlock_any(hl_mutex_t *pm)
 {
-	struct mutex *m = M(pm);
-	/* Acquire: as in unlock_slow. */
-	uint32_t w = hl_load(&m->word, HL_ACQUIRE);
-	for (;;) {
-		if (!(w & OWNER_MASK))
-			return 0;
-		if (has_live_flags(w))
-			break;
-		/* Release: as hl_mutex_unlock; acquire on failure: as above. */
-		if (hl_cas(&m->word, &w, 0, HL_ACQ_REL))
-			return 0;
-	}
-	/* Whoever owns the word, the unlock is ours to do: the owner holds
-	 * no node, and the head waits for any unlock. */
-	unlock_to_head(m, w);
-	return 0;
+	return unlock_slow(M(pm), true);
 }
 
 /* ---- what hl_cond asks of the mutex (morph.h) --------------------------- */

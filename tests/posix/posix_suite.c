@@ -239,15 +239,22 @@ static void errorcheck_checks(pthread_mutex_t *m, const char *what)
 	check_exclusion(m, what);
 }
 
+/* pthread_mutex_init with a mutex type. */
+static void init_type(pthread_mutex_t *m, int type)
+{
+	pthread_mutexattr_t at;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_settype(&at, type);
+	CHECK_RC(pthread_mutex_init(m, &at), 0, "init");
+	pthread_mutexattr_destroy(&at);
+}
+
 static void case_mutex_errorcheck(void)
 {
 	static pthread_mutex_t s = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 	errorcheck_checks(&s, "mutex_errorcheck: static initialiser");
-	pthread_mutexattr_t at;
 	pthread_mutex_t m;
-	pthread_mutexattr_init(&at);
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_init(&m, &at);
+	init_type(&m, PTHREAD_MUTEX_ERRORCHECK);
 	errorcheck_checks(&m, "mutex_errorcheck: attr");
 	CHECK_RC(pthread_mutex_destroy(&m), 0, "destroy");
 }
@@ -274,11 +281,8 @@ static void case_mutex_recursive(void)
 {
 	static pthread_mutex_t s = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 	recursive_checks(&s, "mutex_recursive: static initialiser");
-	pthread_mutexattr_t at;
 	pthread_mutex_t m;
-	pthread_mutexattr_init(&at);
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&m, &at);
+	init_type(&m, PTHREAD_MUTEX_RECURSIVE);
 	recursive_checks(&m, "mutex_recursive: attr");
 	CHECK_RC(pthread_mutex_destroy(&m), 0, "destroy");
 }
@@ -879,18 +883,14 @@ static void case_cond_basic(void)
 	CHECK_RC(pthread_cond_broadcast(&c), 0, "broadcast with no waiter");
 	CHECK_RC(pthread_cond_destroy(&c), 0, "destroy");
 	/* A recursive mutex held once, and an errorcheck one. */
-	pthread_mutexattr_t at;
-	pthread_mutexattr_init(&at);
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_t em;
-	pthread_mutex_init(&em, &at);
+	init_type(&em, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_cond_init(&c, NULL);
 	cv_signal_broadcast(&em, &c, "errorcheck mutex");
 	struct timespec ts = in_ns(CLOCK_REALTIME, 1000000);
 	CHECK_RC(pthread_cond_timedwait(&c, &em, &ts), EPERM, "timedwait without the errorcheck mutex");
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_t rm;
-	pthread_mutex_init(&rm, &at);
+	init_type(&rm, PTHREAD_MUTEX_RECURSIVE);
 	cv_signal_broadcast(&rm, &c, "recursive mutex");
 	pthread_cond_destroy(&c);
 }
@@ -1061,10 +1061,7 @@ static void *cancel_waiter(void *p)
 
 static void case_cond_cancel(void)
 {
-	pthread_mutexattr_t at;
-	pthread_mutexattr_init(&at);
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_init(&cancel_m, &at);
+	init_type(&cancel_m, PTHREAD_MUTEX_ERRORCHECK);
 	const char *modes[] = { "pthread_cond_wait", "pthread_cond_timedwait",
 				"pthread_cond_wait with cancellation disabled" };
 	for (intptr_t mode = 0; mode < 3; mode++) {
@@ -1232,14 +1229,9 @@ static void *fork_contender(void *p)
 
 static void case_fork(void)
 {
-	pthread_mutexattr_t at;
-	pthread_mutexattr_init(&at);
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_t held_e, held_n = PTHREAD_MUTEX_INITIALIZER;
-	pthread_mutex_init(&held_e, &at);
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_t held_r;
-	pthread_mutex_init(&held_r, &at);
+	pthread_mutex_t held_e, held_r, held_n = PTHREAD_MUTEX_INITIALIZER;
+	init_type(&held_e, PTHREAD_MUTEX_ERRORCHECK);
+	init_type(&held_r, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_lock(&held_e);
 	pthread_mutex_lock(&held_n);
 	pthread_mutex_lock(&held_r);
