@@ -253,8 +253,9 @@ SHIM_EXPORT(shim_cond_wait, pthread_cond_wait, "GLIBC_2.3.2");
 
 int shim_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
+	/* The clock bit is glibc's own, where glibc keeps the condvar too. */
 	clockid_t clock = CLOCK_REALTIME;
-	if (!shim_cond_is_glibc(c) && (hl_load(&SC(c)->flags, HL_RELAXED) & SHIM_COND_MONOTONIC))
+	if (hl_load(&SC(c)->flags, HL_RELAXED) & SHIM_COND_MONOTONIC)
 		clock = CLOCK_MONOTONIC;
 	if (shim_cond_is_glibc(c) && shim_mutex_type(m) < 0)
 		return REAL(R_COND_TIMEDWAIT,

@@ -1023,6 +1023,26 @@ static void case_cond_glibc_mutex(void)
 	}
 }
 
+/* A process-shared condvar (glibc keeps it under the shim) waited with a
+ * private mutex (hotlock's), on either clock. */
+static void case_cond_shared_private_mutex(void)
+{
+	for (int k = 0; k < 2; k++) {
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+		if (k)
+			pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_t c;
+		CHECK_RC(pthread_cond_init(&c, &ca), 0, "init process-shared condvar");
+		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+		cv_signal_broadcast(&m, &c, "process-shared condvar, private mutex");
+		timed_wait_check(&c, k ? CLOCK_MONOTONIC : CLOCK_REALTIME, 0,
+				 "process-shared condvar, private mutex: timedwait");
+		CHECK_RC(pthread_cond_destroy(&c), 0, "destroy");
+	}
+}
+
 /* Cancellation: a thread cancelled in a condvar wait runs its cleanup
  * handlers holding the mutex. */
 static pthread_mutex_t cancel_m;
@@ -1472,6 +1492,7 @@ static const struct {
 	{ "cond_timed", case_cond_timed, 0 },
 	{ "cond_queue", case_cond_queue, 0 },
 	{ "cond_glibc_mutex", case_cond_glibc_mutex, 0 },
+	{ "cond_shared_private_mutex", case_cond_shared_private_mutex, 0 },
 	{ "cond_cancel", case_cond_cancel, 0 },
 	{ "cond_cancel_signal_race", case_cond_cancel_signal_race, 0 },
 	{ "cond_old_abi", case_cond_old_abi, 0 },
