@@ -85,7 +85,7 @@ struct hl_thread {
 /* Interrupts the registered thread whose pthread_t is pthread_id: sets its
  * interrupt word and wakes it if it waits on it.  Returns whether such a
  * thread was found.  The caller orders the interrupt after what the
- * interrupted thread must see (a seq_cst fence; see shim_cond.c). */
+ * interrupted thread must see (a seq_cst fence: src/preload/shim.c). */
 HL_HIDDEN bool hl__thread_interrupt(uintptr_t pthread_id);
 
 HL_HIDDEN int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t vb,

@@ -29,7 +29,7 @@ missing() {
 			need+=("libclang-rt-${ver}-dev")
 		fi
 	fi
-	command -v python3 >/dev/null 2>&1 || need+=(python3)
+	[ -x /usr/bin/python3 ] || need+=(python3) # Debian's, not one earlier in PATH
 	command -v spin    >/dev/null 2>&1 || need+=(spin)
 	command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
 	[ -e /usr/include/absl/synchronization/mutex.h ] || need+=(libabsl-dev)
@@ -37,7 +37,9 @@ missing() {
 	[ -e /usr/lib/python3.11/test/test_threading.py ] || need+=(libpython3.11-testsuite)
 	command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 	[ -x /usr/bin/memcached ] || need+=(memcached)
-	command -v memcat  >/dev/null 2>&1 || need+=(libmemcached-tools)
+	# Debian 12 names its tools memc*: memcaslap is memaslap.
+	command -v memcaslap >/dev/null 2>&1 || command -v memaslap >/dev/null 2>&1 ||
+		need+=(libmemcached-tools)
 	if [ "$mode" = bench ]; then
 		/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || need+=(python3-matplotlib)
 	fi
@@ -52,15 +54,13 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	apt-get update -qq >/dev/null
 	# Debian's memcached starts its service on install; nothing here should
 	# start daemons (policy-rc.d, removed after, only if we made it).
-	made_policy=
 	if [ ! -e /usr/sbin/policy-rc.d ]; then
 		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
 		chmod +x /usr/sbin/policy-rc.d
-		made_policy=1
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 	fi
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $need >/dev/null
-	[ -n "$made_policy" ] && rm -f /usr/sbin/policy-rc.d
 	# A clang installed just now may still lack its sanitizer runtimes.
 	need=$(missing)
 	if [ -n "$need" ]; then

@@ -2,9 +2,10 @@
  * pthread mutexes) used from several threads, for the shim's real-program
  * tests (tests/apps/): the same result on glibc and under hotlock-run.
  *  (a) one connection opened SQLITE_OPEN_FULLMUTEX, shared by 8 threads,
- *      each inserting 500 rows in transactions of 50;
+ *      each inserting 2000 rows in transactions of 50;
  *  (b) 4 threads with a connection each to one WAL database, each inserting
- *      500 rows and reading the table meanwhile (busy timeout 10 s).
+ *      2000 rows in transactions of 25 and reading its own rows back after
+ *      each while the others write (busy timeout 10 s).
  * Checks the row counts and sums exactly; prints one deterministic line.
  *   sqlite_threads DIR */
 #include <pthread.h>
@@ -16,7 +17,7 @@
 
 #define SHARED_THREADS 8
 #define WAL_THREADS 4
-#define ROWS 500
+#define ROWS 2000
 
 static sqlite3 *shared_db;
 static char wal_path[4096];
@@ -58,8 +59,25 @@ static void insert_rows(sqlite3 *db, const char *table, long id, int batch)
 		if ((rc = sqlite3_step(st)) != SQLITE_DONE)
 			fail("insert", rc, db);
 		sqlite3_reset(st);
-		if (i % batch == batch - 1 && exec(db, "COMMIT") != SQLITE_OK)
-			break;
+		if (i % batch == batch - 1) {
+			if (exec(db, "COMMIT") != SQLITE_OK)
+				break;
+			/* Read while the others write: this thread's committed
+			 * rows, all of them, in a snapshot of its own. */
+			char q_sql[128];
+			snprintf(q_sql, sizeof(q_sql), "SELECT count(*) FROM %s WHERE thread = ?", table);
+			sqlite3_stmt *q;
+			if ((rc = sqlite3_prepare_v2(db, q_sql, -1, &q, NULL)) != SQLITE_OK) {
+				fail("prepare (read)", rc, db);
+				break;
+			}
+			sqlite3_bind_int64(q, 1, id);
+			if ((rc = sqlite3_step(q)) != SQLITE_ROW)
+				fail("read", rc, db);
+			else if (sqlite3_column_int64(q, 0) != i + 1)
+				fail("read: rows of this thread", (int)sqlite3_column_int64(q, 0), db);
+			sqlite3_finalize(q);
+		}
 	}
 	sqlite3_finalize(st);
 }
@@ -155,8 +173,16 @@ int main(int argc, char **argv)
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/shared.db", argv[1]);
 	snprintf(wal_path, sizeof(wal_path), "%s/wal.db", argv[1]);
-	remove(path);
-	remove(wal_path);
+	/* What an earlier run left, its journals included (a stale -wal
+	 * would be replayed into the new database). */
+	const char *suffix[] = {"", "-journal", "-wal", "-shm"};
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		char old[4200];
+		snprintf(old, sizeof(old), "%s%s", path, suffix[i]);
+		remove(old);
+		snprintf(old, sizeof(old), "%s%s", wal_path, suffix[i]);
+		remove(old);
+	}
 	int rc = sqlite3_open_v2(path, &shared_db,
 				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
 	if (rc != SQLITE_OK) {
