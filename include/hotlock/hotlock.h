@@ -7,6 +7,7 @@
 #include <hotlock/futex.h>
 #include <hotlock/mutex.h>
 #include <hotlock/rwlock.h>
+#include <hotlock/swap.h>
 #include <hotlock/topology.h>
 
 #define HOTLOCK_VERSION_MAJOR 0

@@ -1,0 +1,411 @@
+/* hl_swap: wake a chosen thread and wait, in one call (seed 003's
+ * FUTEX_SWAP, in user space).
+ *
+ * A wait point (hl_swap_point_t) is one thread's place to wait; its state
+ * word is also the futex word the thread parks on:
+ *
+ *   state         set by    meaning
+ *   ------------  --------  ----------------------------------------------
+ *   IDLE      0   owner     nobody waits, no wake kept
+ *   WOKEN     1   a waker   a wake arrived: the waiter (now or next) takes it
+ *   SPINNING  2   owner     the owner waits, spinning on the word
+ *   PARKED    3   owner     the owner sleeps in futex_wait(PARKED)
+ *
+ * Wake (hl_wake): exchange the state for WOKEN; if it was PARKED, one
+ * futex_wake.  A spinning owner sees WOKEN within a cache-line transfer,
+ * with no syscall on either side; a wake with nobody waiting stays as
+ * WOKEN for the next wait (a permit, as binary as a semaphore at 1).  The
+ * exchange is release: what the waker wrote before is visible to the
+ * waiter that reads WOKEN with acquire.
+ *
+ * Wait (hl_wait_self, the second half of hl_swap), by the point's owner:
+ *  1. CAS IDLE -> SPINNING (or PARKED when it will not spin).  WOKEN
+ *     instead: take it (store IDLE) and return.  SPINNING or PARKED: another
+ *     thread waits here, EBUSY.
+ *  2. Spin, if the policy below allows, for up to the spin budget; WOKEN
+ *     ends it.  Then CAS SPINNING -> PARKED (failure: it is WOKEN).
+ *  3. futex_wait(PARKED) until WOKEN, re-reading the word after every
+ *     return (spurious wake-ups are harmless).
+ *  4. Deadline: CAS SPINNING|PARKED -> IDLE.  If the CAS fails the word is
+ *     WOKEN: the wake won the race and the wait returns 0.  A wake that
+ *     comes after a timed-out wait is kept for the next one.
+ * Taking a wake is a plain store of IDLE by the owner: a second wake that
+ * lands between the owner's load of WOKEN and its store merges with the
+ * first, which the permit semantics allow (two wakes, one permit).
+ *
+ * After its exchange a waker touches the point only with futex_wake, which
+ * for a private futex reads no memory: the woken thread may free its point
+ * as soon as its wait returns (at worst a later futex at that address gets
+ * a spurious wake-up, which every futex user must tolerate).
+ *
+ * When to spin (measured on this 2-CPU VM, docs/swap.md): a round trip
+ * whose two sides spin costs about 0.2 us, one through two futex wake-ups
+ * 25-50 us; but a spinner on the CPU its peer needs delays the peer by a
+ * whole time slice, about 3x worse than sleeping.  So a wait spins only
+ * when each of these holds, and parks at once otherwise:
+ *  - the budget (HOTLOCK_SPIN_NS, twice it for a swap: a parked peer's
+ *    wake-up alone takes 12-25 us here) is not 0, and the system has more
+ *    than one CPU online;
+ *  - in a swap, the peer does not wait on the caller's CPU (the CPU each
+ *    waiter last waited on is recorded in its point): a peer preempted
+ *    there, or parked there and about to be woken there, needs this CPU;
+ *  - the machine is not overloaded: the kernel's count of runnable threads
+ *    (/proc/loadavg, sampled at most every 10 ms by one thread) is at most
+ *    the number of online CPUs.  With more runnable threads than CPUs a
+ *    spinner takes a CPU that a runnable thread, likely its peer, needs;
+ *  - the point's own record of spins (owner only): a spin that ended in a
+ *    park (the reply did not come within the budget) makes the next 1, 3,
+ *    7, ... up to 1023 waits on that point park at once; a spin that got
+ *    its wake resets the record.  So a peer that is slow to answer, or a
+ *    CPU that is taken after all, costs a few budgets, not one per wait.
+ * The lock spinner slots (wait.c) are not used here: they ration spinning
+ * among many waiters of one lock so that its owner keeps a CPU, whereas a
+ * swap's peer is one thread, whose CPU the rules above look at directly;
+ * with one slot on a 2-CPU machine, a swap could never spin while its
+ * peer finishes its own spin.
+ *
+ * Other single-syscall forms were tried (docs/swap.md has the numbers):
+ * io_uring's FUTEX_WAKE linked to a FUTEX_WAIT in one io_uring_enter, and
+ * why FUTEX_WAKE_OP and futex_waitv cannot express a swap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include <hotlock/futex.h>
+#include <hotlock/swap.h>
+
+#include "atomics.h"
+#include "config.h"
+#include "internal.h"
+#include "swap.h"
+
+enum { IDLE = 0, WOKEN = 1, SPINNING = 2, PARKED = 3 };
+
+struct point {
+	_Atomic uint32_t state;
+	_Atomic uint32_t cpu;   /* 1 + CPU; written by the owner, read by wakers (a hint) */
+	_Atomic uint32_t spin;  /* skip count (bits 0-15), failed spins in a row (16-31) */
+	uint32_t unused;
+};
+_Static_assert(sizeof(struct point) == sizeof(hl_swap_point_t), "hl_swap_point_t layout");
+_Static_assert(_Alignof(hl_swap_point_t) >= _Alignof(_Atomic uint32_t), "alignment");
+
+static struct point *pt(hl_swap_point_t *p)
+{
+	return (struct point *)p;
+}
+
+#define SPIN_SKIP_MAX_SHIFT 10          /* skips grow 1, 3, 7, ... 1023 */
+#define LOAD_PERIOD_NS 10000000ull      /* /proc/loadavg at most every 10 ms */
+
+/* ---- the policy ----------------------------------------------------------- */
+
+static int online_cpus(void)
+{
+	static _Atomic int cached;
+	/* Relaxed: an idempotent cache. */
+	int n = hl_load(&cached, HL_RELAXED);
+	if (!n) {
+#ifdef HOTLOCK_SCHED
+		n = hl__sched_cpus();
+#else
+		n = get_nprocs();
+#endif
+		if (n < 1)
+			n = 1;
+		hl_store(&cached, n, HL_RELAXED);
+	}
+	return n;
+}
+
+static uint32_t current_cpu1(void)
+{
+#ifdef HOTLOCK_SCHED
+	return 0;               /* unknown: the schedule has no CPUs */
+#else
+	int c = sched_getcpu();  /* glibc reads rseq's cpu_id: no syscall */
+	return c < 0 ? 0 : (uint32_t)c + 1;
+#endif
+}
+
+#ifdef HOTLOCK_SCHED
+static bool overloaded(void)
+{
+	return false;           /* the controlled schedules explore both ways by the other rules */
+}
+#else
+/* The 4th field of /proc/loadavg, "runnable/total": runnable kernel tasks
+ * now, over all CPUs (the reading thread is one of them). */
+static long read_runnable(void)
+{
+	static _Atomic int fd = -2;
+	/* Acquire: pairs with the release of the CAS that published the fd,
+	 * so that its open happens before this thread's pread (ThreadSanitizer
+	 * tracks file descriptors as memory). */
+	int f = hl_load(&fd, HL_ACQUIRE);
+	if (f == -2) {
+		int mine = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+		int expect = -2;
+		/* Release on success: publishes the open.  Acquire on failure:
+		 * another thread's open, as above.  A loser closes its own. */
+		if (hl_cas(&fd, &expect, mine, HL_ACQ_REL)) {
+			f = mine;
+		} else {
+			if (mine >= 0)
+				close(mine);
+			f = expect;
+		}
+	}
+	if (f < 0)
+		return -1;
+	char buf[128];
+	ssize_t n = pread(f, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *s = buf;
+	for (int field = 0; field < 3; field++) {
+		while (*s && *s != ' ')
+			s++;
+		while (*s == ' ')
+			s++;
+	}
+	char *end;
+	long r = strtol(s, &end, 10);
+	return end == s || *end != '/' ? -1 : r;
+}
+
+static bool overloaded(void)
+{
+	static _Atomic uint64_t sampled_ns;
+	static _Atomic bool over;
+	uint64_t now = hl_now_ns(), last = hl_load(&sampled_ns, HL_RELAXED);
+	/* Relaxed: the CAS elects the one thread that samples; `over` is a
+	 * hint that only chooses between spinning and parking. */
+	if ((now - last >= LOAD_PERIOD_NS || !last) &&
+	    hl_cas(&sampled_ns, &last, now, HL_RELAXED)) {
+		long r = read_runnable();
+		hl_store(&over, r > online_cpus(), HL_RELAXED);
+	}
+	return hl_load(&over, HL_RELAXED);
+}
+#endif
+
+/* The spin budget for a wait on self (0: park at once).  peer_cpu1 is the
+ * CPU the woken peer last waited on (+1, 0: unknown or no peer). */
+static uint64_t spin_budget(struct point *self, uint64_t budget, uint32_t peer_cpu1,
+			    uint32_t my_cpu1)
+{
+	if (!budget || online_cpus() < 2)
+		return 0;
+	if (peer_cpu1 && peer_cpu1 == my_cpu1)
+		return 0;
+	if (overloaded())
+		return 0;
+	/* Relaxed: the owner's own record.  Counted down only by waits that
+	 * the rules above would have let spin, so that a stretch of
+	 * overload does not use up the skips. */
+	uint32_t rec = hl_load(&self->spin, HL_RELAXED);
+	if (rec & 0xffff) {
+		hl_store(&self->spin, rec - 1, HL_RELAXED);
+		return 0;
+	}
+	return budget;
+}
+
+static void spin_result(struct point *self, bool got_wake)
+{
+	/* Relaxed: the owner's own record. */
+	uint32_t rec = hl_load(&self->spin, HL_RELAXED);
+	uint32_t fails = rec >> 16;
+	if (got_wake) {
+		if (rec)
+			hl_store(&self->spin, 0, HL_RELAXED);
+		return;
+	}
+	if (fails < SPIN_SKIP_MAX_SHIFT)
+		fails++;
+	hl_store(&self->spin, (fails << 16) | ((1u << fails) - 1), HL_RELAXED);
+}
+
+/* ---- wake and wait -------------------------------------------------------- */
+
+int hl_swap_point_init(hl_swap_point_t *p)
+{
+	if (!p)
+		return EINVAL;
+	*p = (hl_swap_point_t)HL_SWAP_POINT_INIT;
+	return 0;
+}
+
+int hl_swap_point_destroy(hl_swap_point_t *p)
+{
+	if (!p)
+		return EINVAL;
+	struct point *q = pt(p);
+	/* Relaxed: a waiter that is there now makes it EBUSY; the caller
+	 * orders its destroy after the waits it knows of. */
+	uint32_t s = hl_load(&q->state, HL_RELAXED);
+	if (s == SPINNING || s == PARKED)
+		return EBUSY;
+	hl_store(&q->state, IDLE, HL_RELAXED);
+	return 0;
+}
+
+/* The wake; returns the state it replaced. */
+static uint32_t wake(struct point *peer)
+{
+	/* Release: the waker's writes before the wake are visible to the
+	 * waiter that reads WOKEN with acquire.  Acquire is not needed: the
+	 * old value only says whether to call futex_wake. */
+	uint32_t old = hl_xchg(&peer->state, WOKEN, HL_RELEASE);
+	if (old == PARKED)
+		hl_futex_wake((uint32_t *)&peer->state, 1);
+	return old;
+}
+
+int hl_wake(hl_swap_point_t *peer)
+{
+	if (!peer)
+		return EINVAL;
+	wake(pt(peer));
+	return 0;
+}
+
+/* Takes the wake the owner saw (WOKEN, read with acquire). */
+static int take(struct point *self)
+{
+	/* Relaxed: only the owner leaves WOKEN; the acquire that saw it
+	 * ordered the waker's writes already. */
+	hl_store(&self->state, IDLE, HL_RELAXED);
+	return 0;
+}
+
+/* Gives up a wait in state `seen` (SPINNING or PARKED) at its deadline:
+ * ETIMEDOUT, or 0 if a wake got there first. */
+static int give_up(struct point *self, uint32_t seen)
+{
+	/* Acquire on failure: the word is WOKEN, and the wake's writes must
+	 * be visible.  Relaxed on success: giving up publishes nothing. */
+	if (hl_cas(&self->state, &seen, IDLE, HL_ACQUIRE))
+		return ETIMEDOUT;
+	return take(self);
+}
+
+static int wait_self(struct point *self, const struct hl_deadline *dl, uint64_t spin_ns,
+		     uint32_t my_cpu1)
+{
+	uint32_t s = IDLE;
+	uint32_t first = spin_ns ? SPINNING : PARKED;
+	/* Acquire on failure (WOKEN: the wake's writes).  Relaxed on success:
+	 * beginning to wait publishes nothing. */
+	if (!hl_cas(&self->state, &s, first, HL_ACQUIRE)) {
+		if (s == WOKEN)
+			return take(self);
+		return EBUSY;
+	}
+	/* Relaxed: a hint for wakers' spin decisions. */
+	if (my_cpu1)
+		hl_store(&self->cpu, my_cpu1, HL_RELAXED);
+	if (spin_ns) {
+		uint64_t start = hl_now_ns();
+		for (unsigned i = 1;; i++) {
+			/* Acquire: pairs with the waker's release exchange. */
+			if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
+				spin_result(self, true);
+				return take(self);
+			}
+			hl_cpu_relax();
+			if (i % HL_SPIN_CLOCK_EVERY == 0) {
+				if (hl_deadline_passed(dl))
+					return give_up(self, SPINNING);
+				if (hl_now_ns() - start >= spin_ns)
+					break;
+			}
+		}
+		spin_result(self, false);
+		s = SPINNING;
+		/* Relaxed on success: going to sleep publishes nothing.
+		 * Acquire on failure: the word is WOKEN. */
+		if (!hl_cas(&self->state, &s, PARKED, HL_ACQUIRE))
+			return take(self);
+	}
+	clockid_t clock = dl ? dl->clock : CLOCK_MONOTONIC;
+	const struct timespec *abs = dl && !dl->forever ? &dl->abs : NULL;
+	long failed_sleep_ns = 1000;
+	for (;;) {
+		int r = hl_futex_wait((uint32_t *)&self->state, PARKED, clock, abs);
+		/* Acquire: pairs with the waker's release exchange. */
+		if (hl_load(&self->state, HL_ACQUIRE) == WOKEN)
+			return take(self);
+		if (r == ETIMEDOUT || hl_deadline_passed(dl))
+			return give_up(self, PARKED);
+		if (r && r != EAGAIN && r != EINTR)
+			hl_poll_backoff(NULL, &failed_sleep_ns);  /* a refused futex: poll */
+	}
+}
+
+static int deadline_of(struct hl_deadline *dl, clockid_t clock, const struct timespec *abstime)
+{
+	if (!abstime)
+		return EINVAL;
+	return hl_deadline_init(dl, clock, abstime);
+}
+
+int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl)
+{
+	struct point *me = pt(self);
+	uint32_t cpu1 = current_cpu1();
+	return wait_self(me, dl, spin_budget(me, hl_spin_ns(), 0, cpu1), cpu1);
+}
+
+void hl__swap_wake(hl_swap_point_t *peer)
+{
+	wake(pt(peer));
+}
+
+int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl_deadline *dl)
+{
+	struct point *me = pt(self), *other = pt(peer);
+	/* Relaxed: where the peer last waited, a hint.  Read before the wake:
+	 * after it the peer may return and free its point. */
+	uint32_t peer_cpu1 = hl_load(&other->cpu, HL_RELAXED);
+	wake(other);
+	uint32_t cpu1 = current_cpu1();
+	return wait_self(me, dl, spin_budget(me, 2 * hl_spin_ns(), peer_cpu1, cpu1), cpu1);
+}
+
+int hl_wait_self(hl_swap_point_t *self)
+{
+	return self ? hl__swap_wait(self, NULL) : EINVAL;
+}
+
+int hl_wait_self_timed(hl_swap_point_t *self, clockid_t clock, const struct timespec *abstime)
+{
+	struct hl_deadline dl;
+	int err = deadline_of(&dl, clock, abstime);
+	if (err || !self)
+		return err ? err : EINVAL;
+	return hl__swap_wait(self, &dl);
+}
+
+int hl_swap(hl_swap_point_t *peer, hl_swap_point_t *self)
+{
+	if (!peer || !self || peer == self)
+		return EINVAL;
+	return hl__swap(peer, self, NULL);
+}
+
+int hl_swap_timed(hl_swap_point_t *peer, hl_swap_point_t *self, clockid_t clock,
+		  const struct timespec *abstime)
+{
+	struct hl_deadline dl;
+	int err = deadline_of(&dl, clock, abstime);
+	if (err || !peer || !self || peer == self)
+		return err ? err : EINVAL;
+	return hl__swap(peer, self, &dl);
+}
