@@ -27,7 +27,10 @@
  *      handler takes a second mutex (with timed waits that give up) at any
  *      scheduling point of the interrupted thread, on its nested node; cond:
  *      hl_cond_t with its mutex, signals, broadcasts and timed waits (the
- *      semaphore client below); and
+ *      semaphore client below); mutex-sem: mutexes as binary semaphores
+ *      (the shim's normal mutex); channel: hl_channel, a server and 2-3
+ *      clients with untimed and timed calls and a shutdown (the channel
+ *      client below); swap: a ping-pong of hl_swap and timed waits; and
  *      the checker's own seeded faults: broken-excl (a lock whose test and set
  *      are two steps), broken-wake (a futex lock whose unlock can miss a
  *      sleeper), drop-wake (hl_mutex, with the scheduler losing one
@@ -53,6 +56,7 @@
 #include <hotlock/futex.h>
 #include <hotlock/mutex.h>
 #include <hotlock/rwlock.h>
+#include <hotlock/swap.h>
 #include <hotlock/topology.h>
 
 #include "atomics.h"
@@ -65,14 +69,15 @@
 
 enum lock_kind {
 	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
-	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
+	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_CHANNEL, L_SWAP,
+	L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
 };
 
 static const char *const lock_names[] = {
 	[L_MUTEX] = "mutex", [L_MUTEX_CNA] = "mutex-cna", [L_RWLOCK] = "rwlock",
 	[L_MUTEX_FREE] = "mutex-free", [L_MUTEX_CNA_FREE] = "mutex-cna-free",
 	[L_RWLOCK_FREE] = "rwlock-free", [L_MUTEX_SIGNAL] = "mutex-signal", [L_COND] = "cond",
-	[L_MUTEX_SEM] = "mutex-sem",
+	[L_MUTEX_SEM] = "mutex-sem", [L_CHANNEL] = "channel", [L_SWAP] = "swap",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
 	[L_DROP_WAKE] = "drop-wake",
 };
@@ -127,6 +132,10 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 		p->threads = 2 + (int)rng_below(&r, 4);         /* 2-5 */
 	if (kind == L_MUTEX_SEM)
 		p->threads = 2 + (int)rng_below(&r, 2);         /* 2-3 */
+	if (kind == L_CHANNEL)
+		p->threads = 3 + (int)rng_below(&r, 2);         /* the server + 2-3 clients */
+	if (kind == L_SWAP)
+		p->threads = 2;
 	if (kind == L_RWLOCK || kind == L_RWLOCK_FREE)
 		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6 */
 	if (kind == L_MUTEX_CNA || kind == L_MUTEX_CNA_FREE)
@@ -152,7 +161,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	pl->cfg.handoff_ns = handoff[rng_below(&r, 4)];
 	pl->cfg.cna_threshold_ns = threshold[rng_below(&r, 4)];
 	pl->pct_trylock = 15;
-	pl->pct_timed = 25;
+	pl->pct_timed = kind == L_CHANNEL || kind == L_SWAP ? 40 : 25;
 	pl->pct_read = kind == L_RWLOCK ? (rng_below(&r, 2) ? 50 : 80) : 0;
 	pl->pct_relock = kind == L_RWLOCK ? 20 : 0;
 	pl->pct_sleep = kind == L_MUTEX_CNA || kind == L_RWLOCK || kind == L_COND ? 25 : 5;  /* queues build */
@@ -703,6 +712,383 @@ static void sem_run(uint64_t seed)
 		hl_sched_fail("a semaphore is busy after every thread has ended");
 }
 
+/* ---- channel: hl_channel, a server and its clients ------------------------ */
+
+/* Thread 0 is the server: hl_channel_receive, then for each call it takes a
+ * response made from the request, after a yield or a short sleep now and
+ * then (so that timed calls give up while they are served), replied with
+ * hl_channel_reply_receive (or, one time in four, hl_channel_reply and
+ * hl_channel_receive); its receives are timed in some schedules (0-5 us,
+ * retried on ETIMEDOUT).  ECANCELED from a reply counts a call whose
+ * client gave up.  The others are clients: `ops` calls each, pct_timed of
+ * them timed (0-5 us, or passed).  In half the schedules one client shuts
+ * the channel down before one of its calls; the last client to finish
+ * always does, which ends the server's loop (ESHUTDOWN).
+ *
+ * Checked: a call that returns 0 has the response to its own request (a
+ * response names its request), and the server took that request once; a
+ * call that fails leaves *resp alone; ETIMEDOUT only from a timed call,
+ * ESHUTDOWN only once a shutdown has begun and only for a request the
+ * server never took; the server takes each request at most once; at the
+ * end, its successful replies are the calls that returned 0, its ECANCELED
+ * replies the timed-out calls it had taken, every request it took was
+ * replied to or refused, and the channel is empty (destroy returns 0).  A
+ * lost wake-up leaves a thread blocked for good, and a record written after
+ * its call returned shows up as a wrong response, a count off (the record's
+ * stack slot is the client's next call) or a smashed stack (the process
+ * dies: the schedule fails all the same). */
+#define CHAN_MAX_OPS 8
+#define CHAN_MAX_CLIENTS 3
+
+struct chan_req {
+	int client, k;
+};
+
+enum { CALL_NONE, CALL_OK, CALL_TIMEDOUT, CALL_SHUTDOWN };
+
+struct chanc {
+	hl_channel_t ch;
+	struct chan_req req[CHAN_MAX_CLIENTS][CHAN_MAX_OPS];
+	int resp[CHAN_MAX_CLIENTS][CHAN_MAX_OPS];       /* a response: its address */
+	int taken[CHAN_MAX_CLIENTS][CHAN_MAX_OPS];      /* times the server took it */
+	int outcome[CHAN_MAX_CLIENTS][CHAN_MAX_OPS];
+	bool timed[CHAN_MAX_CLIENTS][CHAN_MAX_OPS];
+	int replied, cancelled, took, timeouts, clients_done;
+	bool shut_begun;
+	int early_client, early_k;      /* shuts down before this call; -1: none */
+	bool recv_timed;
+};
+
+static struct chanc the_chanc;
+
+static void chan_shutdown(struct chanc *C)
+{
+	C->shut_begun = true;
+	int rc = hl_channel_shutdown(&C->ch);
+	if (rc)
+		hl_sched_fail("hl_channel_shutdown returned %d", rc);
+}
+
+/* A receive for the server: 0 with *req, or ESHUTDOWN. */
+static int chan_receive(struct chanc *C, test_rng_t *r, void **req)
+{
+	for (;;) {
+		int rc;
+		bool timed = C->recv_timed && rng_below(r, 2);
+		if (timed) {
+			int64_t rel = rng_below(r, 8) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
+			struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+			rc = hl_channel_receive(&C->ch, req, CLOCK_MONOTONIC, &dl);
+		} else {
+			rc = hl_channel_receive(&C->ch, req, CLOCK_MONOTONIC, NULL);
+		}
+		if (rc == ETIMEDOUT && timed)
+			continue;
+		if (rc && rc != ESHUTDOWN)
+			hl_sched_fail("hl_channel_receive returned %d", rc);
+		return rc;
+	}
+}
+
+/* The server took req: checks it and makes its response. */
+static void *chan_took(struct chanc *C, void *req)
+{
+	struct chan_req *q = req;
+	if (!q || q->client < 0 || q->client >= CHAN_MAX_CLIENTS || q->k < 0 ||
+	    q->k >= CHAN_MAX_OPS || q != &C->req[q->client][q->k])
+		hl_sched_fail("the server received %p, not a request", req);
+	if (C->taken[q->client][q->k]++)
+		hl_sched_fail("the server took request %d.%d twice", q->client, q->k);
+	C->took++;
+	return &C->resp[q->client][q->k];
+}
+
+static void chan_server(struct chanc *C, test_rng_t *r)
+{
+	const struct plan *pl = &the_plan;
+	void *req;
+	int rc = chan_receive(C, r, &req);
+	while (!rc) {
+		void *resp = chan_took(C, req);
+		if ((int)rng_below(r, 100) < pl->pct_sleep)
+			hl_sched_sleep_ns(1 + rng_below(r, 3000));
+		else if ((int)rng_below(r, 100) < pl->pct_yield)
+			hl_sched_yield();
+		bool two_calls = rng_below(r, 4) == 0;
+		bool timed = !two_calls && C->recv_timed && rng_below(r, 2);
+		if (two_calls) {
+			rc = hl_channel_reply(&C->ch, resp);
+		} else if (timed) {
+			int64_t rel = rng_below(r, 8) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
+			struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+			rc = hl_channel_reply_receive(&C->ch, resp, &req, CLOCK_MONOTONIC, &dl);
+		} else {
+			rc = hl_channel_reply_receive(&C->ch, resp, &req, CLOCK_MONOTONIC, NULL);
+		}
+		if (rc == ECANCELED) {
+			C->cancelled++;
+			rc = chan_receive(C, r, &req);
+			continue;
+		}
+		if (rc == EPERM || (two_calls && rc))
+			hl_sched_fail("the reply returned %d", rc);
+		C->replied++;
+		if (two_calls || (rc == ETIMEDOUT && timed))
+			rc = chan_receive(C, r, &req);
+		else if (rc && rc != ESHUTDOWN)
+			hl_sched_fail("hl_channel_reply_receive returned %d", rc);
+	}
+}
+
+static void chan_client(struct chanc *C, int me, test_rng_t *r)
+{
+	const struct plan *pl = &the_plan;
+	int c = me - 1;
+	for (int k = 0; k < pl->ops; k++) {
+		if (me == C->early_client && k == C->early_k)
+			chan_shutdown(C);
+		void *sentinel = &C->outcome, *resp = sentinel;
+		bool timed = (int)rng_below(r, 100) < pl->pct_timed;
+		C->timed[c][k] = timed;
+		int rc;
+		if (timed) {
+			int64_t rel = rng_below(r, 10) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
+			struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+			rc = hl_channel_call_timed(&C->ch, &C->req[c][k], &resp, CLOCK_MONOTONIC, &dl);
+		} else {
+			rc = hl_channel_call(&C->ch, &C->req[c][k], &resp);
+		}
+		if (rc == 0) {
+			if (resp != &C->resp[c][k])
+				hl_sched_fail("call %d.%d returned %p, not the response to its request (%p)",
+					      c, k, resp, (void *)&C->resp[c][k]);
+			if (C->taken[c][k] != 1)
+				hl_sched_fail("call %d.%d returned 0, but the server took it %d times",
+					      c, k, C->taken[c][k]);
+			C->outcome[c][k] = CALL_OK;
+			continue;
+		}
+		if (resp != sentinel)
+			hl_sched_fail("call %d.%d returned %d and set *resp", c, k, rc);
+		if (rc == ETIMEDOUT && timed) {
+			C->outcome[c][k] = CALL_TIMEDOUT;
+			C->timeouts++;
+		} else if (rc == ESHUTDOWN && C->shut_begun) {
+			if (C->taken[c][k])
+				hl_sched_fail("call %d.%d returned ESHUTDOWN, but the server took it", c, k);
+			C->outcome[c][k] = CALL_SHUTDOWN;
+		} else {
+			hl_sched_fail("%s call %d.%d returned %d%s", timed ? "a timed" : "an untimed", c, k,
+				      rc, rc == ESHUTDOWN ? " before any shutdown" : "");
+		}
+	}
+	if (++C->clients_done == the_plan.p.threads - 1)
+		chan_shutdown(C);
+}
+
+static void *chan_main(void *arg)
+{
+	struct life_worker *w = arg;
+	struct chanc *C = &the_chanc;
+	test_rng_t r;
+	rng_seed(&r, w->seed, 500 + (uint64_t)w->index);
+	hl_sched_thread_begin(w->index);
+	if (w->index == 0)
+		chan_server(C, &r);
+	else
+		chan_client(C, w->index, &r);
+	hl_sched_thread_end();
+	return NULL;
+}
+
+static void chan_describe(void *arg)
+{
+	struct chanc *C = arg;
+	char buf[512];
+	hl_mutex_describe(&C->ch.lock_, buf, sizeof(buf));
+	fprintf(stderr, "hotlock-sched: channel: mutex %s; first %p last %p current %p, "
+		"server_waiting %u closed %u receiving %u current_gone %u, server point %u; "
+		"took %d replied %d cancelled %d timeouts %d, clients done %d, early shutdown "
+		"%d.%d, timed receives %d\n", buf, C->ch.first_, C->ch.last_, C->ch.current_,
+		C->ch.server_waiting_, C->ch.closed_, C->ch.receiving_, C->ch.current_gone_,
+		C->ch.server_.state_, C->took, C->replied, C->cancelled, C->timeouts,
+		C->clients_done, C->early_client, C->early_k, C->recv_timed);
+}
+
+static void chan_run(uint64_t seed)
+{
+	struct chanc *C = &the_chanc;
+	const struct plan *pl = &the_plan;
+	test_rng_t r;
+	rng_seed(&r, seed, 499);
+	memset(C, 0, sizeof(*C));
+	REQUIRE(pl->ops <= CHAN_MAX_OPS && pl->p.threads - 1 <= CHAN_MAX_CLIENTS, "plan");
+	REQUIRE(hl_channel_init(&C->ch) == 0, "init");
+	REQUIRE(hl_mutex_set_queue(&C->ch.lock_, HL_QUEUE_FIFO) == 0, "queue");
+	for (int c = 0; c < CHAN_MAX_CLIENTS; c++)
+		for (int k = 0; k < CHAN_MAX_OPS; k++)
+			C->req[c][k] = (struct chan_req){ c, k };
+	C->early_client = rng_below(&r, 2) ? 1 + (int)rng_below(&r, (uint64_t)pl->p.threads - 1) : -1;
+	C->early_k = (int)rng_below(&r, (uint64_t)pl->ops);
+	C->recv_timed = rng_below(&r, 2);
+	hl_sched_name(&C->ch, sizeof(C->ch), "channel");
+	/* The library's one-time set-up, outside the schedule. */
+	REQUIRE(hl_mutex_trylock(&C->ch.lock_) == 0 && hl_mutex_unlock(&C->ch.lock_) == 0, "set-up");
+	hl_sched_on_failure(chan_describe, C);
+	struct life_worker w[HL_SCHED_MAX_THREADS];
+	for (int i = 0; i < pl->p.threads; i++) {
+		w[i] = (struct life_worker){ .index = i, .seed = seed };
+		REQUIRE(pthread_create(&w[i].th, NULL, chan_main, &w[i]) == 0, "pthread_create");
+	}
+	for (int i = 0; i < pl->p.threads; i++)
+		pthread_join(w[i].th, NULL);
+	int ok = 0, taken_timedout = 0, taken = 0;
+	for (int c = 0; c < pl->p.threads - 1; c++) {
+		for (int k = 0; k < pl->ops; k++) {
+			int o = C->outcome[c][k];
+			taken += C->taken[c][k];
+			if (o == CALL_NONE)
+				hl_sched_fail("call %d.%d never returned", c, k);
+			ok += o == CALL_OK;
+			taken_timedout += o == CALL_TIMEDOUT && C->taken[c][k];
+		}
+	}
+	if (C->replied != ok)
+		hl_sched_fail("the server replied %d times, and %d calls returned 0", C->replied, ok);
+	if (C->cancelled != taken_timedout)
+		hl_sched_fail("the server's replies were refused %d times, and %d calls timed out "
+			      "after it took them", C->cancelled, taken_timedout);
+	if (taken != C->took || C->took != C->replied + C->cancelled)
+		hl_sched_fail("the server took %d requests (%d counted), replied %d, refused %d",
+			      C->took, taken, C->replied, C->cancelled);
+	int rc = hl_channel_destroy(&C->ch);
+	if (rc)
+		hl_sched_fail("hl_channel_destroy returned %d after every thread has ended", rc);
+}
+
+/* ---- swap: a ping-pong on two wait points ---------------------------------- */
+
+/* Two threads pass a ball back and forth `ops` times: thread 0 writes an
+ * odd value and swaps (wakes thread 1's point, waits on its own), thread 1
+ * waits, checks the odd value, writes the next even one and swaps back (its
+ * last turn only wakes).  pct_timed of the swaps and waits are timed
+ * (hl_swap_timed, hl_wait_self_timed, 0-5 us or passed); a timed wait that
+ * returns ETIMEDOUT waits again (the wake it waits for is kept for it),
+ * timed at most 3 times in a row.  Checked: every wait that returns 0
+ * finds the value its peer wrote before the wake (a wait that returns with
+ * no wake, or a wake taken twice, shows as a wrong value; a lost wake
+ * leaves a thread blocked for good); at the end no wake is left on either
+ * point (a timed wait with a deadline passed returns ETIMEDOUT), and both
+ * points destroy with 0. */
+struct swapc {
+	hl_swap_point_t pt[2];
+	int ball;
+	int waits, timeouts, wakes;
+};
+
+static struct swapc the_swapc;
+
+/* Waits on pt[me] until it returns 0 (the first try may be a swap). */
+static void swap_wait(struct swapc *S, int me, test_rng_t *r, bool swap)
+{
+	const struct plan *pl = &the_plan;
+	int timed_tries = 0;
+	for (;;) {
+		bool timed = timed_tries < 3 && (int)rng_below(r, 100) < pl->pct_timed;
+		int64_t rel = rng_below(r, 8) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
+		struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+		int rc;
+		if (swap) {
+			S->wakes++;
+			rc = timed ? hl_swap_timed(&S->pt[1 - me], &S->pt[me], CLOCK_MONOTONIC, &dl)
+				   : hl_swap(&S->pt[1 - me], &S->pt[me]);
+		} else {
+			rc = timed ? hl_wait_self_timed(&S->pt[me], CLOCK_MONOTONIC, &dl)
+				   : hl_wait_self(&S->pt[me]);
+		}
+		swap = false;
+		if (rc == 0)
+			break;
+		if (rc != ETIMEDOUT || !timed)
+			hl_sched_fail("thread %d: %s returned %d", me, timed ? "a timed wait" : "a wait", rc);
+		S->timeouts++;
+		timed_tries++;
+	}
+	S->waits++;
+}
+
+static void *swap_main(void *arg)
+{
+	struct life_worker *w = arg;
+	struct swapc *S = &the_swapc;
+	const struct plan *pl = &the_plan;
+	int me = w->index;
+	test_rng_t r;
+	rng_seed(&r, w->seed, 700 + (uint64_t)me);
+	hl_sched_thread_begin(me);
+	if (me == 1)
+		swap_wait(S, me, &r, false);
+	for (int i = 0; i < pl->ops; i++) {
+		if (me == 0) {
+			S->ball = 2 * i + 1;
+			swap_wait(S, me, &r, true);
+			if (S->ball != 2 * i + 2)
+				hl_sched_fail("round %d: thread 0 woke to ball %d, not %d", i, S->ball, 2 * i + 2);
+		} else {
+			if (S->ball != 2 * i + 1)
+				hl_sched_fail("round %d: thread 1 woke to ball %d, not %d", i, S->ball, 2 * i + 1);
+			S->ball = 2 * i + 2;
+			if (i < pl->ops - 1) {
+				swap_wait(S, me, &r, true);
+			} else {
+				S->wakes++;
+				if (hl_wake(&S->pt[0]))
+					hl_sched_fail("hl_wake failed");
+			}
+		}
+		if ((int)rng_below(&r, 100) < pl->pct_yield)
+			hl_sched_yield();
+	}
+	/* Every wake made to this point has been taken: none is left. */
+	struct timespec past = ns_to_ts((int64_t)hl_sched_now_ns() - 1000);
+	int rc = hl_wait_self_timed(&S->pt[me], CLOCK_MONOTONIC, &past);
+	if (rc != ETIMEDOUT)
+		hl_sched_fail("thread %d: a wait at the end returned %d: a wake was left over", me, rc);
+	hl_sched_thread_end();
+	return NULL;
+}
+
+static void swap_describe(void *arg)
+{
+	struct swapc *S = arg;
+	fprintf(stderr, "hotlock-sched: swap: points %u %u, ball %d, waits %d, timeouts %d, "
+		"wakes %d\n", S->pt[0].state_, S->pt[1].state_, S->ball, S->waits, S->timeouts,
+		S->wakes);
+}
+
+static void swap_run(uint64_t seed)
+{
+	struct swapc *S = &the_swapc;
+	const struct plan *pl = &the_plan;
+	memset(S, 0, sizeof(*S));
+	REQUIRE(hl_swap_point_init(&S->pt[0]) == 0 && hl_swap_point_init(&S->pt[1]) == 0, "init");
+	hl_sched_name(&S->pt[0], sizeof(S->pt[0]), "point0");
+	hl_sched_name(&S->pt[1], sizeof(S->pt[1]), "point1");
+	hl_sched_on_failure(swap_describe, S);
+	struct life_worker w[2];
+	for (int i = 0; i < 2; i++) {
+		w[i] = (struct life_worker){ .index = i, .seed = seed };
+		REQUIRE(pthread_create(&w[i].th, NULL, swap_main, &w[i]) == 0, "pthread_create");
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i].th, NULL);
+	if (S->waits != 2 * pl->ops || S->wakes != 2 * pl->ops || S->ball != 2 * pl->ops)
+		hl_sched_fail("%d waits, %d wakes, ball %d for %d rounds", S->waits, S->wakes, S->ball,
+			      pl->ops);
+	if (hl_swap_point_destroy(&S->pt[0]) || hl_swap_point_destroy(&S->pt[1]))
+		hl_sched_fail("a point is busy after both threads have ended");
+}
+
 /* ---- signals: a handler that locks a second mutex ------------------------ */
 
 /* mutex-signal: the stress harness on the_mutex, and at any scheduling
@@ -836,6 +1222,14 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		sem_run(seed);
 		goto passed;
 	}
+	if (kind == L_CHANNEL) {
+		chan_run(seed);
+		goto passed;
+	}
+	if (kind == L_SWAP) {
+		swap_run(seed);
+		goto passed;
+	}
 	switch (kind) {
 	case L_MUTEX:
 	case L_DROP_WAKE:
@@ -956,7 +1350,8 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|mutex-free|mutex-cna-free|\n"
-			"                         rwlock-free|mutex-signal|cond|broken-excl|broken-wake|drop-wake\n"
+			"                         rwlock-free|mutex-signal|cond|mutex-sem|\n"
+			"                         channel|swap|broken-excl|broken-wake|drop-wake\n"
 			"                  [--schedules N] [--seed S] [--jobs J] [--replay-check K]\n"
 			"                  [--max-failures F]   (stop after F failed schedules; 5)\n"
 			"  HOTLOCK_SCHED_SEED=S runs the one schedule of seed S (a replay);\n"
