@@ -16,6 +16,8 @@ static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_rwsem,
 	&bench_scenario_cond,
 	&bench_scenario_apps,
+	&bench_scenario_swap,
+	&bench_scenario_schbench,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 

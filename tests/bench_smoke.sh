@@ -37,6 +37,11 @@ short=(--duration 0.05)
 
 # "all" is every registered lock of the kind, "peers" the [peer] ones, and
 # the JSON gives each its role.
+# hl_swap's ping-pong (every mode, placement and a load) and schbench.
+"$bench" swap --repeat 1 --duration 0.05 --load 0,1 --json "$tmp/s.json" >/dev/null 2>"$tmp/err" ||
+	fail "swap: $(cat "$tmp/err")"
+"$bench" schbench -m 2 -t 2 -r 0.5 -c 100 -s 100 --repeat 1 --json "$tmp/sb.json" >/dev/null 2>"$tmp/err" ||
+	fail "schbench: $(cat "$tmp/err")"
 "$py" - "$tmp/list" "$tmp/m.json" "$tmp/r.json" <<'PY' || fail "the JSON's locks and roles"
 import json, sys
 kinds = {"locks:": [], "rwlocks:": []}
@@ -69,6 +74,8 @@ expect_usage "unknown lock 'nosuch'" mutex --locks hotlock,nosuch "${short[@]}"
 expect_usage "listed twice" mutex --locks hotlock,hotlock "${short[@]}"
 expect_usage "unknown lock 'hotlock'" rwlock --locks hotlock "${short[@]}"
 expect_usage "scenario" cond --scenario nosuch "${short[@]}"
+expect_usage "unknown mode 'nosuch'" swap --modes nosuch --duration 0.05
+expect_usage "nosuch" schbench --modes nosuch -r 0.1
 for m in $missing; do
 	case $m in
 	*-rw) expect_usage "not built into this hotlock-bench" rwlock --locks "$m" "${short[@]}" ;;
