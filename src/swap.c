@@ -53,11 +53,17 @@
  *    (/proc/loadavg, sampled at most every 10 ms by one thread) is at most
  *    the number of online CPUs.  With more runnable threads than CPUs a
  *    spinner takes a CPU that a runnable thread, likely its peer, needs;
- *  - the point's own record of spins (owner only): a spin that ended in a
- *    park (the reply did not come within the budget) makes the next 1, 3,
- *    7, ... up to 1023 waits on that point park at once; a spin that got
- *    its wake resets the record.  So a peer that is slow to answer, or a
- *    CPU that is taken after all, costs a few budgets, not one per wait.
+ *  - the point's own record: its last wait was answered within the budget
+ *    (a wake taken at once, during the spin, or after a park that lasted
+ *    no longer than the budget).  Every wait is timed from its start to
+ *    its wake, parked or not, so a pair whose replies take milliseconds
+ *    (schbench's workers: 30 ms of work) never spins, and one whose
+ *    replies come within the budget spins from its next wait on.  A first
+ *    design that spun and backed off after each failed spin (1, 3, ...
+ *    1023 waits) still spun a few times in a thousand waits of that kind,
+ *    and each failed spin could hold back a thread the kernel had queued
+ *    on the spinner's CPU: schbench's 99th percentile was 0.70x
+ *    wake+wait's (docs/swap.md).
  * The lock spinner slots (wait.c) are not used here: they ration spinning
  * among many waiters of one lock so that its owner keeps a CPU, whereas a
  * swap's peer is one thread, whose CPU the rules above look at directly;
@@ -88,7 +94,7 @@ enum { IDLE = 0, WOKEN = 1, SPINNING = 2, PARKED = 3 };
 struct point {
 	_Atomic uint32_t state;
 	_Atomic uint32_t cpu;   /* 1 + CPU; written by the owner, read by wakers (a hint) */
-	_Atomic uint32_t spin;  /* skip count (bits 0-15), failed spins in a row (16-31) */
+	_Atomic uint32_t slow;  /* 1: its last wait outlasted the spin budget (owner only) */
 	uint32_t unused;
 };
 _Static_assert(sizeof(struct point) == sizeof(hl_swap_point_t), "hl_swap_point_t layout");
@@ -99,7 +105,6 @@ static struct point *pt(hl_swap_point_t *p)
 	return (struct point *)p;
 }
 
-#define SPIN_SKIP_MAX_SHIFT 10          /* skips grow 1, 3, 7, ... 1023 */
 #define LOAD_PERIOD_NS 10000000ull      /* /proc/loadavg at most every 10 ms */
 
 /* ---- the policy ----------------------------------------------------------- */
@@ -195,8 +200,9 @@ static bool overloaded(void)
 }
 #endif
 
-/* The spin budget for a wait on self (0: park at once).  peer_cpu1 is the
- * CPU the woken peer last waited on (+1, 0: unknown or no peer). */
+/* The spin budget for a wait on self (0: park at once), from `budget`,
+ * the most the caller would spin.  peer_cpu1 is the CPU the woken peer
+ * last waited on (+1, 0: unknown or no peer). */
 static uint64_t spin_budget(struct point *self, uint64_t budget, uint32_t peer_cpu1,
 			    uint32_t my_cpu1)
 {
@@ -204,32 +210,20 @@ static uint64_t spin_budget(struct point *self, uint64_t budget, uint32_t peer_c
 		return 0;
 	if (peer_cpu1 && peer_cpu1 == my_cpu1)
 		return 0;
+	/* Relaxed: the owner's own record (rule 4). */
+	if (hl_load(&self->slow, HL_RELAXED))
+		return 0;
 	if (overloaded())
 		return 0;
-	/* Relaxed: the owner's own record.  Counted down only by waits that
-	 * the rules above would have let spin, so that a stretch of
-	 * overload does not use up the skips. */
-	uint32_t rec = hl_load(&self->spin, HL_RELAXED);
-	if (rec & 0xffff) {
-		hl_store(&self->spin, rec - 1, HL_RELAXED);
-		return 0;
-	}
 	return budget;
 }
 
-static void spin_result(struct point *self, bool got_wake)
+/* Rule 4's record: whether this wait took longer than the budget. */
+static void record_wait(struct point *self, bool slow)
 {
-	/* Relaxed: the owner's own record. */
-	uint32_t rec = hl_load(&self->spin, HL_RELAXED);
-	uint32_t fails = rec >> 16;
-	if (got_wake) {
-		if (rec)
-			hl_store(&self->spin, 0, HL_RELAXED);
-		return;
-	}
-	if (fails < SPIN_SKIP_MAX_SHIFT)
-		fails++;
-	hl_store(&self->spin, (fails << 16) | ((1u << fails) - 1), HL_RELAXED);
+	/* Relaxed: the owner's own record; stored only when it changes. */
+	if (hl_load(&self->slow, HL_RELAXED) != (uint32_t)slow)
+		hl_store(&self->slow, (uint32_t)slow, HL_RELAXED);
 }
 
 /* ---- wake and wait -------------------------------------------------------- */
@@ -296,38 +290,43 @@ static int give_up(struct point *self, uint32_t seen)
 	return take(self);
 }
 
+/* The wait of an owner.  spin_ns: its spin budget (0: park at once);
+ * quick_ns: the budget it would have had, against which the wait is
+ * recorded as quick or slow (rule 4). */
 static int wait_self(struct point *self, const struct hl_deadline *dl, uint64_t spin_ns,
-		     uint32_t my_cpu1)
+		     uint64_t quick_ns, uint32_t my_cpu1)
 {
 	uint32_t s = IDLE;
 	uint32_t first = spin_ns ? SPINNING : PARKED;
 	/* Acquire on failure (WOKEN: the wake's writes).  Relaxed on success:
 	 * beginning to wait publishes nothing. */
 	if (!hl_cas(&self->state, &s, first, HL_ACQUIRE)) {
-		if (s == WOKEN)
-			return take(self);
-		return EBUSY;
+		if (s != WOKEN)
+			return EBUSY;
+		record_wait(self, false);
+		return take(self);
 	}
 	/* Relaxed: a hint for wakers' spin decisions. */
 	if (my_cpu1)
 		hl_store(&self->cpu, my_cpu1, HL_RELAXED);
+	uint64_t start = hl_now_ns();
 	if (spin_ns) {
-		uint64_t start = hl_now_ns();
 		for (unsigned i = 1;; i++) {
 			/* Acquire: pairs with the waker's release exchange. */
 			if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
-				spin_result(self, true);
+				record_wait(self, false);
 				return take(self);
 			}
 			hl_cpu_relax();
 			if (i % HL_SPIN_CLOCK_EVERY == 0) {
-				if (hl_deadline_passed(dl))
+				if (hl_deadline_passed(dl)) {
+					record_wait(self, true);
 					return give_up(self, SPINNING);
+				}
 				if (hl_now_ns() - start >= spin_ns)
 					break;
 			}
 		}
-		spin_result(self, false);
 		s = SPINNING;
 		/* Relaxed on success: going to sleep publishes nothing.
 		 * Acquire on failure: the word is WOKEN. */
@@ -340,10 +339,14 @@ static int wait_self(struct point *self, const struct hl_deadline *dl, uint64_t 
 	for (;;) {
 		int r = hl_futex_wait((uint32_t *)&self->state, PARKED, clock, abs);
 		/* Acquire: pairs with the waker's release exchange. */
-		if (hl_load(&self->state, HL_ACQUIRE) == WOKEN)
+		if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
+			record_wait(self, hl_now_ns() - start > quick_ns);
 			return take(self);
-		if (r == ETIMEDOUT || hl_deadline_passed(dl))
+		}
+		if (r == ETIMEDOUT || hl_deadline_passed(dl)) {
+			record_wait(self, true);
 			return give_up(self, PARKED);
+		}
 		if (r && r != EAGAIN && r != EINTR)
 			hl_poll_backoff(NULL, &failed_sleep_ns);  /* a refused futex: poll */
 	}
@@ -360,7 +363,8 @@ int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl)
 {
 	struct point *me = pt(self);
 	uint32_t cpu1 = current_cpu1();
-	return wait_self(me, dl, spin_budget(me, hl_spin_ns(), 0, cpu1), cpu1);
+	uint64_t budget = hl_spin_ns();
+	return wait_self(me, dl, spin_budget(me, budget, 0, cpu1), budget, cpu1);
 }
 
 void hl__swap_wake(hl_swap_point_t *peer)
@@ -376,7 +380,8 @@ int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl_deadl
 	uint32_t peer_cpu1 = hl_load(&other->cpu, HL_RELAXED);
 	wake(other);
 	uint32_t cpu1 = current_cpu1();
-	return wait_self(me, dl, spin_budget(me, 2 * hl_spin_ns(), peer_cpu1, cpu1), cpu1);
+	uint64_t budget = 2 * hl_spin_ns();
+	return wait_self(me, dl, spin_budget(me, budget, peer_cpu1, cpu1), budget, cpu1);
 }
 
 int hl_wait_self(hl_swap_point_t *self)
