@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <signal.h>
 
 #ifndef HOTLOCK_SANITIZED
 #define HOTLOCK_SANITIZED 0
@@ -329,6 +330,45 @@ static inline char thread_state(uint32_t tid)
 	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ')
 		return '?';
 	return p[2];
+}
+
+
+/* A phase watchdog for API tests, where a call that blocks where it must
+ * not (a destroy that waits instead of saying EBUSY, a wait that should
+ * have failed) would hang the test with no word of where: each test names
+ * its phase with set_phase, and an alarm fails the run (exit 2) with that
+ * name when a phase lasts longer than TEST_PHASE_S seconds. */
+#define TEST_PHASE_S 45
+#define TEST_STR_(x) #x
+#define TEST_STR(x) TEST_STR_(x)
+
+static inline const char *volatile *test_phase_slot(void)
+{
+	static const char *volatile phase = "start";
+	return &phase;
+}
+
+static inline void test_phase_alarm(int sig)
+{
+	const char *p = *test_phase_slot();
+	const char *prog = program_invocation_short_name;
+	static const char a[] = "FATAL (hang): ";
+	static const char b[] = ": no end of phase \"";
+	static const char c[] = "\" after " TEST_STR(TEST_PHASE_S) " s\n";
+	(void)sig;
+	if (write(2, a, sizeof(a) - 1) < 0 || write(2, prog, strlen(prog)) < 0 ||
+	    write(2, b, sizeof(b) - 1) < 0 || write(2, p, strlen(p)) < 0 ||
+	    write(2, c, sizeof(c) - 1) < 0)
+		_exit(2);
+	_exit(2);
+}
+
+static inline void set_phase(const char *name)
+{
+	fflush(stdout);
+	*test_phase_slot() = name;
+	signal(SIGALRM, test_phase_alarm);
+	alarm(TEST_PHASE_S);
 }
 
 #endif

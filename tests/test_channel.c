@@ -69,30 +69,6 @@
 #define REQ_CLIENT(req) ((int)((((uintptr_t)(req) >> 4) - 1) >> 24))
 #define REQ_SEQ(req) ((long)((((uintptr_t)(req) >> 4) - 1) & 0xffffff))
 
-#define PHASE_S 45
-#define STR_(x) #x
-#define STR(x) STR_(x)
-static const char *volatile phase = "start";
-
-static void phase_alarm(int sig)
-{
-	const char *p = phase;
-	static const char a[] = "FATAL (hang): test_channel: no end of phase \"";
-	static const char b[] = "\" after " STR(PHASE_S) " s\n";
-	(void)sig;
-	if (write(2, a, sizeof(a) - 1) < 0 || write(2, p, strlen(p)) < 0 ||
-	    write(2, b, sizeof(b) - 1) < 0)
-		_exit(2);
-	_exit(2);
-}
-
-static void set_phase(const char *name)
-{
-	fflush(stdout);
-	phase = name;
-	signal(SIGALRM, phase_alarm);
-	alarm(PHASE_S);
-}
 
 static const char *clock_name(clockid_t c)
 {

@@ -136,34 +136,8 @@ static void hang(hl_mutex_t *m, const char *fmt, ...)
 	_exit(2);
 }
 
-/* A call that blocks where it must not (a destroy that waits instead of
- * saying EBUSY, a wait that should have failed) would hang the main thread
- * with no word of where: each test names its phase, and an alarm fails the
- * run with that name when a phase lasts longer than PHASE_S. */
-#define PHASE_S 45
-#define STR_(x) #x
-#define STR(x) STR_(x)
-static const char *volatile phase = "start";
-
-static void phase_alarm(int sig)
-{
-	const char *p = phase;
-	static const char a[] = "FATAL (hang): test_cond_api: no end of phase \"";
-	static const char b[] = "\" after " STR(PHASE_S) " s\n";
-	(void)sig;
-	if (write(2, a, sizeof(a) - 1) < 0 || write(2, p, strlen(p)) < 0 ||
-	    write(2, b, sizeof(b) - 1) < 0)
-		_exit(2);
-	_exit(2);
-}
-
-static void set_phase(const char *name)
-{
-	fflush(stdout);
-	phase = name;
-	signal(SIGALRM, phase_alarm);
-	alarm(PHASE_S);
-}
+/* Each test names its phase (set_phase, common.h): a hang fails the run
+ * with that name. */
 
 /* sem_wait with a limit; false when it passed. */
 static bool sem_wait_ms(sem_t *s, int64_t ms)

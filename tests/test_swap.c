@@ -66,30 +66,6 @@ const char *__tsan_default_options(void)
 #define SHORT_NS (20 * NSEC_PER_MSEC)
 #define FAR_NS (60 * NSEC_PER_SEC)
 
-#define PHASE_S 45
-#define STR_(x) #x
-#define STR(x) STR_(x)
-static const char *volatile phase = "start";
-
-static void phase_alarm(int sig)
-{
-	const char *p = phase;
-	static const char a[] = "FATAL (hang): test_swap: no end of phase \"";
-	static const char b[] = "\" after " STR(PHASE_S) " s\n";
-	(void)sig;
-	if (write(2, a, sizeof(a) - 1) < 0 || write(2, p, strlen(p)) < 0 ||
-	    write(2, b, sizeof(b) - 1) < 0)
-		_exit(2);
-	_exit(2);
-}
-
-static void set_phase(const char *name)
-{
-	fflush(stdout);
-	phase = name;
-	signal(SIGALRM, phase_alarm);
-	alarm(PHASE_S);
-}
 
 static const char *clock_name(clockid_t c)
 {
