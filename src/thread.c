@@ -15,6 +15,7 @@
 
 #include <hotlock/futex.h>
 
+#include "futex_hash.h"
 #include "thread.h"
 
 struct hl_node *hl__nodes;
@@ -202,7 +203,8 @@ struct hl_thread *hl__thread_register(void)
 	if (!arenas_ok)
 		return NULL;
 	uint32_t i = pool_pop(&thread_pool, thread_link);
-	if (!i)
+	bool fresh = !i;
+	if (fresh)
 		i = bump(&thread_bump, HL_MAX_THREADS);
 	if (!i)
 		return NULL;
@@ -223,6 +225,8 @@ struct hl_thread *hl__thread_register(void)
 	hl_store(&t->in_use, 1, HL_RELEASE);
 	hl__self_ptr = t;
 	pthread_setspecific(exit_key, t);
+	if (fresh)
+		hl__futex_hash_threads(i);      /* records 1..i have been used */
 	return t;
 }
 

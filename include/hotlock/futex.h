@@ -50,6 +50,31 @@ int hl_futex_wake(uint32_t *addr, int n);
  * when the kernel starts refusing futex2 (a seccomp filter). */
 const char *hl_futex_interface(void);
 
+/* The kernel's futex hash for this process (PR_FUTEX_HASH, Linux 6.16+).
+ * Every futex word a thread waits on is looked up in a hash table; by
+ * default a process gets its own ("private") table of 16 slots when it
+ * creates its first thread, larger with more CPUs, and before that, or
+ * after a switch, uses the kernel's global one.  hotlock parks every
+ * waiter on a word of its own, so a program with many parked threads
+ * puts as many words in the table: docs/futex-hash.md measures what the
+ * size costs and which policy HOTLOCK_FUTEX_HASH=auto applies.
+ *
+ * hl_futex_hash_get: *slots = the private table's slots, or 0 when the
+ * process uses the global table (as a single-threaded process does until
+ * its first thread, unless it set a size).
+ * hl_futex_hash_set: slots a power of two >= 2 makes (or resizes) the
+ * private table; 0 switches to the global table for good: the kernel then
+ * refuses every later set with EBUSY (one-way).
+ * Errors: EINVAL, slots neither 0 nor a power of two >= 2 (checked before
+ * the kernel is asked); ENOSYS, the kernel has no private futex hash
+ * (before 6.16, built without it, a seccomp filter that refuses the prctl,
+ * or HOTLOCK_FUTEX=futex, which makes the library behave as on a kernel
+ * before futex2); EBUSY, after a switch to the global table; ENOMEM, a
+ * size the kernel cannot allocate.  Each call is one prctl, counted as an
+ * "other" futex syscall. */
+int hl_futex_hash_get(unsigned *slots);
+int hl_futex_hash_set(unsigned slots);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,338 @@
+/* The futex hash control (hl_futex_hash_get/set, HOTLOCK_FUTEX_HASH),
+ * against the running kernel, each case in a fresh child process (a
+ * private table, once made, and the switch to the global one stay with a
+ * process):
+ *  (a) sizes: 0, 1, 3, 6, 2^31 + 1 are refused with EINVAL before the
+ *      kernel is asked; 2, 64, 4096 are set and read back, in a process
+ *      without threads and after it has some;
+ *  (b) the switch to global, made while another thread runs: get says 0,
+ *      and a later set is refused (EBUSY: one-way);
+ *  (c) the fallback: HOTLOCK_FUTEX=futex (the futex layer's switch for a
+ *      kernel before futex2) and a seccomp filter that answers the prctl
+ *      with EINVAL as a kernel without it does: get and set say ENOSYS,
+ *      and a contended hl_mutex still works;
+ *  (d) HOTLOCK_FUTEX_HASH at load (the test re-executes itself with it
+ *      set): global, 256, auto and unset give the table asked for; bad
+ *      values (3, x, -4, 2^31) give one line on stderr and are ignored;
+ *  (e) auto grows the table with the threads the library registers: 64
+ *      threads that each wait on a contended hl_mutex leave at least 256
+ *      slots (4 per thread).
+ * Skipped with a message on a kernel without PR_FUTEX_HASH (before 6.16). */
+#include "common.h"
+
+#include <hotlock/hotlock.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+
+#define SKIP_CODE 77
+
+static unsigned get_slots(void)
+{
+	unsigned s = 12345;
+	int err = hl_futex_hash_get(&s);
+	REQUIRE(err == 0, "hl_futex_hash_get: %s", strerror(err));
+	return s;
+}
+
+/* A thread that sleeps until told, so that the process has two. */
+static _Atomic int release_sleeper;
+static void *sleeper(void *arg)
+{
+	while (!atomic_load(&release_sleeper))
+		sleep_ns(1000000);
+	return arg;
+}
+
+static pthread_t start_sleeper(void)
+{
+	pthread_t t;
+	atomic_store(&release_sleeper, 0);
+	REQUIRE(pthread_create(&t, NULL, sleeper, NULL) == 0, "pthread_create");
+	return t;
+}
+
+static void stop_sleeper(pthread_t t)
+{
+	atomic_store(&release_sleeper, 1);
+	pthread_join(t, NULL);
+}
+
+/* ---- (a), (b) ---- */
+
+static int child_sizes(void *arg)
+{
+	(void)arg;
+	const unsigned bad[] = { 1, 3, 6, 100, 0x80000001u };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int err = hl_futex_hash_set(bad[i]);
+		CHECK(err == EINVAL, "set %u: %s, expected EINVAL", bad[i], strerror(err));
+	}
+	CHECK(hl_futex_hash_get(NULL) == EINVAL, "get(NULL) is not EINVAL");
+	int err = hl_futex_hash_set(64);
+	CHECK(err == 0, "set 64 with no threads: %s", strerror(err));
+	CHECK(get_slots() == 64, "get after set 64: %u", get_slots());
+	pthread_t t = start_sleeper();
+	CHECK(get_slots() == 64, "get after a thread was created: %u", get_slots());
+	const unsigned good[] = { 2, 4096, 16 };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		err = hl_futex_hash_set(good[i]);
+		CHECK(err == 0, "set %u with a thread running: %s", good[i], strerror(err));
+		/* The kernel switches tables once the old one is out of use:
+		 * give it a moment. */
+		unsigned s = 0;
+		for (int k = 0; k < 1000 && (s = get_slots()) != good[i]; k++)
+			sleep_ns(1000000);
+		CHECK(s == good[i], "get after set %u: %u", good[i], s);
+	}
+	stop_sleeper(t);
+	return test_finish("test_futex_hash (a)");
+}
+
+static int child_one_way(void *arg)
+{
+	(void)arg;
+	pthread_t t = start_sleeper();
+	CHECK(get_slots() >= 2, "a process with a thread has no private table: %u", get_slots());
+	int err = hl_futex_hash_set(0);
+	CHECK(err == 0, "set 0 (global): %s", strerror(err));
+	CHECK(get_slots() == 0, "get after the switch to global: %u", get_slots());
+	err = hl_futex_hash_set(64);
+	CHECK(err == EBUSY, "set 64 after the switch to global: %s, expected EBUSY", strerror(err));
+	CHECK(get_slots() == 0, "get after the refused set: %u", get_slots());
+	stop_sleeper(t);
+	return test_finish("test_futex_hash (b)");
+}
+
+/* ---- (c) ---- */
+
+static hl_mutex_t contended;
+static long counter;
+static void *contender(void *arg)
+{
+	for (int i = 0; i < 20000; i++) {
+		hl_mutex_lock(&contended);
+		counter++;
+		hl_mutex_unlock(&contended);
+	}
+	return arg;
+}
+
+static void contend(void)
+{
+	pthread_t t[4];
+	counter = 0;
+	for (int i = 0; i < 4; i++)
+		REQUIRE(pthread_create(&t[i], NULL, contender, NULL) == 0, "pthread_create");
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK(counter == 80000, "contended hl_mutex: counter %ld, expected 80000", counter);
+}
+
+static void expect_enosys(const char *how)
+{
+	unsigned s;
+	int err = hl_futex_hash_get(&s);
+	CHECK(err == ENOSYS, "%s: get: %s, expected ENOSYS", how, strerror(err));
+	err = hl_futex_hash_set(64);
+	CHECK(err == ENOSYS, "%s: set 64: %s, expected ENOSYS", how, strerror(err));
+	err = hl_futex_hash_set(3);
+	CHECK(err == EINVAL, "%s: set 3: %s, expected EINVAL", how, strerror(err));
+	contend();
+}
+
+static int child_legacy(void *arg)
+{
+	(void)arg;
+	setenv("HOTLOCK_FUTEX", "futex", 1);
+	expect_enosys("HOTLOCK_FUTEX=futex");
+	return test_finish("test_futex_hash (c) HOTLOCK_FUTEX=futex");
+}
+
+#if defined(__x86_64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* prctl(78, ...) answered with EINVAL, as by a kernel without the option. */
+static int install_filter(void)
+{
+#ifdef TEST_AUDIT_ARCH
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint32_t arg0 = offsetof(struct seccomp_data, args[0]);
+#else
+	const uint32_t arg0 = offsetof(struct seccomp_data, args[0]) + 4;
+#endif
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 78, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = (unsigned short)(sizeof(f) / sizeof(f[0])), .filter = f };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return errno;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+		return errno;
+	return 0;
+#else
+	return ENOTSUP;
+#endif
+}
+
+static int child_seccomp(void *arg)
+{
+	(void)arg;
+	int err = install_filter();
+	if (err) {
+		printf("SKIP: cannot install a seccomp filter: %s\n", strerror(err));
+		fflush(stdout);
+		_exit(SKIP_CODE);
+	}
+	REQUIRE(prctl(78, 2, 0, 0, 0) < 0 && errno == EINVAL, "the filter does not refuse the prctl");
+	expect_enosys("prctl refused (EINVAL)");
+	return test_finish("test_futex_hash (c) seccomp");
+}
+
+/* ---- (d), (e): re-executed with HOTLOCK_FUTEX_HASH set ---- */
+
+static hl_mutex_t gate;
+static void *gate_waiter(void *arg)
+{
+	hl_mutex_lock(&gate);
+	hl_mutex_unlock(&gate);
+	return arg;
+}
+
+/* argv: --env-child THREADS.  Creates THREADS threads that wait on a held
+ * hl_mutex (each registers with the library), then prints the slots. */
+static int env_child(int threads)
+{
+	pthread_t t[256];
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	hl_mutex_lock(&gate);
+	for (int i = 0; i < threads; i++)
+		REQUIRE(pthread_create(&t[i], &attr, gate_waiter, NULL) == 0, "pthread_create");
+	sleep_ns(200 * NSEC_PER_MSEC);  /* let them park (and register) */
+	unsigned s = 0;
+	for (int k = 0; k < 1000; k++) {        /* a resize may be in progress */
+		s = get_slots();
+		if (k > 0 && s == get_slots())
+			break;
+		sleep_ns(1000000);
+	}
+	hl_mutex_unlock(&gate);
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	printf("slots=%u\n", s);
+	return 0;
+}
+
+struct env_case {
+	const char *value;      /* NULL: unset */
+	int threads;
+	unsigned min, max;      /* the slots expected */
+	bool complaint;         /* one "ignoring" line on stderr */
+};
+
+static const struct env_case *current_case;
+
+static int child_env(void *arg)
+{
+	(void)arg;
+	const struct env_case *c = current_case;
+	if (c->value)
+		setenv("HOTLOCK_FUTEX_HASH", c->value, 1);
+	else
+		unsetenv("HOTLOCK_FUTEX_HASH");
+	dup2(1, 2);     /* stderr into the captured output */
+	char threads[16];
+	snprintf(threads, sizeof(threads), "%d", c->threads);
+	execl("/proc/self/exe", "test_futex_hash", "--env-child", threads, (char *)NULL);
+	printf("exec: %s\n", strerror(errno));
+	return 1;
+}
+
+static char out[1 << 14];
+
+static bool run(const char *name, int (*fn)(void *))
+{
+	int status;
+	char buf[128];
+	int r = run_in_child(fn, NULL, 30000, out, sizeof(out), &status);
+	fputs(out, stdout);
+	if (r != 0) {
+		CHECK(false, "%s: the child ran past 30 s and was killed", name);
+		return false;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_CODE)
+		return false;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: child %s", name,
+	      describe_status(status, buf, sizeof(buf)));
+	return true;
+}
+
+static int count(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--env-child") == 0)
+		return env_child(atoi(argv[2]));
+	if (prctl(78, 2, 0, 0, 0) < 0 && errno == EINVAL) {
+		printf("SKIP: this kernel has no PR_FUTEX_HASH (Linux 6.16+)\n");
+		return SKIP_CODE;
+	}
+	run("(a) sizes", child_sizes);
+	run("(b) one-way", child_one_way);
+	run("(c) HOTLOCK_FUTEX=futex", child_legacy);
+	run("(c) seccomp", child_seccomp);
+
+	const struct env_case cases[] = {
+		{ "global", 4, 0, 0, false },
+		{ "256", 4, 256, 256, false },
+		{ "2", 4, 2, 2, false },
+		{ "auto", 4, 16, 64, false },
+		{ NULL, 4, 16, 64, false },
+		{ "3", 4, 16, 64, true },
+		{ "x", 4, 16, 64, true },
+		{ "-4", 4, 16, 64, true },
+		{ "2147483648", 4, 16, 64, true },
+		{ "auto", 64, 256, 1u << 16, false },   /* (e) */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct env_case *c = &cases[i];
+		char name[64];
+		snprintf(name, sizeof(name), "(d) HOTLOCK_FUTEX_HASH=%s, %d threads",
+			 c->value ? c->value : "(unset)", c->threads);
+		current_case = c;
+		if (!run(name, child_env))
+			continue;
+		const char *p = strstr(out, "slots=");
+		unsigned s = p ? (unsigned)strtoul(p + 6, NULL, 10) : 99999;
+		CHECK(p && s >= c->min && s <= c->max, "%s: slots %u, expected %u..%u", name, s,
+		      c->min, c->max);
+		int lines = count(out, "hotlock: ignoring HOTLOCK_FUTEX_HASH=");
+		CHECK(lines == (c->complaint ? 1 : 0), "%s: %d complaints on stderr, expected %d",
+		      name, lines, c->complaint ? 1 : 0);
+	}
+	return test_finish("test_futex_hash");
+}
