@@ -136,10 +136,16 @@ void hl__futex_hash_threads(uint32_t threads)
 		return;         /* another thread resizes */
 	int err = set_slots(want);
 	unsigned now = 0;
-	if (err == EBUSY && hl_futex_hash_get(&now) == 0 && now) {
-		/* A resize still in progress (the kernel switches tables when
-		 * the old one is no longer in use): try again at a later
-		 * registration. */
+	/* EBUSY with a private table: the kernel has not finished the last
+	 * resize (it switches tables once the old one is out of use).  Try
+	 * again a few times, 200 us apart (at most 4 ms, once per doubling,
+	 * on a thread's first slow path), then at a later registration. */
+	for (int tries = 0; err == EBUSY && tries < 20 && hl_futex_hash_get(&now) == 0 && now;
+	     tries++) {
+		hl_sleep_ns(200000);
+		err = set_slots(want);
+	}
+	if (err == EBUSY && now) {
 		hl_store(&auto_slots, have, HL_RELAXED);
 	} else if (err) {
 		/* ENOSYS, or the global table (chosen by the program): stop. */
