@@ -18,6 +18,7 @@ static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_apps,
 	&bench_scenario_swap,
 	&bench_scenario_schbench,
+	&bench_scenario_futex_hash,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 

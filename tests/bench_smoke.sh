@@ -35,6 +35,14 @@ short=(--duration 0.05)
 "$bench" cond --threads 1,1:2,3 --waiters 2,5 "${short[@]}" >/dev/null 2>"$tmp/err" ||
 	fail "cond: $(cat "$tmp/err")"
 
+# The futex hash (seed 002): a global, a default and a private table, each
+# in its own child; then the parked scenario.  Skipped where the kernel has
+# no PR_FUTEX_HASH (the scenario says so and drops those sizes).
+"$bench" futex-hash --threads 2 --futexes 64 --hash global,default,8 --duration 0.1 --repeat 1 \
+	--json "$tmp/fh.json" >/dev/null 2>"$tmp/err" || fail "futex-hash: $(cat "$tmp/err")"
+"$bench" futex-hash --scenario parked --parked 16 --hash default,64 --duration 0.1 --repeat 1 \
+	>/dev/null 2>"$tmp/err" || fail "futex-hash parked: $(cat "$tmp/err")"
+
 # "all" is every registered lock of the kind, "peers" the [peer] ones, and
 # the JSON gives each its role.
 # hl_swap's ping-pong (every mode, placement and a load) and schbench.
@@ -76,6 +84,7 @@ expect_usage "unknown lock 'hotlock'" rwlock --locks hotlock "${short[@]}"
 expect_usage "scenario" cond --scenario nosuch "${short[@]}"
 expect_usage "unknown mode 'nosuch'" swap --modes nosuch --duration 0.05
 expect_usage "nosuch" schbench --modes nosuch -r 0.1
+expect_usage "hash" futex-hash --hash 3 --duration 0.1
 for m in $missing; do
 	case $m in
 	*-rw) expect_usage "not built into this hotlock-bench" rwlock --locks "$m" "${short[@]}" ;;
