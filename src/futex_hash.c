@@ -8,7 +8,9 @@
  * table, after which every SET answers EBUSY; GET_SLOTS answers the size,
  * 0 for the global table.  A process gets a private table of 16 slots
  * (more on a machine with many CPUs) when it creates its first thread.  A
- * kernel without the option answers EINVAL to GET, which is ENOSYS here.
+ * kernel without the option answers EINVAL to GET, which is ENOSYS here;
+ * 6.16, which has the option with the private hash compiled out, answers
+ * GET with 0 and SET with EINVAL, which is ENOSYS too.
  *
  * HOTLOCK_FUTEX_HASH, read when the library is loaded (so also by the
  * pthread shim), before the program has threads of its own:
@@ -109,7 +111,9 @@ static int set_slots(unsigned slots)
 	err = r < 0 ? errno : 0;
 	errno = saved;
 	count_other();
-	return err;
+	/* The size was checked: EINVAL means a kernel that knows the option
+	 * but has no private hash (6.16 shipped it compiled out). */
+	return err == EINVAL ? ENOSYS : err;
 }
 
 int hl_futex_hash_set(unsigned slots)
