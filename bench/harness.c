@@ -464,6 +464,15 @@ void bench_json_run_info(struct bench_json *j)
 	bench_json_string(j, "date", date);
 }
 
+int bench_pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 unsigned bench_cores(void)
 {
 	for (size_t ncpu = 1024; ncpu <= (1u << 20); ncpu *= 2) {

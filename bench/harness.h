@@ -140,6 +140,8 @@ void bench_parse_args(const char *scenario, int argc, char **argv,
 
 /* CPUs in the calling thread's affinity mask. */
 unsigned bench_cores(void);
+/* Pins the calling thread to one CPU: 0 or pthread_setaffinity_np's errno. */
+int bench_pin_self(int cpu);
 double bench_now(void); /* CLOCK_MONOTONIC, seconds */
 
 /* ---- one run --------------------------------------------------------- */

@@ -451,12 +451,7 @@ static uint64_t hash_body(struct bench_thread *t, void *arg)
 	uint64_t ops = 0;
 
 	if (r->pin) {
-		cpu_set_t set;
-		int err;
-
-		CPU_ZERO(&set);
-		CPU_SET(r->cpus[t->id % r->ncpus], &set);
-		err = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+		int err = bench_pin_self(r->cpus[t->id % r->ncpus]);
 		if (err) {
 			bench_thread_fail(t, "pthread_setaffinity_np", err);
 			return 0;
@@ -563,14 +558,11 @@ static uint64_t hot_body(struct bench_thread *t, void *arg)
 	uint64_t ops = 0;
 	unsigned k = 0;
 	int err;
-	cpu_set_t set;
 
 	/* Hot thread i on the i-th CPU: unpinned, two threads that share a CPU
 	 * (the other one busy) take turns by time slice, and the one running
 	 * takes the free mutex for a whole slice without a handover. */
-	CPU_ZERO(&set);
-	CPU_SET(r->cpus[t->id % r->ncpus], &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	err = bench_pin_self(r->cpus[t->id % r->ncpus]);
 	if (err) {
 		bench_thread_fail(t, "pthread_setaffinity_np", err);
 		return 0;

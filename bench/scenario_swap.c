@@ -96,15 +96,6 @@ static double thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
 /* The handover primitives of each mode.  They return 0, an errno value
  * (the run fails), or -1: stop seen while spinning. */
 
@@ -221,7 +212,7 @@ static uint64_t swap_body(struct bench_thread *t, void *arg)
 	struct side_stats *st = &p->stats[id];
 	int err = 0;
 
-	if (p->cpu[id] >= 0 && (err = pin(p->cpu[id])) != 0) {
+	if (p->cpu[id] >= 0 && (err = bench_pin_self(p->cpu[id])) != 0) {
 		c.what = "pthread_setaffinity_np";
 		goto out;
 	}

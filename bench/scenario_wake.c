@@ -40,10 +40,7 @@ struct pingpong {
 
 static void pin(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	bench_check(pthread_setaffinity_np(pthread_self(), sizeof set, &set), "pthread_setaffinity_np");
+	bench_check(bench_pin_self(cpu), "pthread_setaffinity_np");
 }
 
 /* Waits until *w is nonzero, then clears it. */
