@@ -315,6 +315,30 @@ static inline const char *describe_status(int status, char *buf, size_t len)
 	return buf;
 }
 
+/* A child's exit status that means "skipped, and why is in its output". */
+#define TEST_SKIP_CODE 77
+
+/* run_in_child(fn, NULL) with a 30 s limit, its output printed (and left
+ * in out): false if it was killed at the limit (a failed check) or
+ * skipped; true otherwise, after a check that it exited with 0. */
+static inline bool run_child_checked(const char *name, int (*fn)(void *), char *out,
+				     size_t outlen)
+{
+	int status;
+	char buf[128];
+	int r = run_in_child(fn, NULL, 30000, out, outlen, &status);
+	fputs(out, stdout);
+	if (r != 0) {
+		CHECK(false, "%s: the child ran past 30 s and was killed", name);
+		return false;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE)
+		return false;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: child %s", name,
+	      describe_status(status, buf, sizeof(buf)));
+	return true;
+}
+
 /* The scheduler state of thread tid ('R', 'S', ...), from /proc. */
 static inline char thread_state(uint32_t tid)
 {

@@ -30,7 +30,6 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 
-#define SKIP_CODE 77
 
 static unsigned get_slots(void)
 {
@@ -198,7 +197,7 @@ static int child_seccomp(void *arg)
 	if (err) {
 		printf("SKIP: cannot install a seccomp filter: %s\n", strerror(err));
 		fflush(stdout);
-		_exit(SKIP_CODE);
+		_exit(TEST_SKIP_CODE);
 	}
 	REQUIRE(prctl(78, 2, 0, 0, 0) < 0 && errno == EINVAL, "the filter does not refuse the prctl");
 	expect_enosys("prctl refused (EINVAL)");
@@ -270,19 +269,7 @@ static char out[1 << 14];
 
 static bool run(const char *name, int (*fn)(void *))
 {
-	int status;
-	char buf[128];
-	int r = run_in_child(fn, NULL, 30000, out, sizeof(out), &status);
-	fputs(out, stdout);
-	if (r != 0) {
-		CHECK(false, "%s: the child ran past 30 s and was killed", name);
-		return false;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_CODE)
-		return false;
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: child %s", name,
-	      describe_status(status, buf, sizeof(buf)));
-	return true;
+	return run_child_checked(name, fn, out, sizeof(out));
 }
 
 static int count(const char *text, const char *needle)
@@ -299,7 +286,7 @@ int main(int argc, char **argv)
 		return env_child(atoi(argv[2]));
 	if (prctl(78, 2, 0, 0, 0) < 0 && errno == EINVAL) {
 		printf("SKIP: this kernel has no PR_FUTEX_HASH (Linux 6.16+)\n");
-		return SKIP_CODE;
+		return TEST_SKIP_CODE;
 	}
 	run("(a) sizes", child_sizes);
 	run("(b) one-way", child_one_way);

@@ -47,7 +47,6 @@
 #define MAX_WAITS_PER_OP 5.0
 #define MAX_CPU_SHARE 0.25
 #define HOLD_NS (300 * NSEC_PER_MSEC)
-#define SKIP_CODE 77
 #ifndef CS_NS
 #define CS_NS (30 * NSEC_PER_USEC)
 #endif
@@ -117,14 +116,14 @@ static int install_filter(bool refuse_futex_wait)
 #endif
 }
 
-/* In a child: installs the filter or exits with SKIP_CODE, saying why. */
+/* In a child: installs the filter or exits with TEST_SKIP_CODE, saying why. */
 static void filter_or_skip(bool refuse_futex_wait)
 {
 	int err = install_filter(refuse_futex_wait);
 	if (err) {
 		printf("SKIP: cannot install a seccomp filter: %s\n", strerror(err));
 		fflush(stdout);
-		_exit(SKIP_CODE);
+		_exit(TEST_SKIP_CODE);
 	}
 	/* The filter works: futex_wake (454) of nobody is refused. */
 	uint32_t word = 0;
@@ -208,7 +207,7 @@ static int child_refused_later(void *arg)
 		/* test_futex checks that a 6.7+ kernel gets futex2. */
 		printf("SKIP (b): the library does not use futex2 here; nothing to switch from\n");
 		fflush(stdout);
-		_exit(SKIP_CODE);
+		_exit(TEST_SKIP_CODE);
 	}
 	filter_or_skip(false);
 	return contend("(b) futex2 refused after the probe");
@@ -301,22 +300,9 @@ static int count_lines(const char *text, const char *needle)
 	return n;
 }
 
-/* Runs fn in a child; returns its output's verdict (and prints it). */
 static bool run(const char *name, int (*fn)(void *))
 {
-	int status;
-	char buf[128];
-	int r = run_in_child(fn, NULL, 30000, out, sizeof(out), &status);
-	fputs(out, stdout);
-	if (r != 0) {
-		CHECK(false, "%s: the child ran past 30 s and was killed", name);
-		return false;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_CODE)
-		return false;
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: child %s", name,
-	      describe_status(status, buf, sizeof(buf)));
-	return true;
+	return run_child_checked(name, fn, out, sizeof(out));
 }
 
 int main(void)
