@@ -109,6 +109,18 @@ int stress_duration_ms(void)
 	return ms > 0 ? (int)ms : (int)dflt;
 }
 
+int stress_next_round_ops(int ops, int64_t took_ns, int64_t left_ns, int64_t round_ns)
+{
+	int64_t target = left_ns < round_ns ? left_ns : round_ns;
+	double per_ns = (double)ops / (double)(took_ns > 0 ? took_ns : 1);
+	int64_t n = (int64_t)(per_ns * (double)target);
+	if (n > 4 * (int64_t)ops)
+		n = 4 * (int64_t)ops;
+	if (n < 16)
+		n = 16;
+	return (int)n;
+}
+
 void stress_config_default(stress_config_t *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));

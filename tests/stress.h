@@ -165,6 +165,11 @@ void stress_config_default(stress_config_t *cfg);
 /* HOTLOCK_STRESS_MS, else 1500 (700 in sanitizer builds). */
 int stress_duration_ms(void);
 
+/* For a test run in rounds: the next round's operations per worker, from
+ * the last round's rate (ops in took_ns), aiming at round_ns but not past
+ * the end (left_ns); at most 4 times the last round, at least 16. */
+int stress_next_round_ops(int ops, int64_t took_ns, int64_t left_ns, int64_t round_ns);
+
 /* Runs the stress test; fills *res (free it with stress_result_free).
  * Returns 0 when every check passed, else the number of violations plus
  * errors (the first few are printed to stderr as they happen). */

@@ -499,20 +499,6 @@ static bool run_round(int clients, int ops, int round, uint64_t seed, struct tot
 	return good;
 }
 
-/* Round sizes: the next round's calls per client, from the last round's
- * rate, aiming at round_ns but not past the end. */
-static int next_ops(int ops, int64_t took_ns, int64_t left_ns, int64_t round_ns)
-{
-	int64_t target = left_ns < round_ns ? left_ns : round_ns;
-	double per_ns = (double)ops / (double)(took_ns > 0 ? took_ns : 1);
-	int64_t n = (int64_t)(per_ns * (double)target);
-	if (n > 4 * (int64_t)ops)
-		n = 4 * (int64_t)ops;
-	if (n < 16)
-		n = 16;
-	return (int)n;
-}
-
 int main(int argc, char **argv)
 {
 	long mult = argc > 1 ? strtol(argv[1], NULL, 10) : 2;
@@ -543,7 +529,7 @@ int main(int argc, char **argv)
 	while (ok && (now_ns() - t0 < dur || T.rounds < 4)) {
 		int64_t r0 = now_ns();
 		ok = run_round(clients, ops, T.rounds, g_seed, &T, label);
-		ops = next_ops(ops, now_ns() - r0, t0 + dur - now_ns(), dur / 8);
+		ops = stress_next_round_ops(ops, now_ns() - r0, t0 + dur - now_ns(), dur / 8);
 	}
 	printf("stress [%s]: %d rounds (%d with a shutdown racing the calls), %.0f ms: %llu calls: "
 	       "%llu answered, %llu ETIMEDOUT (%llu of them after the server took them: reply "

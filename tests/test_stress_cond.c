@@ -574,20 +574,6 @@ static void base_config(stress_config_t *cfg, const char *label, int threads, ui
 	cfg->quiet = 1;
 }
 
-/* Round sizes: the next round's operations per worker, from the last
- * round's rate, aiming at round_ms but not past the end. */
-static int next_ops(int ops, int64_t took_ns, int64_t left_ns, int64_t round_ns)
-{
-	int64_t target = left_ns < round_ns ? left_ns : round_ns;
-	double per_ns = (double)ops / (double)(took_ns > 0 ? took_ns : 1);
-	int64_t n = (int64_t)(per_ns * (double)target);
-	if (n > 4 * (int64_t)ops)
-		n = 4 * (int64_t)ops;
-	if (n < 16)
-		n = 16;
-	return (int)n;
-}
-
 /* ---- the workloads ---- */
 
 static bool run_pc(int threads, uint64_t seed)
@@ -647,7 +633,7 @@ static bool run_pc(int threads, uint64_t seed)
 		free(S->next);
 		free(S);
 		rounds++;
-		ops = next_ops(ops, took, t0 + dur - now_ns(), dur / 4);
+		ops = stress_next_round_ops(ops, took, t0 + dur - now_ns(), dur / 4);
 	} while (ok && now_ns() - t0 < dur);
 	printf("stress [%s]: %d rounds, %.0f ms, %llu items through a %d-slot queue by %d "
 	       "producers and %d consumers, %llu waits, %llu notifications after unlocking%s\n",
@@ -703,7 +689,7 @@ static bool run_storm(int threads, uint64_t seed)
 		stress_result_free(&res);
 		free(S);
 		rounds++;
-		ops = next_ops(ops, took, t0 + dur - now_ns(), dur / 4);
+		ops = stress_next_round_ops(ops, took, t0 + dur - now_ns(), dur / 4);
 	} while (ok && now_ns() - t0 < dur);
 	printf("stress [%s]: %d rounds, %.0f ms, %llu broadcasts (%llu after unlocking) to %d "
 	       "waiters, %llu wake-ups (%llu by a broadcast sent after unlocking, without a new "
