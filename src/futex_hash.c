@@ -102,17 +102,16 @@ int hl_futex_hash_get(unsigned *slots)
 
 static int set_slots(unsigned slots)
 {
-	unsigned now;
-	int err = hl_futex_hash_get(&now);     /* ENOSYS told apart from EINVAL */
-	if (err)
-		return err;
+	if (legacy_forced())
+		return ENOSYS;
 	int saved = errno;
 	int r = prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, (unsigned long)slots, 0, 0);
-	err = r < 0 ? errno : 0;
+	int err = r < 0 ? errno : 0;
 	errno = saved;
 	count_other();
-	/* The size was checked: EINVAL means a kernel that knows the option
-	 * but has no private hash (6.16 shipped it compiled out). */
+	/* The size was checked: EINVAL means a kernel without the option, or
+	 * one that knows it but has no private hash (6.16 shipped it compiled
+	 * out). */
 	return err == EINVAL ? ENOSYS : err;
 }
 
