@@ -284,8 +284,30 @@ struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n
 	return d;
 }
 
+/* Takes w, the last node, out of the queue behind pred (extract's take_last
+ * case): pred becomes the last node.  Nobody else writes pred->next while
+ * the tail names w (an enqueuer links only the node it swapped out of the
+ * tail), so the link is cleared first; the CAS of the tail then makes pred
+ * the node the next enqueuer links to.  Returns false, with the link put
+ * back, if an enqueuer came after w meanwhile (w is not the last node). */
+static bool take_last(_Atomic uint32_t *tail, struct hl_node *pred, struct hl_node *w)
+{
+	/* Relaxed: published by the release of the CAS below to the next
+	 * enqueuer, whose exchange of the tail reads it. */
+	hl_store(&pred->next, 0, HL_RELAXED);
+	uint32_t expect = hl_queue_word(w);
+	/* Release: pred's cleared link happens before the link the next
+	 * enqueuer writes there.  Acquire on failure: nothing, we retry
+	 * through w's link (acquire). */
+	if (hl_cas(tail, &expect, hl_queue_word(pred), HL_ACQ_REL))
+		return true;
+	/* Relaxed: as the clearing store; the link is the head's again. */
+	hl_store(&pred->next, w->index, HL_RELAXED);
+	return false;
+}
+
 uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_node *w, void *arg),
-			  void *arg, uint32_t max, uint32_t *first)
+			  void *arg, uint32_t max, uint32_t *first, _Atomic uint32_t *tail)
 {
 	uint32_t taken = 0, last = 0;
 	struct hl_node *pred = n;
@@ -299,24 +321,38 @@ uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_nod
 		struct hl_node *w = hl_node_at(idx);
 		/* Acquire: as above, for w's successor. */
 		uint32_t nx = hl_load(&w->next, HL_ACQUIRE);
-		if (!nx)
-			break;          /* the last node stays */
 		/* Relaxed: ABANDONED is final (see search's set_aside). */
 		bool gone = hl_load(&w->state, HL_RELAXED) == HL_NODE_ABANDONED;
-		int what = gone ? HL_EXTRACT_TAKE : classify(w, arg);
-		if (what == HL_EXTRACT_STOP)
-			break;
-		if (what == HL_EXTRACT_SKIP) {
-			pred = w;
-			continue;
-		}
-		/* Relaxed: the interior of the chain is the head's; the
-		 * successors the head reaches later were published to it by
-		 * acquire loads already. */
-		hl_store(&pred->next, nx, HL_RELAXED);
-		if (gone) {
-			hl_node_recycle(w);
-			continue;
+		if (!nx) {
+			/* The last node: it stays, unless the caller passed
+			 * the tail and wants it (an abandoned one stays too:
+			 * whoever passes headship to it recycles it). */
+			if (!tail || gone || classify(w, arg) != HL_EXTRACT_TAKE)
+				break;
+			if (!take_last(tail, pred, w)) {
+				/* Not the last any more: its successor is
+				 * linking itself; look at w again then. */
+				unsigned spins = 0;
+				while (!hl_load(&w->next, HL_ACQUIRE))
+					hl_wait_for_peer(&spins);
+				continue;
+			}
+		} else {
+			int what = gone ? HL_EXTRACT_TAKE : classify(w, arg);
+			if (what == HL_EXTRACT_STOP)
+				break;
+			if (what == HL_EXTRACT_SKIP) {
+				pred = w;
+				continue;
+			}
+			/* Relaxed: the interior of the chain is the head's;
+			 * the successors the head reaches later were
+			 * published to it by acquire loads already. */
+			hl_store(&pred->next, nx, HL_RELAXED);
+			if (gone) {
+				hl_node_recycle(w);
+				continue;
+			}
 		}
 		/* Relaxed: w is the caller's now; its signal publishes. */
 		hl_store(&w->next, 0, HL_RELAXED);
@@ -326,6 +362,8 @@ uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_nod
 			*first = w->index;
 		last = w->index;
 		taken++;
+		if (!nx)
+			break;
 	}
 	return taken;
 }

@@ -109,16 +109,20 @@ enum {
 
 /* Head n (the caller holds headship) takes out of the queue, in order, the
  * waiters behind it that classify() says to take, until one it says to stop
- * at, the last node (which stays: its next field is the enqueuers' to
- * write), or max taken.  Abandoned waiters met on the way are unlinked and
- * recycled.  The waiters taken are not signalled: they are returned as a
- * list linked through their next fields, from *first (0-terminated), and
- * now belong to the caller, who must signal each of them (or recycle it if
- * the signal is refused).  Returns how many were taken. */
+ * at, the last node, or max taken.  The last node stays (its next field is
+ * the enqueuers' to write) unless the caller passes the queue's tail word:
+ * then a last node classify() takes is taken too, by a CAS of the tail that
+ * makes its predecessor the last node (an enqueuer that comes meanwhile
+ * makes it an interior node, taken as any other).  Abandoned waiters met on
+ * the way are unlinked and recycled (an abandoned last node stays).  The
+ * waiters taken are not signalled: they are returned as a list linked
+ * through their next fields, from *first (0-terminated), and now belong to
+ * the caller, who must signal each of them (or recycle it if the signal is
+ * refused).  Returns how many were taken. */
 HL_HIDDEN uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_node *w,
 									void *arg),
-				    void *arg, uint32_t max, uint32_t *first);
-
+				    void *arg, uint32_t max, uint32_t *first,
+				    _Atomic uint32_t *tail);
 /* Diagnostics for a lock's describe(): writes the waiters from node index
  * head to tail (at most 16), then the secondary queue head carries, as
  * " tid@node:state" items (R before a reader's TID), into buf (len >= 64).

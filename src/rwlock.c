@@ -5,7 +5,7 @@
  * granted together).  It waits on the waiting core (wait.h) and the MCS
  * waiter queue (queue.h), in FIFO order.
  *
- * State (16 bytes, all-zero = unlocked):
+ * State (16 bytes, all-zero = unlocked, fair kind):
  *
  *   state (u64)  bits  0-21  writer TID, 0 when no writer
  *                bits 22-29  GEN: the fork generation in which the flags
@@ -16,7 +16,8 @@
  *                            release hands it over, nobody steals
  *                bits 32-63  reader count
  *   tail  (u32)  last queued waiter node (queue.h), 0 when none
- *   head  (u32)  the node that set WAKE/HANDOFF (valid while either is set)
+ *   head  (u32)  bits 0-23: the node that set WAKE/HANDOFF (valid while
+ *                either is set); bits 24-31: the kind, written by init only
  *
  *   state                      meaning
  *   -------------------------  ----------------------------------------------
@@ -26,49 +27,96 @@
  *   ... | WAKE                 held; the head sleeps until the last release
  *   ... | WAKE | HANDOFF       held; the last release hands the lock to the
  *                              head (its TID, or a count of 1 for a reader)
+ *   WAKE [| HANDOFF], no holder  a release in progress: the last holder has
+ *                              left (its decrement or its CAS) and is about
+ *                              to signal the head; nobody else may act
  *   (never a writer and readers at once; the flags always carry GEN)
  *
- * The low 32 bits are hl_mutex's word (src/mutex.c) with the reader count
- * above them; the protocol is hl_mutex's with a read side.
+ * Kinds (rwlock.h): what a reader may take (take()) and when a writer is
+ * due.  FAIR: a reader shares a read-held or free word unless HANDOFF is
+ * set; a waiter is due after the handoff threshold (RT: at once).
+ * PREFER_READER: a reader shares any word without a writer, HANDOFF or not
+ * (glibc's default); waiting readers are never left asleep while the lock
+ * is read-held (steps 2b, 4b, 5).  PREFER_WRITER: a writer is due as soon
+ * as it heads the queue, so its HANDOFF keeps new readers out at once; a
+ * reader group stops at the first writer.  The shim passes glibc's kind
+ * with each call (shim_api.h); the public calls read it from `head`.
  *
  * Lock:
+ *  0. Nested read: a reader that may hold a read share of this lock already
+ *     (its thread's count of read holds, below) and finds it read-held adds
+ *     its share whatever waits.
  *  1. Fast path.  Write: CAS(0 -> tid).  Read: CAS(s -> s + 1 reader) when
- *     there is no writer and no live HANDOFF: readers steal from queued
- *     writers until one is due.
+ *     take() allows it.
  *  1b. Optimistic spinning, with a spinner slot, for the spin budget, on
  *     any holder, as long as no handoff is due.
  *  2. Queue: stamp this thread's node (a reader's carries HL_NODE_F_READER)
  *     and enqueue it; behind another waiter, park until made head, or until
  *     handed the lock (a handoff, or a reader group granted by its head).
- *  3. As head, spin on the word, taking it when it can (write: nobody holds
- *     it; read: no writer holds it).
- *  4. Spun out, or due (waited longer than the handoff threshold, or an RT
- *     thread): publish the node in `head`, arm it, CAS WAKE (and HANDOFF
- *     when due) into the held word, and wait: HANDED, the lock is ours;
- *     RELEASED, back to 3.
+ *  2b. PREFER_READER, a reader behind another waiter: after linking, read
+ *     the word by an RMW (fetch_or 0: the newest value); if a share can be
+ *     taken, give the node up (it stays, abandoned, for the queue to skip)
+ *     and take the share.  With step 4b's CAS and scan this is a store-
+ *     buffering pair: either the reader sees the read-held word or the head
+ *     sees the reader in the queue.
+ *  3. As head, spin on the word, taking it when take() allows.
+ *  4. Spun out, or due: publish the node in `head`, arm it, CAS WAKE (and
+ *     HANDOFF when due) into the held word, and wait: HANDED, the lock is
+ *     ours; RELEASED, back to 3.
+ *  4b. PREFER_READER, a writer head about to set its flags on a read-held
+ *     word with waiters behind it: it takes a read share for a moment (the
+ *     lock stays read-held meanwhile), grants the queued readers (step 5's
+ *     group, every reader in the queue), and gives the share back.
  *  5. Having the lock: a reader takes the readers queued behind it out of
- *     the queue (up to a writer that is due, or the last node, whose link
- *     is the enqueuers'), adds them to the reader count and signals them
- *     HANDED: a queue R W R W R W is served R R R, then W W W.  Then leave
- *     the queue as hl_mutex does: a parked successor is recorded in `head`
- *     with WAKE set, so the last release wakes it; a due one is woken now.
+ *     the queue (FAIR: up to a writer that is due; PREFER_WRITER: up to any
+ *     writer; PREFER_READER: all of them; the last node too, by a CAS of
+ *     the tail), adds them to the reader count and signals them HANDED.
+ *     Then leave the queue as hl_mutex does: a parked successor is recorded
+ *     in `head` with WAKE set, so the last release wakes it; a due one is
+ *     woken now.
  *
- * Unlock (the last hold goes, with WAKE): claim the head's node, so that it
- * can no longer give up; then with HANDOFF write its TID (or one reader)
- * into the word and post HANDED, without it store 0 and post RELEASED.  A
- * head that gave up refuses the claim; the releaser then passes headship on
- * in its place, before it releases the word.  Only the last hold sees WAKE
- * at 0: a reader's release that leaves others holding is a plain
- * decrement.  The last reader out holds the lock until its release CAS: a
- * word with live flags and no holder gives nobody a share (take).  The
- * releasing CAS is the last access to the lock object, which its last user
- * may free at once (DESIGN.md invariant 7); only the head's node is touched
- * after it.  A thread that exits holding a write lock leaves it locked
- * (docs/core.md, "Owners"); a read hold is not tracked per thread.
+ * Unlock (the last hold goes, with WAKE): the release first commits: the
+ * last reader's decrement, or the writer's CAS that clears its TID, leaves
+ * the flags in a word with no holder.  Then claim the head's node, so that
+ * it can no longer give up; with HANDOFF write its TID (or one reader) into
+ * the word and post HANDED, without it store 0 and post RELEASED.  A head
+ * that gave up refuses the claim; the releaser then passes headship on in
+ * its place, before it releases the word.  Only the last hold sees WAKE at
+ * 0: a reader's release that leaves others holding is a plain decrement.
+ * The word with flags and no holder gives nobody a share or a write hold
+ * (take), and no head sets flags on it, so the committed releaser alone
+ * acts on the head.  The releasing CAS is the last access to the lock
+ * object, which its last user may free at once (DESIGN.md invariant 7); only
+ * the head's node is touched after it.
+ *
+ * Giving up (a timed wait whose deadline passes; the core's own deadline is
+ * not used, so that the node stays armed until we decide): whoever removes
+ * a head's live flags from the word owns the head's node: a committed
+ * releaser (above), a downgrade that clears them for a reader head, or the
+ * head itself withdrawing them.  So a waiter whose deadline passed:
+ *  a. if the word holds flags naming its node and a holder: CAS the flags
+ *     out (readers blocked only by its HANDOFF get in at once), pass
+ *     headship on (it is the queue head) and return ETIMEDOUT;
+ *  b. if they name it and there is no holder: a release has committed, its
+ *     signal comes; wait for it (the lock may be handed over: success);
+ *  c. otherwise give the node up (the core's CAS decides against a
+ *     signal).  A node recorded as head by step 5 just before it was given
+ *     up is found by a second look at the word (flags naming the node, whose
+ *     TID is still ours: it was not recycled and reused) and withdrawn as
+ *     in a, or left to a committed releaser as in b.
+ *
+ * Nested reads: each thread counts the read shares it holds in 64 counters
+ * indexed by a hash of the lock's address (one increment on a read lock,
+ * one decrement on a read unlock).  A count of 0 means the thread holds no
+ * share of the lock; more may be another lock's of the same hash: such a
+ * thread is admitted as if nested (never a deadlock; the cost is that a
+ * reader holding an unrelated rwlock of the same hash may pass a waiting
+ * writer on a read-held lock).
  *
  * Bounded waiting: as hl_mutex; in addition a reader queued behind a due
- * writer is never granted ahead of it (step 5 stops there), and readers do
- * not steal while HANDOFF is set.
+ * writer is never granted ahead of it (FAIR, PREFER_WRITER), and readers do
+ * not steal while HANDOFF is set (except PREFER_READER, which promises
+ * writers nothing while read holds overlap).
  *
  * Downgrade: the writer's TID becomes one reader in one CAS; if the head is
  * a reader waiting for the writer, it is woken to take its share now.
@@ -142,31 +190,118 @@ static inline bool is_reader(const struct hl_node *n)
 	return n->flags & HL_NODE_F_READER;
 }
 
+/* ---- `head`: the recorded head's node index, and the kind ---------------- */
+
+#define KIND_SHIFT HL_NODE_INDEX_BITS
+
+static inline int lock_kind(struct rwlock *l)
+{
+	/* Relaxed: the kind bits are written by init only, before the lock is
+	 * shared. */
+	return (int)(hl_load(&l->head, HL_RELAXED) >> KIND_SHIFT);
+}
+
+static inline uint32_t head_index(struct rwlock *l)
+{
+	/* Relaxed: ordered by the caller's acquire load of a word with live
+	 * flags, which the head's recorder set with a release after this. */
+	return hl_load(&l->head, HL_RELAXED) & HL_QUEUE_INDEX_MASK;
+}
+
+static inline void set_head(struct rwlock *l, uint32_t index)
+{
+	/* Relaxed: published by the release that sets the flags; the kind
+	 * bits are kept (only one thread records a head at a time: the one
+	 * that is about to set flags on a word that has none). */
+	uint32_t h = hl_load(&l->head, HL_RELAXED);
+	hl_store(&l->head, (h & ~HL_QUEUE_INDEX_MASK) | index, HL_RELAXED);
+}
+
+/* Whether waiter n is due a handoff in a lock of this kind. */
+static inline bool due_now(const struct hl_node *n, int kind, uint64_t now, uint64_t handoff_ns)
+{
+	return (kind == HL_RWLOCK_PREFER_WRITER && !is_reader(n)) || hl_node_due(n, now, handoff_ns);
+}
+
+/* ---- nested reads: the read shares this thread holds ---------------------- */
+
+/* Counters per hash of the lock's address (design comment, "Nested
+ * reads").  Thread-local, initial-exec: 256 bytes of static TLS. */
+#define READ_SLOTS_LOG2 6
+static __thread uint32_t read_holds[1u << READ_SLOTS_LOG2] __attribute__((tls_model("initial-exec")));
+
+static inline uint32_t *read_slot(const struct rwlock *l)
+{
+	uint32_t a = (uint32_t)((uintptr_t)l >> 4);
+	return &read_holds[(a * 0x9e3779b1u) >> (32 - READ_SLOTS_LOG2)];
+}
+
+static inline void read_held_add(const struct rwlock *l)
+{
+	++*read_slot(l);
+}
+
+static inline void read_held_drop(const struct rwlock *l)
+{
+	uint32_t *c = read_slot(l);
+	/* Another thread's share released by this one (POSIX: undefined)
+	 * leaves the count alone rather than wrap it. */
+	if (*c)
+		--*c;
+}
+
+static inline bool may_hold_read(const struct rwlock *l)
+{
+	return *read_slot(l) != 0;
+}
+
+/* Step 0: a read lock by a thread that may hold a share of l already, from
+ * s, a load of the word: a share added whatever waits, while l is
+ * read-held (our hold, if we have one, keeps it so).  Returns 0, EAGAIN at
+ * the maximum, or -1: not for this step. */
+static int nested_read(struct rwlock *l, uint64_t s)
+{
+	if (!may_hold_read(l))
+		return -1;
+	while (!writer(clean(s)) && readers(s)) {
+		if (readers(s) >= HL_RWLOCK_MAX_READERS)
+			return EAGAIN;
+		/* Acquire: as any read lock (if the hold was not ours after
+		 * all, the critical section starts here). */
+		if (hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
+			read_held_add(l);
+			return 0;
+		}
+	}
+	return -1;
+}
 
 /* The state after taking the lock from s, or 0 if it cannot be taken now
  * (0 is never a held state).  A reader may share it with readers unless a
- * handoff is due (a queue head's own flags are never in s when it looks:
- * the releaser that woke it cleared them); a writer needs it free. */
-static inline uint64_t take(uint64_t s, bool reader, uint32_t tid)
+ * handoff is due (PREFER_READER: even then); a writer needs it free.  A
+ * queue head's own flags are never in s when it looks: the releaser that
+ * woke it cleared them. */
+static inline uint64_t take(uint64_t s, bool reader, uint32_t tid, int kind)
 {
 	s = clean(s);
 	if (reader)
-		/* Not from live flags with no holder either: the last reader
-		 * out is between its decrement and its release to the head
-		 * (release_to_head).  A share taken then would make a second
-		 * "last reader out" of the same flags, and both would act on
-		 * the head (found by tests/models/rwlock.pml). */
-		return !writer(s) && !(s & HANDOFF) && readers(s) < HL_RWLOCK_MAX_READERS &&
+		/* Not from live flags with no holder either: a release is in
+		 * progress (release_to_head).  A share taken then would make
+		 * a second "last reader out" of the same flags, and both
+		 * would act on the head (found by tests/models/rwlock.pml). */
+		return !writer(s) && readers(s) < HL_RWLOCK_MAX_READERS &&
+		       (!(s & HANDOFF) || kind == HL_RWLOCK_PREFER_READER) &&
 		       (readers(s) || !(s & FLAGS)) ? s + ONE_READER : 0;
 	return s ? 0 : tid;
 }
 
 /* Fallback when this thread has no node (see mutex.c's lock_poll). */
-static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
+static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, int kind,
+		     const struct hl_deadline *dl)
 {
 	long sleep_ns = 1000;
 	for (;;) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid);
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
 		/* Acquire: the critical section starts here. */
 		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
@@ -176,7 +311,8 @@ static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, const struct h
 }
 
 /* Step 1b.  Returns 0, or EAGAIN: go and queue. */
-static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
+static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
+		     const struct hl_deadline *dl)
 {
 	uint64_t budget = hl_spin_begin();
 	if (!budget)
@@ -184,7 +320,7 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, const struct h
 	int err = EAGAIN;
 	uint64_t start = hl_now_ns();
 	for (unsigned i = 1;; i++) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid);
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
 		/* Acquire: pairs with the release of the last hold. */
 		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
 			err = 0;
@@ -194,7 +330,7 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, const struct h
 		 * for the budget like any spin: their holds have no bound, but
 		 * short ones drain within it, and a writer that queued instead
 		 * would sleep behind the queue (docs/rwlock.md). */
-		if (clean(s) & HANDOFF)
+		if ((clean(s) & HANDOFF) && !(reader && kind == HL_RWLOCK_PREFER_READER))
 			break;
 		hl_cpu_relax();
 		if (i % HL_SPIN_CLOCK_EVERY == 0 &&
@@ -208,6 +344,7 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, const struct h
 /* Step 5, the reader group: which waiters behind the head go with it. */
 struct group {
 	uint64_t now, handoff_ns;
+	int kind;
 };
 
 static int group_member(const struct hl_node *w, void *arg)
@@ -215,15 +352,20 @@ static int group_member(const struct hl_node *w, void *arg)
 	const struct group *g = arg;
 	if (is_reader(w))
 		return HL_EXTRACT_TAKE;
-	/* A writer: readers behind it may pass it unless it is due. */
-	return hl_node_due(w, g->now, g->handoff_ns) ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
+	/* A writer: readers behind it may pass it unless it is due
+	 * (PREFER_READER: always). */
+	if (g->kind == HL_RWLOCK_PREFER_READER)
+		return HL_EXTRACT_SKIP;
+	return due_now(w, g->kind, g->now, g->handoff_ns) ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
 }
 
-static void grant_group(struct rwlock *l, struct hl_node *n)
+/* Steps 4b and 5: head n, whose thread holds a read share (its own, or one
+ * taken for the purpose), grants the queued readers of its group. */
+static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
 {
-	struct group g = { hl_now_ns(), hl_handoff_ns() };
+	struct group g = { hl_now_ns(), hl_handoff_ns(), kind };
 	uint32_t first;
-	uint32_t count = hl_queue_extract(n, group_member, &g, HL_MAX_NODES, &first);
+	uint32_t count = hl_queue_extract(n, group_member, &g, HL_MAX_NODES, &first, &l->tail);
 	if (!count)
 		return;
 	/* The count covers every member before any of them runs (its unlock
@@ -247,6 +389,31 @@ static void grant_group(struct rwlock *l, struct hl_node *n)
 	}
 }
 
+/* Step 4b: writer head n of a PREFER_READER lock, about to set its flags on
+ * s, a read-held word with no flags: grant the readers queued behind it,
+ * through a read share of its own for the time it takes.  Returns whether
+ * it took the share (false: the word changed; look again). */
+static bool grant_readers_behind(struct rwlock *l, struct hl_node *n, uint64_t s)
+{
+	/* Acquire and release: the share is a read hold like any other (our
+	 * release lets a waiting reader's RMW in step 2b see the queue as we
+	 * do; see the design comment). */
+	if (!hl_cas(&l->state, &s, s + ONE_READER, HL_ACQ_REL))
+		return false;
+	grant_group(l, n, HL_RWLOCK_PREFER_READER);
+	/* Release: our share goes.  No flags are live (only the head, n, sets
+	 * them), so this is never the last release that owes a head a
+	 * signal; a word it leaves free is taken by n's next look. */
+	hl_fetch_sub(&l->state, ONE_READER, HL_RELEASE);
+	return true;
+}
+
+/* Whether s, a load of the word, holds live flags of the head n. */
+static inline bool names(struct rwlock *l, uint64_t s, const struct hl_node *n)
+{
+	return has_live_flags(s) && head_index(l) == n->index;
+}
+
 /* Once the waiter n that set WAKE (as head, or recorded as head by step 5)
  * is due while the lock stays held, it adds HANDOFF: otherwise readers that
  * keep stealing the lock would keep it read-held, and the last release that
@@ -255,10 +422,10 @@ static void mark_due(struct rwlock *l, const struct hl_node *n)
 {
 	/* Acquire: pairs with the release that set WAKE after `head`. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
-	/* Relaxed `head`: ordered by that acquire.  Live flags naming n are
-	 * n's: there is one head at a time, and the release that ended an
-	 * earlier wait of the same node cleared its flags. */
-	while (has_live_flags(s) && !(s & HANDOFF) && hl_load(&l->head, HL_RELAXED) == n->index) {
+	/* Live flags naming n are n's: there is one head at a time, and the
+	 * release that ended an earlier wait of the same node cleared its
+	 * flags. */
+	while (!(s & HANDOFF) && names(l, s, n)) {
 		/* Release: as the head's own flag CAS (step 4). */
 		if (hl_cas(&l->state, &s, s | HANDOFF, HL_ACQ_REL))
 			return;
@@ -271,41 +438,112 @@ static void mark_due(struct rwlock *l, const struct hl_node *n)
 /* Waits on n for a signal (steps 2 and 4).  A wait that is not due yet
  * wakes up when it becomes due, and every DUE_RECHECK_NS or handoff
  * threshold after that, to mark it so (mark_due): a queued waiter may be
- * recorded as head by step 5 at any time, even between two of its looks. */
+ * recorded as head by step 5 at any time, even between two of its looks.
+ * The deadline is not the core's (it would give the node up): the wait
+ * wakes up at it and returns HL_WAIT_TIMEDOUT with n still armed, for
+ * give_up. */
 static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_deadline *dl,
 			  uint64_t spin_ns, bool due, uint64_t handoff_ns)
 {
 	const uint64_t every = handoff_ns > DUE_RECHECK_NS ? handoff_ns : DUE_RECHECK_NS;
-	uint64_t wake = due ? 0 : n->wait_start_ns + handoff_ns;
+	uint64_t mark = due ? 0 : n->wait_start_ns + handoff_ns;
 	for (;;) {
-		uint32_t sig = hl_node_wait_until(n, dl, spin_ns, wake);
+		uint64_t end = dl && !dl->forever ? hl_deadline_mono_ns(dl) : 0;
+		uint64_t wake = !mark ? end : !end ? mark : mark < end ? mark : end;
+		uint32_t sig = hl_node_wait_until(n, NULL, spin_ns, wake ? wake : 0);
 		if (sig != HL_WAIT_WOKEN)
 			return sig;
-		mark_due(l, n);
-		wake = hl_now_ns() + every;
+		if (hl_deadline_passed(dl))
+			return HL_WAIT_TIMEDOUT;
 		spin_ns = 0;
+		if (mark && hl_now_ns() >= mark) {
+			mark_due(l, n);
+			mark = hl_now_ns() + every;
+		}
 	}
+}
+
+/* How a wait was given up (give_up). */
+enum gave_up {
+	WITHDRAWN,              /* a: n armed, we are the head: pass headship on */
+	ABANDONED_HEAD,         /* c, then a: n abandoned, we pass headship on */
+	ABANDONED,              /* c: n abandoned, the queue's to deal with */
+};
+
+/* The deadline of n's wait passed, n armed and unsignalled (design
+ * comment, "Giving up").  Returns the signal that won (the wait goes on
+ * as if it had not timed out), or HL_WAIT_TIMEDOUT: given up, as *how
+ * says.  An abandoned node may be recycled and reused at once: nothing
+ * may read its state afterwards to find out how it was given up. */
+static uint32_t give_up(struct rwlock *l, struct hl_node *n, uint32_t tid, enum gave_up *how)
+{
+	*how = WITHDRAWN;
+	/* Acquire: pairs with the release that set the flags after `head`. */
+	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	for (;;) {
+		if (!names(l, s, n))
+			break;
+		/* Acquire: the same word again, so that `head` was read while
+		 * these flags were in it. */
+		uint64_t again = hl_load(&l->state, HL_ACQUIRE);
+		if (again != s) {
+			s = again;
+			continue;
+		}
+		/* b: a release committed; or the flags were cleared and n
+		 * signalled (a claim comes before a commit's clearing, a
+		 * downgrade's signal after its own): the signal comes. */
+		if (!held(clean(s)) || !hl_node_armed(hl_load(&n->state, HL_ACQUIRE)))
+			return hl_node_wait(n, NULL, 0);
+		/* a.  Acquire: as the load; nothing is published (readers that
+		 * come in now synchronize with the holders, not with us). */
+		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
+			return HL_WAIT_TIMEDOUT;
+	}
+	/* c. */
+	uint32_t sig = hl_node_give_up(n);
+	if (sig != HL_WAIT_TIMEDOUT)
+		return sig;
+	*how = ABANDONED;
+	/* Recorded as head just before?  Then the flags name n, and n's TID
+	 * is still ours (recycled and reused, it would carry its new owner's,
+	 * written before that owner's flags were set: the acquire load orders
+	 * it). */
+	s = hl_load(&l->state, HL_ACQUIRE);
+	/* Relaxed tid: as above. */
+	while (names(l, s, n) && held(clean(s)) && n->tid == tid) {
+		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE)) {
+			*how = ABANDONED_HEAD;
+			break;
+		}
+	}
+	return HL_WAIT_TIMEDOUT;
 }
 
 /* Step 5's test of a new head that sleeps: woken now if it is due (to set
  * HANDOFF itself when it runs: handed the lock asleep, it would leave the
- * lock idle for a wake-up), or if it is a reader behind a reader (the last
- * node, which its group could not take: it may share the lock now rather
- * than sleep until the last reader leaves). */
+ * lock idle for a wake-up), or if it is a reader behind a reader (one the
+ * group could not take: it may share the lock now rather than sleep until
+ * the last reader leaves). */
+struct new_head {
+	bool reader_owner;
+	int kind;
+};
+
 static bool wake_new_head(const struct hl_node *d, void *arg)
 {
-	bool reader_owner = *(const bool *)arg;
-	return hl_node_due(d, hl_now_ns(), hl_handoff_ns()) || (reader_owner && is_reader(d));
+	const struct new_head *h = arg;
+	return due_now(d, h->kind, hl_now_ns(), hl_handoff_ns()) || (h->reader_owner && is_reader(d));
 }
 
 /* Step 5: the lock is ours; n leaves the queue. */
-static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
+static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int kind)
 {
-	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, wake_new_head, &reader);
+	struct new_head h = { reader, kind };
+	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, wake_new_head, &h);
 	if (!d)
 		return;
-	/* Relaxed: published by the release fetch_or below. */
-	hl_store(&l->head, d->index, HL_RELAXED);
+	set_head(l, d->index);
 	/* Release: pairs with the acquire load of the releaser, which then
 	 * reads `head`.  We hold the lock, so it stays held until then; no
 	 * other live flags can be in the word (only a head sets them, and the
@@ -313,16 +551,43 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader)
 	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
 }
 
-static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct hl_deadline *dl)
+/* Step 2b: reader n, queued behind another waiter in a PREFER_READER lock,
+ * takes a share at once if the word allows it.  Returns 0 (the share is
+ * ours), EAGAIN (wait in the queue), or a signal that came first. */
+static uint32_t reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *self)
 {
-	if (lock_spin(l, reader, tid, dl) == 0)
+	/* Acq_rel: the newest value of the word (an RMW reads the last one
+	 * in its modification order), after our link; see the design
+	 * comment for the pair it makes with step 4b. */
+	uint64_t s = hl_fetch_or(&l->state, 0, HL_ACQ_REL);
+	if (!take(s, true, 0, HL_RWLOCK_PREFER_READER))
+		return EAGAIN;
+	uint32_t sig = hl_node_give_up(n);
+	if (sig != HL_WAIT_TIMEDOUT)
+		return sig;
+	hl_thread_node_abandoned(self);
+	for (;;) {
+		uint64_t ns = take(s, true, 0, HL_RWLOCK_PREFER_READER);
+		if (!ns)
+			return ETIMEDOUT;       /* a writer came: queue anew */
+		/* Acquire: the critical section starts here. */
+		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+			return 0;
+	}
+}
+
+static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
+		     const struct hl_deadline *dl)
+{
+again:
+	if (lock_spin(l, reader, tid, kind, dl) == 0)
 		return 0;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
 	struct hl_thread *self = hl_self();
 	struct hl_node *n = hl_thread_node_get(self);
 	if (hl_unlikely(!n))
-		return lock_poll(l, reader, tid, dl);
+		return lock_poll(l, reader, tid, kind, dl);
 
 	uint64_t now = hl_now_ns();
 	hl_queue_node_init(n, self, now);
@@ -332,12 +597,25 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 	const uint64_t handoff_ns = hl_handoff_ns();
 	uint64_t budget = 0;    /* != 0 while we hold a spinner slot */
 	uint32_t sig;
+	enum gave_up how;
 
 	/* Step 2. */
 	if (hl_queue_enqueue(&l->tail, n)) {
-		sig = wait_node(l, n, dl, 0, false, handoff_ns);
-		if (sig == HL_WAIT_TIMEDOUT)
-			goto abandoned;
+		sig = EAGAIN;
+		if (reader && kind == HL_RWLOCK_PREFER_READER) {
+			sig = reader_admit(l, n, self);
+			if (sig == 0)
+				return 0;
+			if (sig == ETIMEDOUT)
+				goto again;
+		}
+		if (sig == EAGAIN)
+			sig = wait_node(l, n, dl, 0, false, handoff_ns);
+		if (sig == HL_WAIT_TIMEDOUT) {
+			sig = give_up(l, n, tid, &how);
+			if (sig == HL_WAIT_TIMEDOUT)
+				goto gave_up;
+		}
 		if (sig == HL_SIG_GROUP) {
 			/* A read share granted with our group: we are out of
 			 * the queue, with nothing to pass on. */
@@ -353,7 +631,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 	uint64_t spin_start = hl_now_ns();
 	unsigned peer_spins = 0;
 	for (unsigned i = 1;; i++) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid);
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
 		if (ns) {
 			/* Acquire: pairs with the release of the last hold;
 			 * the critical section starts here. */
@@ -366,24 +644,31 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 			continue;
 		}
 		now = hl_now_ns();
-		bool due = hl_node_due(n, now, handoff_ns);
+		bool due = due_now(n, kind, now, handoff_ns);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
 		if (!due && now - spin_start < budget)
 			continue;
 		if (!held(clean(s))) {
 			/* Flags with no holder (a free word was taken above):
-			 * the last reader out is about to release the word. */
+			 * a release is in progress. */
 			hl_wait_for_peer(&peer_spins);
 			continue;
 		}
-		/* Relaxed: published by the release CAS below. */
-		hl_store(&l->head, n->index, HL_RELAXED);
+		/* Step 4b (the word has no live flags: we are the head).
+		 * Always, not only when a link is seen: the share's CAS is
+		 * what orders our look at the queue after the links of the
+		 * readers whose step 2b saw the word before it. */
+		if (!reader && kind == HL_RWLOCK_PREFER_READER && readers(clean(s)) &&
+		    !grant_readers_behind(l, n, clean(s)))
+			continue;
+		set_head(l, n->index);
 		hl_node_arm(n);
 		/* Release: `head` and the armed node are visible to the last
 		 * releaser, whose acquire load sees the flags.  The flags
 		 * replace stale ones of a fork parent (the head is the only
-		 * setter of live ones). */
+		 * setter of live ones).  After step 4b, s may be stale: the
+		 * CAS then fails and we look again. */
 		uint64_t flagged = (clean(s) & ~FLAGS & ~GEN_MASK) | flags_now(due);
 		if (!hl_cas(&l->state, &s, flagged, HL_RELEASE))
 			continue;
@@ -391,10 +676,13 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, const struct h
 		if (budget)
 			hl_spin_end();
 		budget = 0;
+		if (sig == HL_WAIT_TIMEDOUT) {
+			sig = give_up(l, n, tid, &how);
+			if (sig == HL_WAIT_TIMEDOUT)
+				goto gave_up;
+		}
 		if (sig == HL_SIG_HANDED)
 			goto owned;
-		if (sig == HL_WAIT_TIMEDOUT)
-			goto abandoned;         /* the releaser passes headship on */
 		budget = hl_spin_begin();       /* RELEASED: race again */
 		spin_start = hl_now_ns();
 	}
@@ -403,8 +691,8 @@ owned:
 	if (budget)
 		hl_spin_end();
 	if (reader)
-		grant_group(l, n);
-	leave_queue(l, n, reader);
+		grant_group(l, n, kind);
+	leave_queue(l, n, reader, kind);
 	hl_thread_node_put(self);
 	return 0;
 
@@ -415,84 +703,85 @@ timeout_head:
 	hl_thread_node_put(self);
 	return ETIMEDOUT;
 
-abandoned:
-	/* Flags of ours in the word stay until the last release, which finds
-	 * the node abandoned and passes headship on (a due writer that gave up
-	 * keeps new readers out until then, as if it still waited: see
-	 * docs/rwlock.md). */
-	hl_thread_node_abandoned(self);
+gave_up:
+	if (how != WITHDRAWN) {
+		/* The node is the queue's: a new one for this thread, then
+		 * (if it is ours to do) headship passed on from it, which
+		 * recycles it. */
+		hl_thread_node_abandoned(self);
+		if (how == ABANDONED_HEAD)
+			hl_queue_pass_head(&l->tail, n, 0);
+		return ETIMEDOUT;
+	}
+	/* Withdrawn while armed: we are the head. */
+	hl_queue_pass_head(&l->tail, n, 0);
+	hl_thread_node_put(self);
 	return ETIMEDOUT;
 }
 
-/* The last hold goes, and s has live WAKE: hand the lock to the head or wake
- * it (see Unlock above).  The caller is the write holder, or the reader that
- * took the count to 0: in either case nobody else can take the lock until
- * the CAS below (take() gives no share from flags with no holder), so every
- * access to the lock object is made before it; after it, only the head's
- * node (DESIGN.md invariant 7: the lock may be freed at once). */
+/* The last hold went, and s, the word it left behind, has live flags and no
+ * holder (the release committed): hand the lock to the head or wake it (see
+ * Unlock above).  Nobody else can take the lock or set flags until the CAS
+ * below, so every access to the lock object is made before it; after it,
+ * only the head's node (DESIGN.md invariant 7: the lock may be freed at
+ * once). */
 static void release_to_head(struct rwlock *l, uint64_t s)
 {
-	for (;;) {
-		/* Relaxed: the acquire load that showed WAKE synchronized with
-		 * the release that set it, which followed the store to `head`. */
-		struct hl_node *h = hl_node_at(hl_load(&l->head, HL_RELAXED));
-		bool parked;
-		if (hl_node_claim(h, &parked)) {
-			/* h can no longer leave.  The word can still change in
-			 * one way: h, woken by its timer just before our claim,
-			 * may add HANDOFF (mark_due); then it is handed the
-			 * lock.  Release: our critical section is visible to
-			 * the next holder (to h through the post as well);
-			 * acquire: the other readers' releases (the RMWs we read
-			 * from) reach it too, through us. */
-			uint64_t ns, seen = s;
-			for (;;) {
-				ns = !(s & HANDOFF) ? 0 : is_reader(h) ? ONE_READER : h->tid;
-				if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
-					break;
-				if ((s & ~HANDOFF) != (seen & ~HANDOFF) || !(s & HANDOFF))
-					hl__bug("rwlock: the word changed during a release",
-						(unsigned long)s);
-			}
-			/* From here on, only h's node. */
-			hl_node_post(h, ns ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
-			return;
-		}
-		/* h gave up (timed out): headship is ours to pass on, while
-		 * the lock is still ours.  A write holder first drops h's
-		 * flags (nobody else changes the word meanwhile; relaxed:
-		 * nothing is published by it): the new head may set flags on
-		 * the held word while we pass, and they must not be mistaken
-		 * for h's (the same bits) by the CAS below, or that head would
-		 * sleep unsignalled.  The last reader out keeps them: they are
-		 * what keeps others out, and a word with no holder gets no new
-		 * flags (the head waits for it to be free). */
-		if (writer(s)) {
-			s &= ~(FLAGS | GEN_MASK);
-			hl_store(&l->state, s, HL_RELAXED);
-		}
-		hl_queue_pass_head(&l->tail, h, 0);
-		/* Release: as above; acquire on failure: the new head's flags,
-		 * then `head`, are read as at the start. */
+	/* The acquire that showed the flags synchronized with the release
+	 * that set them, which followed the store to `head`. */
+	struct hl_node *h = hl_node_at(head_index(l));
+	bool parked;
+	if (hl_node_claim(h, &parked)) {
+		/* h can no longer leave.  The word can still change in one
+		 * way: h, woken by its timer just before our claim, may add
+		 * HANDOFF (mark_due); then it is handed the lock.  Release:
+		 * our critical section is visible to the next holder (to h
+		 * through the post as well); acquire: the other readers'
+		 * releases (the RMWs we read from) reach it too, through us. */
+		uint64_t ns, seen = s;
 		for (;;) {
-			if (hl_cas(&l->state, &s, 0, HL_ACQ_REL))
-				return;
-			if (writer(s) && has_live_flags(s))
-				break;          /* a new head's flags: serve it */
-			/* No holder: nobody set new flags, but a mark_due that
-			 * read the stale `head` may have added HANDOFF (h itself,
-			 * woken by its timer before it gave up, or a later wait
-			 * on h's recycled node): cleared with the rest, since
-			 * no head is recorded.  Serving it would claim h again
-			 * (found by tests/models/rwlock.pml). */
+			ns = !(s & HANDOFF) ? 0 : is_reader(h) ? ONE_READER : h->tid;
+			if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
+				break;
+			if ((s & ~HANDOFF) != (seen & ~HANDOFF) || !(s & HANDOFF))
+				hl__bug("rwlock: the word changed during a release", (unsigned long)s);
 		}
+		/* From here on, only h's node. */
+		hl_node_post(h, ns ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
+		return;
 	}
+	/* h gave up (its deadline passed just after a step 5 recorded it):
+	 * headship is ours to pass on, while nobody can take the lock (the
+	 * flags, no holder). */
+	hl_queue_pass_head(&l->tail, h, 0);
+	/* Release: as above.  The only change the word may see meanwhile is
+	 * HANDOFF from a mark_due that read the stale `head` (a later wait
+	 * on h's recycled node): cleared with the rest, since no head is
+	 * recorded (found by tests/models/rwlock.pml). */
+	while (!hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+		;
 }
 
 int hl_rwlock_init(hl_rwlock_t *l)
 {
 	memset(l, 0, sizeof(*l));
 	return 0;
+}
+
+int hl_rwlock_init_kind(hl_rwlock_t *pl, int kind)
+{
+	if (kind != HL_RWLOCK_FAIR && kind != HL_RWLOCK_PREFER_READER &&
+	    kind != HL_RWLOCK_PREFER_WRITER)
+		return EINVAL;
+	memset(pl, 0, sizeof(*pl));
+	/* Relaxed: published with the lock by whatever shares it. */
+	hl_store(&R(pl)->head, (uint32_t)kind << KIND_SHIFT, HL_RELAXED);
+	return 0;
+}
+
+int hl_rwlock_kind(const hl_rwlock_t *pl)
+{
+	return lock_kind((struct rwlock *)pl);
 }
 
 int hl_rwlock_destroy(hl_rwlock_t *pl)
@@ -507,18 +796,23 @@ int hl_rwlock_destroy(hl_rwlock_t *pl)
 
 /* rdlock and its timed and deadline-less forms, from s, a load of the
  * word.  The untimed rdlock first tries the common case inline (read_free). */
-static HL_NOINLINE int rdlock(struct rwlock *l, const struct hl_deadline *dl, uint64_t s)
+static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl_deadline *dl, uint64_t s)
 {
 	uint32_t tid;
 	uint64_t ns;
 	/* A CAS that fails because another reader came or went is retried
-	 * here: only a writer or a due handoff sends a reader to the slow
-	 * path.  Acquire: pairs with the release of the last write hold.
-	 * take() needs no TID for a reader: it is read only once the lock
-	 * cannot be had now. */
-	while ((ns = take(s, true, 0)))
-		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+	 * here: only a writer or a due handoff sends a reader on.  Acquire:
+	 * pairs with the release of the last write hold.  take() needs no
+	 * TID for a reader: it is read only once the lock cannot be had now. */
+	while ((ns = take(s, true, 0, kind))) {
+		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
+			read_held_add(l);
 			return 0;
+		}
+	}
+	int err = nested_read(l, s);
+	if (err >= 0)
+		return err;
 	tid = hl_tid();
 	if (owned_by_me(s, tid))
 		return EDEADLK;
@@ -526,36 +820,39 @@ static HL_NOINLINE int rdlock(struct rwlock *l, const struct hl_deadline *dl, ui
 		return EAGAIN;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
-	return lock_slow(l, true, tid, dl);
+	err = lock_slow(l, true, tid, kind, dl);
+	if (!err)
+		read_held_add(l);
+	return err;
 }
 
 /* A write lock whose first CAS found s, not 0. */
-static HL_NOINLINE int wrlock_contended(struct rwlock *l, const struct hl_deadline *dl,
+static HL_NOINLINE int wrlock_contended(struct rwlock *l, int kind, const struct hl_deadline *dl,
 					uint32_t tid, uint64_t s)
 {
 	if (owned_by_me(s, tid))
 		return EDEADLK;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
-	return lock_slow(l, false, tid, dl);
+	return lock_slow(l, false, tid, kind, dl);
 }
 
 /* wrlock and its timed and deadline-less forms; the untimed one first
  * tries the fast path inline (hl_rwlock_wrlock). */
-static HL_NOINLINE int wrlock(struct rwlock *l, const struct hl_deadline *dl)
+static HL_NOINLINE int wrlock(struct rwlock *l, int kind, const struct hl_deadline *dl)
 {
 	uint32_t tid = hl_tid();
 	uint64_t s = 0;
 	/* Acquire: pairs with the release of the last hold. */
 	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
 		return 0;
-	return wrlock_contended(l, dl, tid, s);
+	return wrlock_contended(l, kind, dl, tid, s);
 }
 
 /* Whether s, a load of the word, lets a reader in by adding a share and
  * nothing else: no writer, no flags (none of a fork parent's either: the
  * low 32 bits are all zero) and room for one more reader.  The common case
- * of take(s, true, ...), which gives s + ONE_READER for it. */
+ * of take(s, true, ...) in every kind, which gives s + ONE_READER for it. */
 static inline bool read_free(uint64_t s)
 {
 	return (uint32_t)s == 0 && readers(s) < HL_RWLOCK_MAX_READERS;
@@ -567,9 +864,11 @@ int hl_rwlock_rdlock(hl_rwlock_t *pl)
 	uint64_t s = hl_load(&l->state, HL_RELAXED);
 	/* Acquire: pairs with the release of the last write hold.  Anything
 	 * else (flags, a writer, a CAS lost to another reader) is rdlock's. */
-	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
+	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
+		read_held_add(l);
 		return 0;
-	return rdlock(l, NULL, s);
+	}
+	return rdlock(l, lock_kind(l), NULL, s);
 }
 
 int hl_rwlock_wrlock(hl_rwlock_t *pl)
@@ -578,12 +877,12 @@ int hl_rwlock_wrlock(hl_rwlock_t *pl)
 	uint32_t tid = hl_tid_known();
 	uint64_t s = 0;
 	if (hl_unlikely(!tid))
-		return wrlock(l, NULL);         /* looks the TID up */
+		return wrlock(l, lock_kind(l), NULL);   /* looks the TID up */
 	/* Acquire: as wrlock.  The rest is out of line, so that this path
 	 * needs no stack frame. */
 	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
 		return 0;
-	return wrlock_contended(l, NULL, tid, s);
+	return wrlock_contended(l, lock_kind(l), NULL, tid, s);
 }
 
 int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
@@ -591,30 +890,40 @@ int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
 	/* Relaxed: the first look; rdlock's CAS orders the acquisition. */
-	return err ? err : rdlock(R(l), &dl, hl_load(&R(l)->state, HL_RELAXED));
+	return err ? err : rdlock(R(l), lock_kind(R(l)), &dl, hl_load(&R(l)->state, HL_RELAXED));
 }
 
 int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
 {
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
-	return err ? err : wrlock(R(l), &dl);
+	return err ? err : wrlock(R(l), lock_kind(R(l)), &dl);
+}
+
+static int tryrdlock(struct rwlock *l, int kind)
+{
+	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	for (;;) {
+		uint64_t ns = take(s, true, 0, kind);
+		if (!ns) {
+			int err = nested_read(l, s);
+			if (err >= 0)
+				return err;
+			return readers(s) >= HL_RWLOCK_MAX_READERS ? EAGAIN : EBUSY;
+		}
+		/* Acquire: as rdlock.  A failed CAS (another reader came or
+		 * went) is retried: tryrdlock fails only when a reader could
+		 * not have the lock now. */
+		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
+			read_held_add(l);
+			return 0;
+		}
+	}
 }
 
 int hl_rwlock_tryrdlock(hl_rwlock_t *pl)
 {
-	struct rwlock *l = R(pl);
-	uint64_t s = hl_load(&l->state, HL_RELAXED);
-	for (;;) {
-		uint64_t ns = take(s, true, 0);
-		if (!ns)
-			return readers(s) >= HL_RWLOCK_MAX_READERS ? EAGAIN : EBUSY;
-		/* Acquire: as rdlock.  A failed CAS (another reader came or
-		 * went) is retried: tryrdlock fails only when a reader could
-		 * not have the lock now. */
-		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
-			return 0;
-	}
+	return tryrdlock(R(pl), lock_kind(R(pl)));
 }
 
 int hl_rwlock_trywrlock(hl_rwlock_t *pl)
@@ -635,8 +944,18 @@ static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 		if (!owned_by_me(s, tid))
 			return EPERM;
 		if (has_live_flags(s)) {
-			release_to_head(l, s);
-			return 0;
+			/* Commit: the TID goes, the flags stay (a release in
+			 * progress: Unlock above).  Release: our critical
+			 * section happens before the next holder's acquire;
+			 * acquire: `head` is read next.  A failed CAS (the
+			 * head withdrew its flags, or added HANDOFF) decides
+			 * again. */
+			uint64_t committed = s & ~WRITER_MASK;
+			if (hl_cas(&l->state, &s, committed, HL_ACQ_REL)) {
+				release_to_head(l, committed);
+				return 0;
+			}
+			continue;
 		}
 		/* No flags, or a fork parent's: the word becomes 0.  Release:
 		 * the critical section happens before the next holder's
@@ -660,6 +979,7 @@ int hl_rwlock_unlock(hl_rwlock_t *pl)
 	 * release CAS, so that `head` can be read. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
 	if (hl_likely(!writer(s) && readers(s))) {
+		read_held_drop(l);
 		/* A read share: one RMW.  Release: our reads happen before a
 		 * later writer's acquire.  Acquire: the last reader out carries
 		 * the other readers' releases on to a head it hands the lock
@@ -683,19 +1003,24 @@ int hl_rwlock_downgrade(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
 	uint32_t tid = hl_tid();
+	const int kind = lock_kind(l);
 	/* Acquire: as in unlock. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
 	for (;;) {
 		if (!writer(s) || !owned_by_me(s, tid))
 			return EPERM;
-		/* Relaxed: the acquire load that showed WAKE ordered it. */
-		struct hl_node *h = has_live_flags(s) ? hl_node_at(hl_load(&l->head, HL_RELAXED)) : NULL;
-		if (h && is_reader(h)) {
+		struct hl_node *h = has_live_flags(s) ? hl_node_at(head_index(l)) : NULL;
+		if (h && (is_reader(h) || kind == HL_RWLOCK_PREFER_READER)) {
 			/* The head is a reader waiting for us: readers may
 			 * come in now.  Clear the flags and let it race again
-			 * (release: as unlock). */
+			 * (release: as unlock).  PREFER_READER: a writer head
+			 * too, which then grants the readers queued behind it
+			 * (step 4b) rather than sleep ahead of them on a
+			 * read-held word.  Clearing the flags makes h ours
+			 * (design comment, "Giving up"). */
 			if (!hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
 				continue;
+			read_held_add(l);
 			if (!hl_node_signal(h, HL_SIG_RELEASED))
 				hl_queue_pass_head(&l->tail, h, 0);     /* h gave up */
 			return 0;
@@ -704,8 +1029,10 @@ int hl_rwlock_downgrade(hl_rwlock_t *pl)
 		 * Release: our writes are visible to the readers that come in
 		 * and to the next writer. */
 		uint64_t ns = (h ? s & (FLAGS | GEN_MASK) : 0) | ONE_READER;
-		if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
+		if (hl_cas(&l->state, &s, ns, HL_ACQ_REL)) {
+			read_held_add(l);
 			return 0;
+		}
 	}
 }
 
@@ -726,7 +1053,7 @@ int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 	/* Relaxed throughout: a racy snapshot for diagnostics. */
 	uint64_t s = hl_load(&l->state, HL_RELAXED);
 	uint32_t tail = hl_load(&l->tail, HL_RELAXED);
-	uint32_t head = hl_load(&l->head, HL_RELAXED);
+	uint32_t head = head_index(l);
 	char q[512];
 	struct hl_node *t = hl_queue_node(tail);
 	/* From the recorded head, if the word says it is current. */
@@ -744,16 +1071,24 @@ int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 
 /* ---- what the pthread shim asks of the rwlock (shim_api.h) ------------- */
 
-int hl__rwlock_rdlock_held(hl_rwlock_t *pl)
+int hl__rwlock_rdlock_kind(hl_rwlock_t *pl, int kind, const struct hl_deadline *dl)
 {
 	struct rwlock *l = R(pl);
-	/* Relaxed: the caller's own read hold keeps the count above zero
-	 * and any writer out; the critical section it enters is the one it
-	 * is in already. */
 	uint64_t s = hl_load(&l->state, HL_RELAXED);
-	do {
-		if (readers(s) >= HL_RWLOCK_MAX_READERS)
-			return EAGAIN;
-	} while (!hl_cas(&l->state, &s, s + ONE_READER, HL_RELAXED));
-	return 0;
+	/* Acquire: as hl_rwlock_rdlock. */
+	if (!dl && hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
+		read_held_add(l);
+		return 0;
+	}
+	return rdlock(l, kind, dl, s);
+}
+
+int hl__rwlock_tryrdlock_kind(hl_rwlock_t *pl, int kind)
+{
+	return tryrdlock(R(pl), kind);
+}
+
+int hl__rwlock_wrlock_kind(hl_rwlock_t *pl, int kind, const struct hl_deadline *dl)
+{
+	return wrlock(R(pl), kind, dl);
 }

@@ -5,9 +5,8 @@
  *   it, and its locker waits on a relock like any other thread (rt-tests'
  *   ptsematest uses it as a binary semaphore).  hl_mutex_lock returns
  *   EDEADLK and hl_mutex_unlock EPERM there instead.
- * - POSIX lets a thread that holds a read lock take it again even while a
- *   writer waits; hl_rwlock queues it behind the writer.  The shim knows
- *   which rwlocks a thread holds for reading and adds a share directly.
+ * - glibc's rwlock kinds: the shim keeps the kind where glibc does (the
+ *   pthread object's __flags) and passes it to each call.
  * - pthread_cond_wait is a cancellation point; the shim's waits end early
  *   when pthread_cancel interrupts the thread (struct hl_deadline's
  *   interrupt word, thread.h).
@@ -71,9 +70,12 @@ static inline bool hl__mutex_unlock_fast(hl_mutex_t *m, uint32_t tid, bool singl
 	return hl_cas(w, &held, 0, HL_RELEASE);
 }
 
-/* Adds one read hold to l, which the caller holds for reading, whatever
- * waits: 0, or EAGAIN at HL_RWLOCK_MAX_READERS. */
-HL_HIDDEN int hl__rwlock_rdlock_held(hl_rwlock_t *l);
+/* hl_rwlock_rdlock/timedrdlock (dl NULL: no deadline), tryrdlock and
+ * wrlock/timedwrlock for a lock of the given kind (HL_RWLOCK_FAIR, _PREFER_
+ * READER or _PREFER_WRITER), whatever kind its own bytes say. */
+HL_HIDDEN int hl__rwlock_rdlock_kind(hl_rwlock_t *l, int kind, const struct hl_deadline *dl);
+HL_HIDDEN int hl__rwlock_tryrdlock_kind(hl_rwlock_t *l, int kind);
+HL_HIDDEN int hl__rwlock_wrlock_kind(hl_rwlock_t *l, int kind, const struct hl_deadline *dl);
 
 /* hl_cond_timedwait with a prepared deadline (NULL: none), which may pass
  * by interrupt only (forever). */

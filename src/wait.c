@@ -192,7 +192,7 @@ static uint32_t abandon(struct hl_node *n, uint32_t seen)
  * wake up; the deadline itself is checked on its own clock).  Saturates at
  * UINT64_MAX (year 2554 of either clock): a caller's tv_sec goes up to
  * INT64_MAX, and a wrapped value would be a deadline in the past. */
-static uint64_t deadline_mono_ns(const struct hl_deadline *dl)
+uint64_t hl_deadline_mono_ns(const struct hl_deadline *dl)
 {
 	uint64_t abs = hl_ts_to_ns_sat(&dl->abs);
 	if (dl->clock == CLOCK_MONOTONIC)
@@ -215,7 +215,7 @@ static int park(struct hl_node *n, uint32_t parked, const struct hl_deadline *dl
 	if (wake_ns) {
 		uint64_t until = wake_ns;
 		if (abs) {
-			uint64_t d = deadline_mono_ns(dl);
+			uint64_t d = hl_deadline_mono_ns(dl);
 			if (d < until)
 				until = d;
 		}
@@ -347,6 +347,14 @@ uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl, uin
 signalled:
 	if (s == HL_NODE_CLAIMED)
 		s = wait_claimed(n);
+	return s;
+}
+
+uint32_t hl_node_give_up(struct hl_node *n)
+{
+	uint32_t s = abandon(n, HL_NODE_WAITING);
+	if (s == WAIT_KEPT)
+		hl__bug("giving up a wait that was kept", s);
 	return s;
 }
 

@@ -48,18 +48,24 @@
  *    deadline on return, the wait lasted at least the requested time minus
  *    1 ms and less than the requested time plus 2 s); while read-held by
  *    another thread, timedrdlock is taken at once and timedwrlock times out
- *    (same bounds); tryrdlock then returns 0 or EBUSY (a due writer that
- *    gave up keeps new readers out until the read hold ends, as if it still
- *    waited); once the holder leaves, the lock is free, trywrlock works and
+ *    (same bounds); tryrdlock then returns 0 (a due writer that gave up
+ *    withdrew its handoff before it returned); once the holder leaves, the lock is free, trywrlock works and
  *    destroy returns 0 (nothing left behind); success when the holder
  *    releases in time;
  *  - a deadline far in the future (tv_sec 1.9e10, 1e11, INT64_MAX: the
  *    nanosecond count overflows 64 bits) waits instead of timing out, both
  *    kinds, both clocks, and the call succeeds after the release;
- *  - a second read lock by a thread that holds one: 0 while the writer
- *    queued behind its hold is not due, ETIMEDOUT (a 200 ms deadline) once
- *    that writer is due: it waits for the writer, which waits for it
- *    (rwlock.h, docs/rwlock.md);
+ *  - a second read lock by a thread that holds one: 0 whether the writer
+ *    queued behind its hold is due or not, by rdlock, timedrdlock and
+ *    tryrdlock, in every kind (rwlock.h, docs/rwlock.md);
+ *  - kinds: init_kind EINVAL for unknown kinds, hl_rwlock_kind reads back
+ *    the kind (fair for hl_rwlock_init); the basic calls in each kind; a
+ *    new reader's tryrdlock while read-held and a writer waits: fair 0
+ *    while the writer is not due and EBUSY once it is, prefer-reader 0,
+ *    prefer-writer EBUSY; the writer gets the lock when the read hold
+ *    ends; a due timed writer that gives up: a tryrdlock right after its
+ *    ETIMEDOUT returns 0 and a reader queued behind it gets in, while the
+ *    read hold stays;
  *  - an rdlock or wrlock waiter queued with timed waiters of both kinds that
  *    give up (in three start orders, behind a writer; a wrlock waiter also
  *    behind a reader) still gets the lock when it is released; the lock is
@@ -702,8 +708,9 @@ static void test_timed(void)
 		      "%s: timedwrlock on a read-held lock waited %.3f ms of %.0f",
 		      clock_name(clk), (t2 - t1) / 1e6, wait / 1e6);
 		rc = hl_rwlock_tryrdlock(&l);
-		CHECK(rc == 0 || rc == EBUSY, "%s: after a timedwrlock gave up, tryrdlock on the "
-		      "read-held lock returned %d (%s)", clock_name(clk), rc, strerror(rc));
+		CHECK(rc == 0, "%s: after a timedwrlock gave up, tryrdlock on the read-held lock "
+		      "returned %d (%s), expected 0 (the writer withdrew its handoff)",
+		      clock_name(clk), rc, strerror(rc));
 		if (rc == 0)
 			CHECK_RC(hl_rwlock_unlock(&l), 0);
 		CHECK_RC(holder_finish(&h), 0);
@@ -713,7 +720,7 @@ static void test_timed(void)
 		CHECK_RC(hl_rwlock_destroy(&l), 0);
 		printf("%s, read-held: timedrdlock taken in %.3f ms, timedwrlock ETIMEDOUT after "
 		       "%.3f ms, then tryrdlock %s\n", clock_name(clk), (t1 - t0) / 1e6,
-		       (t2 - t1) / 1e6, rc ? "EBUSY (the due writer's handoff stays)" : "0");
+		       (t2 - t1) / 1e6, rc ? "EBUSY" : "0");
 	}
 	check_holders(&l, 0, 0, "after the read-held timed calls");
 
@@ -795,48 +802,151 @@ static void test_far_deadlines(void)
 	       "acquired\n");
 }
 
+static const int rwkinds[] = { HL_RWLOCK_FAIR, HL_RWLOCK_PREFER_READER, HL_RWLOCK_PREFER_WRITER };
+static const char *lockkind_name(int k)
+{
+	return k == HL_RWLOCK_FAIR ? "fair" : k == HL_RWLOCK_PREFER_READER ? "prefer-reader"
+									  : "prefer-writer";
+}
+
 /* A thread that holds a read lock and asks for another (rwlock.h, above
- * hl_rwlock_rdlock): granted while the writer queued behind its hold is not
- * due; once that writer is due, the second read waits behind it, and the
- * writer waits for the first read hold: a timed call times out, an untimed
- * one would wait for ever.  The writer's threshold is read when it queues,
- * so each case queues its own writer. */
+ * hl_rwlock_rdlock) is granted it whatever waits: with a writer queued
+ * behind its hold that is not due, and one that is (which keeps other
+ * readers out in the fair and writer-preferring kinds), by rdlock,
+ * timedrdlock and tryrdlock, in every kind.  The writer's threshold is read
+ * when it queues, so each case queues its own writer. */
 static void test_recursive_read(void)
 {
 	hl_config_t c0, c;
 	hl_config_get(&c0);
 	const int64_t thresholds[] = { 2000 * NSEC_PER_MSEC, 4 * NSEC_PER_MSEC };
-	for (int due = 0; due < 2; due++) {
-		hl_rwlock_t l = HL_RWLOCK_INIT;
-		struct call w;
-		c = c0;
-		c.handoff_ns = (uint64_t)thresholds[due];
-		CHECK_RC(hl_config_set(&c), 0);
-		CHECK_RC(hl_rwlock_rdlock(&l), 0);
-		call_start(&w, do_wrlock_unlock, &l);
-		wait_queued(&l, &w, WR, "writer behind a read hold");
-		sleep_ns(20 * NSEC_PER_MSEC);   /* due after 4 ms, not after 2 s */
-		struct timespec dl = deadline_in(CLOCK_MONOTONIC, 200 * NSEC_PER_MSEC);
-		int rc = hl_rwlock_timedrdlock(&l, CLOCK_MONOTONIC, &dl);
-		if (!due) {
-			CHECK(rc == 0, "a second read lock while the queued writer is not due "
-			      "returned %d, expected 0", rc);
-			if (!rc)
+	for (unsigned ki = 0; ki < 3; ki++)
+		for (int due = 0; due < 2; due++)
+			for (int form = 0; form < 3; form++) {
+				hl_rwlock_t l;
+				struct call w;
+				CHECK_RC(hl_rwlock_init_kind(&l, rwkinds[ki]), 0);
+				c = c0;
+				c.handoff_ns = (uint64_t)thresholds[due];
+				CHECK_RC(hl_config_set(&c), 0);
+				CHECK_RC(hl_rwlock_rdlock(&l), 0);
+				call_start(&w, do_wrlock_unlock, &l);
+				wait_queued(&l, &w, WR, "writer behind a read hold");
+				sleep_ns(20 * NSEC_PER_MSEC);   /* due after 4 ms, not after 2 s */
+				struct timespec dl = deadline_in(CLOCK_MONOTONIC, 200 * NSEC_PER_MSEC);
+				int rc = form == 0 ? hl_rwlock_rdlock(&l)
+				       : form == 1 ? hl_rwlock_timedrdlock(&l, CLOCK_MONOTONIC, &dl)
+						   : hl_rwlock_tryrdlock(&l);
+				CHECK(rc == 0, "%s: a second read lock (%s) while the queued writer "
+				      "is %s returned %d, expected 0", lockkind_name(rwkinds[ki]),
+				      form == 0 ? "rdlock" : form == 1 ? "timedrdlock" : "tryrdlock",
+				      due ? "due" : "not due", rc);
+				if (!rc) {
+					check_holders(&l, 0, 2, "a nested read");
+					CHECK_RC(hl_rwlock_unlock(&l), 0);
+				}
+				CHECK(!call_done_within(&w, 0), "the writer got the lock while it was "
+				      "read-held");
 				CHECK_RC(hl_rwlock_unlock(&l), 0);
-		} else {
-			CHECK(rc == ETIMEDOUT, "a second read lock behind a due writer returned %d, "
-			      "expected ETIMEDOUT (it waits for the writer, which waits for it)", rc);
-			if (!rc)
-				CHECK_RC(hl_rwlock_unlock(&l), 0);
+				CHECK(call_join(&w, 10000, "writer") == 0, "the writer returned %d", w.rc);
+				CHECK_RC(hl_rwlock_destroy(&l), 0);
+			}
+	CHECK_RC(hl_config_set(&c0), 0);
+	printf("recursive read: granted while a queued writer is due or not, rdlock, timedrdlock "
+	       "and tryrdlock, every kind\n");
+}
+
+struct timed_wr {
+	hl_rwlock_t *l;
+	int64_t wait_ns;
+};
+
+static int do_timedwrlock_unlock(void *p)
+{
+	struct timed_wr *a = p;
+	struct timespec ts = deadline_in(CLOCK_MONOTONIC, a->wait_ns);
+	int rc = hl_rwlock_timedwrlock(a->l, CLOCK_MONOTONIC, &ts);
+	return rc ? rc : hl_rwlock_unlock(a->l);
+}
+
+/* The kinds (rwlock.h): init_kind's checks; what a new reader gets while
+ * the lock is read-held and a writer waits (fair: in while the writer is
+ * not due, out once it is; prefer-reader: in; prefer-writer: out at once);
+ * the writer gets the lock once the read holds end, in every kind; and a
+ * writer that gives up (a timed wrlock, due) takes its claim back before
+ * its call returns: a reader that was kept out only by it, queued or new,
+ * gets in while the read hold stays. */
+static void test_kinds(void)
+{
+	hl_rwlock_t l;
+	hl_config_t c0, c;
+	hl_config_get(&c0);
+	CHECK_RC(hl_rwlock_init_kind(&l, 3), EINVAL);
+	CHECK_RC(hl_rwlock_init_kind(&l, -1), EINVAL);
+	hl_rwlock_init(&l);
+	CHECK_RC(hl_rwlock_kind(&l), HL_RWLOCK_FAIR);
+	for (unsigned ki = 0; ki < 3; ki++) {
+		const int k = rwkinds[ki];
+		CHECK_RC(hl_rwlock_init_kind(&l, k), 0);
+		CHECK_RC(hl_rwlock_kind(&l), k);
+		basic_on(&l, lockkind_name(k));
+		CHECK_RC(hl_rwlock_init_kind(&l, k), 0);
+		for (int due = 0; due < 2; due++) {
+			struct holder h;
+			struct call w, r;
+			c = c0;
+			c.handoff_ns = due ? 4 * NSEC_PER_MSEC : 2000 * NSEC_PER_MSEC;
+			CHECK_RC(hl_config_set(&c), 0);
+			holder_start(&h, &l, RD, 0);
+			call_start(&w, do_wrlock_unlock, &l);
+			wait_queued(&l, &w, WR, "writer behind a read hold");
+			sleep_ns(20 * NSEC_PER_MSEC);
+			int want = k == HL_RWLOCK_PREFER_READER || (k == HL_RWLOCK_FAIR && !due) ? 0 : EBUSY;
+			call_start(&r, do_tryrdlock_unlock, &l);
+			CHECK(call_join(&r, 10000, "tryrdlock") == want,
+			      "%s: a new reader's tryrdlock while read-held and a %s writer waits "
+			      "returned %d, expected %d", lockkind_name(k), due ? "due" : "not yet due",
+			      r.rc, want);
+			CHECK(!call_done_within(&w, 0), "%s: the writer got in while read-held",
+			      lockkind_name(k));
+			CHECK_RC(holder_finish(&h), 0);
+			CHECK(call_join(&w, 10000, "writer") == 0, "%s: the writer returned %d once the "
+			      "reads ended", lockkind_name(k), w.rc);
 		}
-		CHECK(!call_done_within(&w, 0), "the writer got the lock while it was read-held");
+		/* Withdrawal: a due writer gives up with a reader queued
+		 * behind it (fair, prefer-writer) or not (prefer-reader). */
+		c = c0;
+		c.handoff_ns = 4 * NSEC_PER_MSEC;
+		CHECK_RC(hl_config_set(&c), 0);
+		struct holder h;
+		struct call w, r;
+		struct timed_wr tw = { &l, 200 * NSEC_PER_MSEC };
+		holder_start(&h, &l, RD, 0);
+		call_start(&w, do_timedwrlock_unlock, &tw);
+		wait_queued(&l, &w, WR, "timed writer behind a read hold");
+		sleep_ns(20 * NSEC_PER_MSEC);
+		call_start(&r, do_rdlock_unlock, &l);
+		if (k != HL_RWLOCK_PREFER_READER)
+			wait_queued(&l, &r, RD, "reader behind a due writer");
+		CHECK(call_join(&w, 10000, "timed writer") == ETIMEDOUT,
+		      "%s: the timed writer returned %d, expected ETIMEDOUT", lockkind_name(k), w.rc);
+		int rc = hl_rwlock_tryrdlock(&l);
+		CHECK(rc == 0, "%s: tryrdlock right after the due writer gave up returned %d, "
+		      "expected 0 (its HANDOFF withdrawn)", lockkind_name(k), rc);
+		if (!rc)
+			CHECK_RC(hl_rwlock_unlock(&l), 0);
+		CHECK(call_join(&r, 2000, "reader") == 0,
+		      "%s: the reader queued behind the writer that gave up did not get in while "
+		      "the read hold stays (%d)", lockkind_name(k), r.rc);
+		CHECK_RC(holder_finish(&h), 0);
+		check_holders(&l, 0, 0, "after the kinds' cases");
+		CHECK_RC(hl_rwlock_trywrlock(&l), 0);
 		CHECK_RC(hl_rwlock_unlock(&l), 0);
-		CHECK(call_join(&w, 10000, "writer") == 0, "the writer returned %d", w.rc);
 		CHECK_RC(hl_rwlock_destroy(&l), 0);
 	}
 	CHECK_RC(hl_config_set(&c0), 0);
-	printf("recursive read: granted while the queued writer is not due, ETIMEDOUT once it "
-	       "is (the writer waits for the first hold)\n");
+	printf("kinds: fair, prefer-reader, prefer-writer: new readers beside waiting writers as "
+	       "each promises; a due writer that gives up lets the readers in at once\n");
 }
 
 /* Timed-out waiters in the queue must not lose the wake-up of a blocking
@@ -930,6 +1040,7 @@ int main(void)
 	test_far_deadlines();
 	test_timeouts_in_queue();
 	test_recursive_read();
+	test_kinds();
 	printf("EAGAIN (HL_RWLOCK_MAX_READERS read holds) not tested: out of reach of a "
 	       "black-box test\n");
 	return test_finish("test_rwlock_api");

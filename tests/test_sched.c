@@ -19,7 +19,9 @@
  *
  *   test_sched --lock L [--schedules N] [--seed S] [--jobs J] [--max-failures F]
  *   L: mutex (FIFO queue), mutex-cna (CNA queue, 2 virtual nodes, a
- *      prioritized thread now and then), rwlock (with downgrades);
+ *      prioritized thread now and then), rwlock (with downgrades; the
+ *      fair kind), rwlock-reader and rwlock-writer (the same client on the
+ *      reader- and writer-preferring kinds);
  *      mutex-free, mutex-cna-free, rwlock-free: the same locks freed by
  *      their last user the moment it is done (the lifetime client below:
  *      destroy must succeed, and a later access to the lock by any thread
@@ -69,9 +71,16 @@
 
 enum lock_kind {
 	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
-	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_CHANNEL, L_SWAP,
-	L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,
+	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_CHANNEL, L_SWAP, L_RWLOCK_READER, L_RWLOCK_WRITER,
+	L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,      /* the seeded faults: last */
 };
+
+/* hl_rwlock in one of its kinds: rwlock (fair), rwlock-reader
+ * (HL_RWLOCK_PREFER_READER), rwlock-writer (HL_RWLOCK_PREFER_WRITER). */
+static bool rw_kind(int k)
+{
+	return k == L_RWLOCK || k == L_RWLOCK_READER || k == L_RWLOCK_WRITER;
+}
 
 static const char *const lock_names[] = {
 	[L_MUTEX] = "mutex", [L_MUTEX_CNA] = "mutex-cna", [L_RWLOCK] = "rwlock",
@@ -79,7 +88,8 @@ static const char *const lock_names[] = {
 	[L_RWLOCK_FREE] = "rwlock-free", [L_MUTEX_SIGNAL] = "mutex-signal", [L_COND] = "cond",
 	[L_MUTEX_SEM] = "mutex-sem", [L_CHANNEL] = "channel", [L_SWAP] = "swap",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
-	[L_DROP_WAKE] = "drop-wake",
+	[L_DROP_WAKE] = "drop-wake", [L_RWLOCK_READER] = "rwlock-reader",
+	[L_RWLOCK_WRITER] = "rwlock-writer",
 };
 
 /* The lifetime clients (below): the lock is freed by its last user. */
@@ -136,7 +146,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 		p->threads = 3 + (int)rng_below(&r, 2);         /* the server + 2-3 clients */
 	if (kind == L_SWAP)
 		p->threads = 2;
-	if (kind == L_RWLOCK || kind == L_RWLOCK_FREE)
+	if (rw_kind(kind) || kind == L_RWLOCK_FREE)
 		p->threads = 3 + (int)rng_below(&r, 4);         /* 3-6 */
 	if (kind == L_MUTEX_CNA || kind == L_MUTEX_CNA_FREE)
 		p->threads = 4 + (int)rng_below(&r, 5);         /* 4-8 */
@@ -162,9 +172,9 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	pl->cfg.cna_threshold_ns = threshold[rng_below(&r, 4)];
 	pl->pct_trylock = 15;
 	pl->pct_timed = kind == L_CHANNEL || kind == L_SWAP ? 40 : 25;
-	pl->pct_read = kind == L_RWLOCK ? (rng_below(&r, 2) ? 50 : 80) : 0;
-	pl->pct_relock = kind == L_RWLOCK ? 20 : 0;
-	pl->pct_sleep = kind == L_MUTEX_CNA || kind == L_RWLOCK || kind == L_COND ? 25 : 5;  /* queues build */
+	pl->pct_read = rw_kind(kind) ? (rng_below(&r, 2) ? 50 : 80) : 0;
+	pl->pct_relock = rw_kind(kind) ? 20 : 0;
+	pl->pct_sleep = kind == L_MUTEX_CNA || rw_kind(kind) || kind == L_COND ? 25 : 5;  /* queues build */
 	pl->pct_yield = 10;
 	pl->prio_thread = kind == L_MUTEX_CNA && rng_below(&r, 2) ? (int)rng_below(&r, 4) : -1;
 	if (kind == L_BROKEN_WAKE || kind == L_DROP_WAKE)
@@ -1247,7 +1257,11 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		hl_sched_name(&the_mutex, sizeof(the_mutex), "mutex");
 		break;
 	case L_RWLOCK:
-		hl_rwlock_init(&the_rwlock);
+	case L_RWLOCK_READER:
+	case L_RWLOCK_WRITER:
+		hl_rwlock_init_kind(&the_rwlock, kind == L_RWLOCK_READER ? HL_RWLOCK_PREFER_READER :
+						 kind == L_RWLOCK_WRITER ? HL_RWLOCK_PREFER_WRITER :
+									   HL_RWLOCK_FAIR);
 		ops = rwlock_stress_ops(&the_rwlock);
 		ops.relock = rwlock_relock;
 		hl_sched_name(&the_rwlock, sizeof(the_rwlock), "rwlock");
@@ -1349,7 +1363,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|mutex-free|mutex-cna-free|\n"
+	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|rwlock-reader|rwlock-writer|\n"
+			"                         mutex-free|mutex-cna-free|\n"
 			"                         rwlock-free|mutex-signal|cond|mutex-sem|\n"
 			"                         channel|swap|broken-excl|broken-wake|drop-wake\n"
 			"                  [--schedules N] [--seed S] [--jobs J] [--replay-check K]\n"

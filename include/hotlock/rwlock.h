@@ -2,8 +2,11 @@
  * word (writer owner, reader count, waiters, handoff: seed 004), with the TP
  * policy of hl_mutex (readers and writers steal until the queue head is due a
  * handoff) and reader grouping (seed 000): readers queued behind writers are
- * granted together with the first of them.  See docs/rwlock.md and the
- * design comment in src/rwlock.c. */
+ * granted together with the first of them.  Three kinds, chosen at init:
+ * fair (the default), reader-preferring (glibc's default semantics) and
+ * writer-preferring.  A thread's second read lock of a lock it holds for
+ * reading is granted whatever waits, in every kind.  See docs/rwlock.md and
+ * the design comment in src/rwlock.c. */
 #ifndef HOTLOCK_RWLOCK_H
 #define HOTLOCK_RWLOCK_H
 
@@ -29,18 +32,32 @@ typedef struct hl_rwlock {
 /* The most readers that may hold the lock at once; one more gets EAGAIN. */
 #define HL_RWLOCK_MAX_READERS 0x7fffffffu
 
+/* Kinds (hl_rwlock_init_kind; docs/rwlock.md has each one's promises):
+ *  - HL_RWLOCK_FAIR (0, the default, and all-zero bytes): readers share the
+ *    lock while writers wait, until the first waiting writer has waited
+ *    HOTLOCK_HANDOFF_NS (4 ms; at once for an RT thread): then new readers
+ *    wait and it is handed the lock.  Bounded for readers and writers.
+ *  - HL_RWLOCK_PREFER_READER: glibc's default: a reader gets in whenever no
+ *    writer holds the lock, writers waiting or not.  Writers may wait as
+ *    long as read holds overlap.
+ *  - HL_RWLOCK_PREFER_WRITER: a waiting writer keeps new readers out at
+ *    once and gets the lock when the readers drain.  Bounded for both (the
+ *    queue is FIFO). */
+enum {
+	HL_RWLOCK_FAIR = 0,
+	HL_RWLOCK_PREFER_READER = 1,
+	HL_RWLOCK_PREFER_WRITER = 2,
+};
+
 /* Every call returns 0 or an errno value, as pthread does. */
-int hl_rwlock_init(hl_rwlock_t *l);
+int hl_rwlock_init(hl_rwlock_t *l);         /* HL_RWLOCK_FAIR */
+int hl_rwlock_init_kind(hl_rwlock_t *l, int kind);  /* EINVAL for an unknown kind */
+int hl_rwlock_kind(const hl_rwlock_t *l);   /* the kind it was initialised with */
 int hl_rwlock_destroy(hl_rwlock_t *l);      /* EBUSY if held or waited on */
 /* EDEADLK if the caller holds it for writing; EAGAIN if HL_RWLOCK_MAX_READERS
- * hold it already.
- * A thread that holds a read lock must not ask for another if a writer may
- * be waiting: read holds are not tracked per thread, so once a queued writer
- * is due (HOTLOCK_HANDOFF_NS, 4 ms, after it queued) the second read waits
- * behind it, and the writer waits for the first read hold: a deadlock (a
- * timed call returns ETIMEDOUT).  The kernel's rwsem has the same rule.
- * Before the writer is due, the second read is granted.  (The pthread shim
- * grants such reads, as POSIX requires.) */
+ * hold it already.  A thread that holds a read lock and asks for another is
+ * granted it whatever waits (each thread counts the read locks it holds:
+ * docs/rwlock.md, "Nested reads"). */
 int hl_rwlock_rdlock(hl_rwlock_t *l);
 int hl_rwlock_wrlock(hl_rwlock_t *l);       /* EDEADLK if the caller holds it for writing */
 int hl_rwlock_tryrdlock(hl_rwlock_t *l);    /* EBUSY if it cannot be had now; EAGAIN as rdlock */
