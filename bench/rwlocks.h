@@ -45,6 +45,8 @@ struct bench_rwlock {
 };
 
 extern const struct bench_rwlock bench_rwlock_hotlock;
+extern const struct bench_rwlock bench_rwlock_hotlock_reader;
+extern const struct bench_rwlock bench_rwlock_hotlock_writer;
 extern const struct bench_rwlock bench_rwlock_glibc;
 extern const struct bench_rwlock bench_rwlock_glibc_writer;
 extern const struct bench_rwlock bench_rwlock_ww;

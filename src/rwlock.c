@@ -101,9 +101,9 @@
  *     signal comes; wait for it (the lock may be handed over: success);
  *  c. otherwise give the node up (the core's CAS decides against a
  *     signal).  A node recorded as head by step 5 just before it was given
- *     up is found by a second look at the word (flags naming the node, whose
- *     TID is still ours: it was not recycled and reused) and withdrawn as
- *     in a, or left to a committed releaser as in b.
+ *     up is found by a second look at the word (flags naming the node, and
+ *     then the node still ABANDONED: not recycled and reused) and withdrawn
+ *     as in a, or left to a committed releaser as in b.
  *
  * Nested reads: each thread counts the read shares it holds in 64 counters
  * indexed by a hash of the lock's address (one increment on a read lock,
@@ -408,10 +408,11 @@ static bool grant_readers_behind(struct rwlock *l, struct hl_node *n, uint64_t s
 	return true;
 }
 
-/* Whether s, a load of the word, holds live flags of the head n. */
-static inline bool names(struct rwlock *l, uint64_t s, const struct hl_node *n)
+/* Whether s, a load of the word, holds live flags of the head whose node
+ * index is idx. */
+static inline bool names(struct rwlock *l, uint64_t s, uint32_t idx)
 {
-	return has_live_flags(s) && head_index(l) == n->index;
+	return has_live_flags(s) && head_index(l) == idx;
 }
 
 /* Once the waiter n that set WAKE (as head, or recorded as head by step 5)
@@ -425,7 +426,7 @@ static void mark_due(struct rwlock *l, const struct hl_node *n)
 	/* Live flags naming n are n's: there is one head at a time, and the
 	 * release that ended an earlier wait of the same node cleared its
 	 * flags. */
-	while (!(s & HANDOFF) && names(l, s, n)) {
+	while (!(s & HANDOFF) && names(l, s, n->index)) {
 		/* Release: as the head's own flag CAS (step 4). */
 		if (hl_cas(&l->state, &s, s | HANDOFF, HL_ACQ_REL))
 			return;
@@ -475,13 +476,13 @@ enum gave_up {
  * as if it had not timed out), or HL_WAIT_TIMEDOUT: given up, as *how
  * says.  An abandoned node may be recycled and reused at once: nothing
  * may read its state afterwards to find out how it was given up. */
-static uint32_t give_up(struct rwlock *l, struct hl_node *n, uint32_t tid, enum gave_up *how)
+static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
 {
 	*how = WITHDRAWN;
 	/* Acquire: pairs with the release that set the flags after `head`. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
 	for (;;) {
-		if (!names(l, s, n))
+		if (!names(l, s, n->index))
 			break;
 		/* Acquire: the same word again, so that `head` was read while
 		 * these flags were in it. */
@@ -501,17 +502,22 @@ static uint32_t give_up(struct rwlock *l, struct hl_node *n, uint32_t tid, enum 
 			return HL_WAIT_TIMEDOUT;
 	}
 	/* c. */
+	const uint32_t idx = n->index;  /* n is not ours to read once given up */
 	uint32_t sig = hl_node_give_up(n);
 	if (sig != HL_WAIT_TIMEDOUT)
 		return sig;
 	*how = ABANDONED;
-	/* Recorded as head just before?  Then the flags name n, and n's TID
-	 * is still ours (recycled and reused, it would carry its new owner's,
-	 * written before that owner's flags were set: the acquire load orders
-	 * it). */
+	/* Recorded as head just before?  Then the flags name idx with a
+	 * holder, and the node is still ABANDONED (read after the word: had
+	 * it been recycled, by whoever passed over it, and reused for flags
+	 * of a new owner, the release that set those flags would have shown
+	 * us its FREE state or a later one).  If the node's new owner has
+	 * abandoned it again after setting flags, those flags call for the
+	 * same withdrawal, and the CAS lets one of us do it. */
 	s = hl_load(&l->state, HL_ACQUIRE);
-	/* Relaxed tid: as above. */
-	while (names(l, s, n) && held(clean(s)) && n->tid == tid) {
+	while (names(l, s, idx) && held(clean(s)) &&
+	       hl_load(&n->state, HL_ACQUIRE) == HL_NODE_ABANDONED) {
+		/* Acquire: as in a. */
 		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE)) {
 			*how = ABANDONED_HEAD;
 			break;
@@ -612,7 +618,7 @@ again:
 		if (sig == EAGAIN)
 			sig = wait_node(l, n, dl, 0, false, handoff_ns);
 		if (sig == HL_WAIT_TIMEDOUT) {
-			sig = give_up(l, n, tid, &how);
+			sig = give_up(l, n, &how);
 			if (sig == HL_WAIT_TIMEDOUT)
 				goto gave_up;
 		}
@@ -677,7 +683,7 @@ again:
 			hl_spin_end();
 		budget = 0;
 		if (sig == HL_WAIT_TIMEDOUT) {
-			sig = give_up(l, n, tid, &how);
+			sig = give_up(l, n, &how);
 			if (sig == HL_WAIT_TIMEDOUT)
 				goto gave_up;
 		}

@@ -1,7 +1,8 @@
-/* hotlock-bench adapter: hotlock-rw, hotlock's own hl_rwlock_t (one 64-bit
+/* hotlock-bench adapters: hotlock-rw, hotlock's own hl_rwlock_t (one 64-bit
  * state word with the writer's TID, reader count and flags; readers and
  * writers steal until the queue head is due a handoff; readers queued behind
- * writers granted together).  Its futex syscalls go through the library's
+ * writers granted together), in its default (fair) kind, and hotlock-rw-reader
+ * and hotlock-rw-writer, its reader- and writer-preferring kinds.  Its futex syscalls go through the library's
  * counted futex layer.  The memory orders are the library's; this file only
  * forwards. */
 #include <hotlock/rwlock.h>
@@ -11,6 +12,16 @@
 static int hotlock_rw_init(void *l)
 {
 	return hl_rwlock_init(l);
+}
+
+static int hotlock_rw_init_reader(void *l)
+{
+	return hl_rwlock_init_kind(l, HL_RWLOCK_PREFER_READER);
+}
+
+static int hotlock_rw_init_writer(void *l)
+{
+	return hl_rwlock_init_kind(l, HL_RWLOCK_PREFER_WRITER);
 }
 
 static int hotlock_rw_destroy(void *l)
@@ -38,16 +49,26 @@ static int hotlock_rw_describe(const void *l, char *buf, size_t len)
 	return hl_rwlock_describe(l, buf, len);
 }
 
-const struct bench_rwlock bench_rwlock_hotlock = {
-	.name = "hotlock-rw",
-	.summary = "hl_rwlock_t: one state word, TP stealing until a handoff, reader grouping",
-	.size = sizeof(hl_rwlock_t),
-	.init = hotlock_rw_init,
-	.destroy = hotlock_rw_destroy,
-	.rdlock = hotlock_rw_rdlock,
-	.wrlock = hotlock_rw_wrlock,
-	.rdunlock = hotlock_rw_unlock,
-	.wrunlock = hotlock_rw_unlock,
-	.describe = hotlock_rw_describe,
-	.futex_counted = true,
-};
+#define HOTLOCK_RW(var, name_, summary_, init_)                               \
+	const struct bench_rwlock var = {                                    \
+		.name = name_,                                               \
+		.summary = summary_,                                         \
+		.size = sizeof(hl_rwlock_t),                                 \
+		.init = init_,                                               \
+		.destroy = hotlock_rw_destroy,                               \
+		.rdlock = hotlock_rw_rdlock,                                 \
+		.wrlock = hotlock_rw_wrlock,                                 \
+		.rdunlock = hotlock_rw_unlock,                               \
+		.wrunlock = hotlock_rw_unlock,                               \
+		.describe = hotlock_rw_describe,                             \
+		.futex_counted = true,                                       \
+	}
+
+HOTLOCK_RW(bench_rwlock_hotlock, "hotlock-rw",
+	   "hl_rwlock_t (fair kind): one state word, TP stealing until a handoff, reader grouping",
+	   hotlock_rw_init);
+HOTLOCK_RW(bench_rwlock_hotlock_reader, "hotlock-rw-reader",
+	   "hl_rwlock_t, reader-preferring kind (glibc's default semantics)", hotlock_rw_init_reader);
+HOTLOCK_RW(bench_rwlock_hotlock_writer, "hotlock-rw-writer",
+	   "hl_rwlock_t, writer-preferring kind (a waiting writer keeps new readers out)",
+	   hotlock_rw_init_writer);
