@@ -392,13 +392,15 @@ static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
 /* Step 4b: writer head n of a PREFER_READER lock, about to set its flags on
  * s, a read-held word with no flags: grant the readers queued behind it,
  * through a read share of its own for the time it takes.  Returns whether
- * it took the share (false: the word changed; look again). */
+ * it took the share (false: the word changed; look again).  After it the
+ * caller's s is stale: its flag CAS fails and it looks again. */
 static bool grant_readers_behind(struct rwlock *l, struct hl_node *n, uint64_t s)
 {
 	/* Acquire and release: the share is a read hold like any other (our
 	 * release lets a waiting reader's RMW in step 2b see the queue as we
-	 * do; see the design comment). */
-	if (!hl_cas(&l->state, &s, s + ONE_READER, HL_ACQ_REL))
+	 * do; see the design comment).  Stale flags of a fork parent go, as
+	 * in any take. */
+	if (!hl_cas(&l->state, &s, clean(s) + ONE_READER, HL_ACQ_REL))
 		return false;
 	grant_group(l, n, HL_RWLOCK_PREFER_READER);
 	/* Release: our share goes.  No flags are live (only the head, n, sets
@@ -557,9 +559,14 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int ki
 	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
 }
 
+/* Step 2b's answers (signals are 8 and up: wait.h). */
+enum { ADMIT_WAIT = 0, ADMIT_TAKEN = 1, ADMIT_AGAIN = 2 };
+
 /* Step 2b: reader n, queued behind another waiter in a PREFER_READER lock,
- * takes a share at once if the word allows it.  Returns 0 (the share is
- * ours), EAGAIN (wait in the queue), or a signal that came first. */
+ * takes a share at once if the word allows it.  Returns ADMIT_TAKEN (the
+ * share is ours), ADMIT_WAIT (wait in the queue), ADMIT_AGAIN (n was given
+ * up, and a writer came before the share was taken: queue anew), or a
+ * signal that came first. */
 static uint32_t reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *self)
 {
 	/* Acq_rel: the newest value of the word (an RMW reads the last one
@@ -567,7 +574,7 @@ static uint32_t reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thre
 	 * comment for the pair it makes with step 4b. */
 	uint64_t s = hl_fetch_or(&l->state, 0, HL_ACQ_REL);
 	if (!take(s, true, 0, HL_RWLOCK_PREFER_READER))
-		return EAGAIN;
+		return ADMIT_WAIT;
 	uint32_t sig = hl_node_give_up(n);
 	if (sig != HL_WAIT_TIMEDOUT)
 		return sig;
@@ -575,10 +582,10 @@ static uint32_t reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thre
 	for (;;) {
 		uint64_t ns = take(s, true, 0, HL_RWLOCK_PREFER_READER);
 		if (!ns)
-			return ETIMEDOUT;       /* a writer came: queue anew */
+			return ADMIT_AGAIN;
 		/* Acquire: the critical section starts here. */
 		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
-			return 0;
+			return ADMIT_TAKEN;
 	}
 }
 
@@ -607,15 +614,15 @@ again:
 
 	/* Step 2. */
 	if (hl_queue_enqueue(&l->tail, n)) {
-		sig = EAGAIN;
+		sig = ADMIT_WAIT;
 		if (reader && kind == HL_RWLOCK_PREFER_READER) {
 			sig = reader_admit(l, n, self);
-			if (sig == 0)
+			if (sig == ADMIT_TAKEN)
 				return 0;
-			if (sig == ETIMEDOUT)
+			if (sig == ADMIT_AGAIN)
 				goto again;
 		}
-		if (sig == EAGAIN)
+		if (sig == ADMIT_WAIT)
 			sig = wait_node(l, n, dl, 0, false, handoff_ns);
 		if (sig == HL_WAIT_TIMEDOUT) {
 			sig = give_up(l, n, &how);
@@ -666,7 +673,7 @@ again:
 		 * what orders our look at the queue after the links of the
 		 * readers whose step 2b saw the word before it. */
 		if (!reader && kind == HL_RWLOCK_PREFER_READER && readers(clean(s)) &&
-		    !grant_readers_behind(l, n, clean(s)))
+		    !grant_readers_behind(l, n, s))
 			continue;
 		set_head(l, n->index);
 		hl_node_arm(n);
