@@ -65,7 +65,9 @@
  *    prefer-writer EBUSY; the writer gets the lock when the read hold
  *    ends; a due timed writer that gives up: a tryrdlock right after its
  *    ETIMEDOUT returns 0 and a reader queued behind it gets in, while the
- *    read hold stays;
+ *    read hold stays; prefer-reader: a reader queued behind a writer head
+ *    gets in once the write hold it waited for is downgraded (the writer
+ *    still waiting);
  *  - an rdlock or wrlock waiter queued with timed waiters of both kinds that
  *    give up (in three start orders, behind a writer; a wrlock waiter also
  *    behind a reader) still gets the lock when it is released; the lock is
@@ -939,6 +941,26 @@ static void test_kinds(void)
 		      "%s: the reader queued behind the writer that gave up did not get in while "
 		      "the read hold stays (%d)", lockkind_name(k), r.rc);
 		CHECK_RC(holder_finish(&h), 0);
+		if (k == HL_RWLOCK_PREFER_READER) {
+			/* A reader queued behind a writer head gets in as
+			 * soon as the lock is read-held (the head grants the
+			 * readers behind it, src/rwlock.c step 4b): here the
+			 * write hold it waited for is downgraded. */
+			struct call w2;
+			CHECK_RC(hl_rwlock_wrlock(&l), 0);
+			call_start(&w2, do_wrlock_unlock, &l);
+			wait_queued(&l, &w2, WR, "writer behind a write hold");
+			call_start(&r, do_rdlock_unlock, &l);
+			wait_queued(&l, &r, RD, "reader behind the queued writer");
+			CHECK_RC(hl_rwlock_downgrade(&l), 0);
+			CHECK(call_join(&r, 2000, "reader behind the writer head") == 0,
+			      "prefer-reader: the reader queued behind a writer did not get in while "
+			      "the lock was read-held (downgraded) (%d)", r.rc);
+			CHECK(!call_done_within(&w2, 0), "prefer-reader: the writer got in while "
+			      "read-held");
+			CHECK_RC(hl_rwlock_unlock(&l), 0);
+			CHECK(call_join(&w2, 10000, "writer") == 0, "the writer returned %d", w2.rc);
+		}
 		check_holders(&l, 0, 0, "after the kinds' cases");
 		CHECK_RC(hl_rwlock_trywrlock(&l), 0);
 		CHECK_RC(hl_rwlock_unlock(&l), 0);
