@@ -92,13 +92,15 @@
  * Giving up (a timed wait whose deadline passes; the core's own deadline is
  * not used, so that the node stays armed until we decide): whoever removes
  * a head's live flags from the word owns the head's node: a committed
- * releaser (above), a downgrade that clears them for a reader head, or the
+ * releaser (above), a downgrade (which commits as a release does), or the
  * head itself withdrawing them.  So a waiter whose deadline passed:
  *  a. if the word holds flags naming its node and a holder: CAS the flags
  *     out (readers blocked only by its HANDOFF get in at once), pass
  *     headship on (it is the queue head) and return ETIMEDOUT;
- *  b. if they name it and there is no holder: a release has committed, its
- *     signal comes; wait for it (the lock may be handed over: success);
+ *  b. if they name it and there is no holder: a release (or downgrade) has
+ *     committed, its signal comes; wait for it (the lock may be handed
+ *     over: success), looking again every millisecond (a downgrade leaves
+ *     a writer head's flags in place beside its new read share: then a);
  *  c. otherwise give the node up (the core's CAS decides against a
  *     signal).  A node recorded as head by step 5 just before it was given
  *     up is found by a second look at the word (flags naming the node, and
@@ -118,8 +120,12 @@
  * not steal while HANDOFF is set (except PREFER_READER, which promises
  * writers nothing while read holds overlap).
  *
- * Downgrade: the writer's TID becomes one reader in one CAS; if the head is
- * a reader waiting for the writer, it is woken to take its share now.
+ * Downgrade: the writer's TID becomes one reader in one CAS when no flags
+ * are set.  With a head's flags it commits first, as a release does, then
+ * serves the head: a writer head keeps its flags and waits on for the
+ * readers; a reader head due the lock is handed a share, one not due
+ * races again (PREFER_READER: a writer head too, to grant the readers
+ * behind it); a head that gave up has headship passed on.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -493,11 +499,18 @@ static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
 			s = again;
 			continue;
 		}
-		/* b: a release committed; or the flags were cleared and n
-		 * signalled (a claim comes before a commit's clearing, a
-		 * downgrade's signal after its own): the signal comes. */
-		if (!held(clean(s)) || !hl_node_armed(hl_load(&n->state, HL_ACQUIRE)))
-			return hl_node_wait(n, NULL, 0);
+		/* b: a release (or a downgrade) committed, or n was claimed
+		 * (a claim comes before the flags are cleared): its signal
+		 * comes, unless a downgrade leaves the flags with a share
+		 * (a writer head waits on for the readers); look again every
+		 * DUE_RECHECK_NS, then withdraw as in a. */
+		if (!held(clean(s)) || !hl_node_armed(hl_load(&n->state, HL_ACQUIRE))) {
+			uint32_t sig = hl_node_wait_until(n, NULL, 0, hl_now_ns() + DUE_RECHECK_NS);
+			if (sig != HL_WAIT_WOKEN)
+				return sig;
+			s = hl_load(&l->state, HL_ACQUIRE);
+			continue;
+		}
 		/* a.  Acquire: as the load; nothing is published (readers that
 		 * come in now synchronize with the holders, not with us). */
 		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
@@ -1012,41 +1025,73 @@ int hl_rwlock_unlock(hl_rwlock_t *pl)
 	return unlock_writer(l, s);
 }
 
+/* A downgrade whose commit left s, the head's flags with no holder (see
+ * hl_rwlock_downgrade): the head, fixed meanwhile, is served as a release
+ * serves it, except that the word keeps our read share. */
+static void downgrade_to_head(struct rwlock *l, uint64_t s, int kind)
+{
+	/* Acquire (the commit's): the release that set the flags followed
+	 * the store to `head`. */
+	struct hl_node *h = hl_node_at(head_index(l));
+	bool parked;
+	/* Release in every CAS below: our writes are visible to the readers
+	 * that come in and to the next writer (as unlock).  The word changes
+	 * meanwhile only by h's mark_due adding HANDOFF: nobody takes a word
+	 * with flags and no holder, and h cannot withdraw from it. */
+	if (!is_reader(h) && kind != HL_RWLOCK_PREFER_READER) {
+		/* A writer head keeps waiting, now for the readers: the flags
+		 * stay, with our share beside them. */
+		while (!hl_cas(&l->state, &s, s + ONE_READER, HL_ACQ_REL))
+			;
+		return;
+	}
+	if (!hl_node_claim(h, &parked)) {
+		/* h gave up: headship is ours to pass on, while nobody can
+		 * take the lock. */
+		hl_queue_pass_head(&l->tail, h, 0);
+		while (!hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
+			;
+		return;
+	}
+	/* A reader head due the lock is handed its share beside ours; any
+	 * other (a reader not due; PREFER_READER: a writer head too, which
+	 * then grants the readers queued behind it, step 4b) races again. */
+	uint64_t ns;
+	do
+		ns = (s & HANDOFF) && is_reader(h) ? 2 * ONE_READER : ONE_READER;
+	while (!hl_cas(&l->state, &s, ns, HL_ACQ_REL));
+	hl_node_post(h, ns == ONE_READER ? HL_SIG_RELEASED : HL_SIG_HANDED, parked);
+}
+
 int hl_rwlock_downgrade(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
 	uint32_t tid = hl_tid();
-	const int kind = lock_kind(l);
 	/* Acquire: as in unlock. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
 	for (;;) {
 		if (!writer(s) || !owned_by_me(s, tid))
 			return EPERM;
-		struct hl_node *h = has_live_flags(s) ? hl_node_at(head_index(l)) : NULL;
-		if (h && (is_reader(h) || kind == HL_RWLOCK_PREFER_READER)) {
-			/* The head is a reader waiting for us: readers may
-			 * come in now.  Clear the flags and let it race again
-			 * (release: as unlock).  PREFER_READER: a writer head
-			 * too, which then grants the readers queued behind it
-			 * (step 4b) rather than sleep ahead of them on a
-			 * read-held word.  Clearing the flags makes h ours
-			 * (design comment, "Giving up"). */
-			if (!hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
-				continue;
-			read_held_add(l);
-			if (!hl_node_signal(h, HL_SIG_RELEASED))
-				hl_queue_pass_head(&l->tail, h, 0);     /* h gave up */
-			return 0;
+		if (!has_live_flags(s)) {
+			/* Release: as unlock. */
+			if (hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
+				break;
+			continue;
 		}
-		/* A writer head (or none) keeps waiting, for the readers now.
-		 * Release: our writes are visible to the readers that come in
-		 * and to the next writer. */
-		uint64_t ns = (h ? s & (FLAGS | GEN_MASK) : 0) | ONE_READER;
-		if (hl_cas(&l->state, &s, ns, HL_ACQ_REL)) {
-			read_held_add(l);
-			return 0;
+		/* With a head's flags: commit first, as a release does (the
+		 * TID goes, the flags stay), so that the head read next is the
+		 * one the flags belong to (a head may withdraw its flags from a
+		 * held word, and a new one set the same bits: found by
+		 * tests/models/rwlock.pml).  Acquire and release: as
+		 * unlock_writer's commit. */
+		uint64_t committed = s & ~WRITER_MASK;
+		if (hl_cas(&l->state, &s, committed, HL_ACQ_REL)) {
+			downgrade_to_head(l, committed, lock_kind(l));
+			break;
 		}
 	}
+	read_held_add(l);
+	return 0;
 }
 
 void hl_rwlock_holders(const hl_rwlock_t *pl, uint32_t *writer_tid, uint32_t *nreaders)
