@@ -606,7 +606,14 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		     const struct hl_deadline *dl)
 {
 again:
-	if (lock_spin(l, reader, tid, kind, dl) == 0)
+	/* PREFER_WRITER: a writer that finds readers goes to the queue at
+	 * once, where at its head it is due and keeps new readers out with
+	 * its HANDOFF (it spins there, on its node, for the readers to
+	 * drain); spinning here first would let readers stream past it for
+	 * the whole budget.  Relaxed: a hint. */
+	if (!(kind == HL_RWLOCK_PREFER_WRITER && !reader &&
+	      readers(hl_load(&l->state, HL_RELAXED))) &&
+	    lock_spin(l, reader, tid, kind, dl) == 0)
 		return 0;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
