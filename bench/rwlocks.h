@@ -46,7 +46,7 @@ struct bench_rwlock {
 
 extern const struct bench_rwlock bench_rwlock_hotlock;
 extern const struct bench_rwlock bench_rwlock_hotlock_reader;
-extern const struct bench_rwlock bench_rwlock_hotlock_writer;
+extern const struct bench_rwlock bench_rwlock_hotlock_fair;
 extern const struct bench_rwlock bench_rwlock_glibc;
 extern const struct bench_rwlock bench_rwlock_glibc_writer;
 extern const struct bench_rwlock bench_rwlock_ww;

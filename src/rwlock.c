@@ -5,7 +5,7 @@
  * granted together).  It waits on the waiting core (wait.h) and the MCS
  * waiter queue (queue.h), in FIFO order.
  *
- * State (16 bytes, all-zero = unlocked, fair kind):
+ * State (16 bytes, all-zero = unlocked, the default kind: PREFER_WRITER):
  *
  *   state (u64)  bits  0-21  writer TID, 0 when no writer
  *                bits 22-29  GEN: the fork generation in which the flags
@@ -33,13 +33,14 @@
  *   (never a writer and readers at once; the flags always carry GEN)
  *
  * Kinds (rwlock.h): what a reader may take (take()) and when a writer is
- * due.  FAIR: a reader shares a read-held or free word unless HANDOFF is
+ * due.  PREFER_WRITER (the default): a writer is due as soon as it heads
+ * the queue, so its HANDOFF keeps new readers out at once (and a writer
+ * that finds readers queues without spinning first, to get there); a
+ * reader group stops at the first writer.  FAIR: a reader shares a read-held or free word unless HANDOFF is
  * set; a waiter is due after the handoff threshold (RT: at once).
  * PREFER_READER: a reader shares any word without a writer, HANDOFF or not
  * (glibc's default); waiting readers are never left asleep while the lock
- * is read-held (steps 2b, 4b, 5).  PREFER_WRITER: a writer is due as soon
- * as it heads the queue, so its HANDOFF keeps new readers out at once; a
- * reader group stops at the first writer.  The shim passes glibc's kind
+ * is read-held (steps 2b, 4b, 5).  The shim passes glibc's kind
  * with each call (shim_api.h); the public calls read it from `head`.
  *
  * Lock:

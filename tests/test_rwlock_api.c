@@ -59,7 +59,7 @@
  *    queued behind its hold is due or not, by rdlock, timedrdlock and
  *    tryrdlock, in every kind (rwlock.h, docs/rwlock.md);
  *  - kinds: init_kind EINVAL for unknown kinds, hl_rwlock_kind reads back
- *    the kind (fair for hl_rwlock_init); the basic calls in each kind; a
+ *    the kind (prefer-writer for hl_rwlock_init); the basic calls in each kind; a
  *    new reader's tryrdlock while read-held and a writer waits: fair 0
  *    while the writer is not due and EBUSY once it is, prefer-reader 0,
  *    prefer-writer EBUSY; the writer gets the lock when the read hold
@@ -886,7 +886,7 @@ static void test_kinds(void)
 	CHECK_RC(hl_rwlock_init_kind(&l, 3), EINVAL);
 	CHECK_RC(hl_rwlock_init_kind(&l, -1), EINVAL);
 	hl_rwlock_init(&l);
-	CHECK_RC(hl_rwlock_kind(&l), HL_RWLOCK_FAIR);
+	CHECK_RC(hl_rwlock_kind(&l), HL_RWLOCK_PREFER_WRITER);
 	for (unsigned ki = 0; ki < 3; ki++) {
 		const int k = rwkinds[ki];
 		CHECK_RC(hl_rwlock_init_kind(&l, k), 0);

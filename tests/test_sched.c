@@ -20,8 +20,8 @@
  *   test_sched --lock L [--schedules N] [--seed S] [--jobs J] [--max-failures F]
  *   L: mutex (FIFO queue), mutex-cna (CNA queue, 2 virtual nodes, a
  *      prioritized thread now and then), rwlock (with downgrades; the
- *      fair kind), rwlock-reader and rwlock-writer (the same client on the
- *      reader- and writer-preferring kinds);
+ *      default kind, writer-preferring), rwlock-fair and rwlock-reader
+ *      (the same client on the fair and reader-preferring kinds);
  *      mutex-free, mutex-cna-free, rwlock-free: the same locks freed by
  *      their last user the moment it is done (the lifetime client below:
  *      destroy must succeed, and a later access to the lock by any thread
@@ -71,15 +71,15 @@
 
 enum lock_kind {
 	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
-	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_CHANNEL, L_SWAP, L_RWLOCK_READER, L_RWLOCK_WRITER,
+	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_CHANNEL, L_SWAP, L_RWLOCK_READER, L_RWLOCK_FAIR,
 	L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,      /* the seeded faults: last */
 };
 
-/* hl_rwlock in one of its kinds: rwlock (fair), rwlock-reader
- * (HL_RWLOCK_PREFER_READER), rwlock-writer (HL_RWLOCK_PREFER_WRITER). */
+/* hl_rwlock in one of its kinds: rwlock (the default, writer-preferring),
+ * rwlock-fair (HL_RWLOCK_FAIR), rwlock-reader (HL_RWLOCK_PREFER_READER). */
 static bool rw_kind(int k)
 {
-	return k == L_RWLOCK || k == L_RWLOCK_READER || k == L_RWLOCK_WRITER;
+	return k == L_RWLOCK || k == L_RWLOCK_READER || k == L_RWLOCK_FAIR;
 }
 
 static const char *const lock_names[] = {
@@ -89,7 +89,7 @@ static const char *const lock_names[] = {
 	[L_MUTEX_SEM] = "mutex-sem", [L_CHANNEL] = "channel", [L_SWAP] = "swap",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
 	[L_DROP_WAKE] = "drop-wake", [L_RWLOCK_READER] = "rwlock-reader",
-	[L_RWLOCK_WRITER] = "rwlock-writer",
+	[L_RWLOCK_FAIR] = "rwlock-fair",
 };
 
 /* The lifetime clients (below): the lock is freed by its last user. */
@@ -1258,10 +1258,10 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		break;
 	case L_RWLOCK:
 	case L_RWLOCK_READER:
-	case L_RWLOCK_WRITER:
+	case L_RWLOCK_FAIR:
 		hl_rwlock_init_kind(&the_rwlock, kind == L_RWLOCK_READER ? HL_RWLOCK_PREFER_READER :
-						 kind == L_RWLOCK_WRITER ? HL_RWLOCK_PREFER_WRITER :
-									   HL_RWLOCK_FAIR);
+						 kind == L_RWLOCK_FAIR ? HL_RWLOCK_FAIR :
+									 HL_RWLOCK_PREFER_WRITER);
 		ops = rwlock_stress_ops(&the_rwlock);
 		ops.relock = rwlock_relock;
 		hl_sched_name(&the_rwlock, sizeof(the_rwlock), "rwlock");
@@ -1363,7 +1363,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|rwlock-reader|rwlock-writer|\n"
+	fprintf(stderr, "usage: test_sched --lock mutex|mutex-cna|rwlock|rwlock-fair|rwlock-reader|\n"
 			"                         mutex-free|mutex-cna-free|\n"
 			"                         rwlock-free|mutex-signal|cond|mutex-sem|\n"
 			"                         channel|swap|broken-excl|broken-wake|drop-wake\n"

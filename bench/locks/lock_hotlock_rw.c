@@ -1,8 +1,9 @@
 /* hotlock-bench adapters: hotlock-rw, hotlock's own hl_rwlock_t (one 64-bit
  * state word with the writer's TID, reader count and flags; readers and
  * writers steal until the queue head is due a handoff; readers queued behind
- * writers granted together), in its default (fair) kind, and hotlock-rw-reader
- * and hotlock-rw-writer, its reader- and writer-preferring kinds.  Its futex syscalls go through the library's
+ * writers granted together), in its default (writer-preferring) kind, and
+ * hotlock-rw-fair and hotlock-rw-reader, its fair and reader-preferring
+ * kinds.  Its futex syscalls go through the library's
  * counted futex layer.  The memory orders are the library's; this file only
  * forwards. */
 #include <hotlock/rwlock.h>
@@ -19,9 +20,9 @@ static int hotlock_rw_init_reader(void *l)
 	return hl_rwlock_init_kind(l, HL_RWLOCK_PREFER_READER);
 }
 
-static int hotlock_rw_init_writer(void *l)
+static int hotlock_rw_init_fair(void *l)
 {
-	return hl_rwlock_init_kind(l, HL_RWLOCK_PREFER_WRITER);
+	return hl_rwlock_init_kind(l, HL_RWLOCK_FAIR);
 }
 
 static int hotlock_rw_destroy(void *l)
@@ -65,10 +66,11 @@ static int hotlock_rw_describe(const void *l, char *buf, size_t len)
 	}
 
 HOTLOCK_RW(bench_rwlock_hotlock, "hotlock-rw",
-	   "hl_rwlock_t (fair kind): one state word, TP stealing until a handoff, reader grouping",
+	   "hl_rwlock_t (default: writer-preferring): one state word, TP stealing, queued handoff",
 	   hotlock_rw_init);
+HOTLOCK_RW(bench_rwlock_hotlock_fair, "hotlock-rw-fair",
+	   "hl_rwlock_t, fair kind: readers steal until a writer is due (4 ms), reader grouping",
+	   hotlock_rw_init_fair);
 HOTLOCK_RW(bench_rwlock_hotlock_reader, "hotlock-rw-reader",
 	   "hl_rwlock_t, reader-preferring kind (glibc's default semantics)", hotlock_rw_init_reader);
-HOTLOCK_RW(bench_rwlock_hotlock_writer, "hotlock-rw-writer",
-	   "hl_rwlock_t, writer-preferring kind (a waiting writer keeps new readers out)",
-	   hotlock_rw_init_writer);
+

@@ -3,8 +3,8 @@
  * policy of hl_mutex (readers and writers steal until the queue head is due a
  * handoff) and reader grouping (seed 000): readers queued behind writers are
  * granted together with the first of them.  Three kinds, chosen at init:
- * fair (the default), reader-preferring (glibc's default semantics) and
- * writer-preferring.  A thread's second read lock of a lock it holds for
+ * writer-preferring (the default), fair and reader-preferring (glibc's
+ * default semantics).  A thread's second read lock of a lock it holds for
  * reading is granted whatever waits, in every kind.  See docs/rwlock.md and
  * the design comment in src/rwlock.c. */
 #ifndef HOTLOCK_RWLOCK_H
@@ -32,25 +32,28 @@ typedef struct hl_rwlock {
 /* The most readers that may hold the lock at once; one more gets EAGAIN. */
 #define HL_RWLOCK_MAX_READERS 0x7fffffffu
 
-/* Kinds (hl_rwlock_init_kind; docs/rwlock.md has each one's promises):
- *  - HL_RWLOCK_FAIR (0, the default, and all-zero bytes): readers share the
- *    lock while writers wait, until the first waiting writer has waited
- *    HOTLOCK_HANDOFF_NS (4 ms; at once for an RT thread): then new readers
- *    wait and it is handed the lock.  Bounded for readers and writers.
+/* Kinds (hl_rwlock_init_kind; docs/rwlock.md has each one's promises and
+ * the measurements that chose the default):
+ *  - HL_RWLOCK_PREFER_WRITER (0: the default, and all-zero bytes): a
+ *    waiting writer keeps new readers out at once and gets the lock when
+ *    the readers drain.  Bounded for readers and writers (the queue is
+ *    FIFO).
+ *  - HL_RWLOCK_FAIR: readers share the lock while writers wait, until the
+ *    first waiting writer has waited HOTLOCK_HANDOFF_NS (4 ms; at once for
+ *    an RT thread): then new readers wait and it is handed the lock; readers
+ *    queued behind writers that are not due are granted together (seed
+ *    000's grouping).  Bounded for both.
  *  - HL_RWLOCK_PREFER_READER: glibc's default: a reader gets in whenever no
  *    writer holds the lock, writers waiting or not.  Writers may wait as
- *    long as read holds overlap.
- *  - HL_RWLOCK_PREFER_WRITER: a waiting writer keeps new readers out at
- *    once and gets the lock when the readers drain.  Bounded for both (the
- *    queue is FIFO). */
+ *    long as read holds overlap. */
 enum {
-	HL_RWLOCK_FAIR = 0,
-	HL_RWLOCK_PREFER_READER = 1,
-	HL_RWLOCK_PREFER_WRITER = 2,
+	HL_RWLOCK_PREFER_WRITER = 0,
+	HL_RWLOCK_FAIR = 1,
+	HL_RWLOCK_PREFER_READER = 2,
 };
 
 /* Every call returns 0 or an errno value, as pthread does. */
-int hl_rwlock_init(hl_rwlock_t *l);         /* HL_RWLOCK_FAIR */
+int hl_rwlock_init(hl_rwlock_t *l);         /* HL_RWLOCK_PREFER_WRITER */
 int hl_rwlock_init_kind(hl_rwlock_t *l, int kind);  /* EINVAL for an unknown kind */
 int hl_rwlock_kind(const hl_rwlock_t *l);   /* the kind it was initialised with */
 int hl_rwlock_destroy(hl_rwlock_t *l);      /* EBUSY if held or waited on */
