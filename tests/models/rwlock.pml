@@ -12,11 +12,17 @@
 #ifndef ITER1
 #define ITER1 ITER
 #endif
+/* Kinds, numbered as in rwlock.h (cf9daa3). */
+#define K_PREFER_WRITER 0
+#define K_FAIR          1
+#define K_PREFER_READER 2
+/* Fair unless told: its free choices include every run of prefer-writer
+ * (a writer waiter always due, a group stopping at every writer). */
 #ifndef KIND
-#define KIND 0          /* 0 fair, 1 prefer-reader, 2 prefer-writer */
+#define KIND K_FAIR
 #endif
-#if KIND != 0 && KIND != 1 && KIND != 2
-#error "KIND is 0 (fair), 1 (prefer-reader) or 2 (prefer-writer)"
+#if KIND != K_PREFER_WRITER && KIND != K_FAIR && KIND != K_PREFER_READER
+#error "KIND is K_PREFER_WRITER, K_FAIR or K_PREFER_READER"
 #endif
 #define NTHREADS (READERS + WRITERS)
 /* Lock calls of thread t (thread 1, a reader, may make ITER1). */
@@ -34,7 +40,7 @@
 #error "NESTED: a reader"
 #endif
 #endif
-#if defined(READER_DEPENDS) && KIND != 1
+#if defined(READER_DEPENDS) && KIND != K_PREFER_READER
 #error "READER_DEPENDS is prefer-reader's promise"
 #endif
 
@@ -44,10 +50,17 @@
 #endif
 /* Nodes per thread, reused: a prefer-reader reader gives a node up in
  * step 2b and takes another while the first is still queued. */
-#if KIND == 1
+#if KIND == K_PREFER_READER
 #define NPT 2
 #else
 #define NPT 1
+#endif
+/* A prefer-reader reader goes to the queue only after a look at which it
+ * could not take a share (see the header). */
+#if KIND == K_PREFER_READER
+#define LIVE_MAY_QUEUE (!rd || !READER_TAKE)
+#else
+#define LIVE_MAY_QUEUE true
 #endif
 /* Values nobody reads again are forgotten (see the header). */
 #define FORGET_HEAD ; head = 0
@@ -62,7 +75,7 @@
 #else
 #define NPT_CALLS CALLS
 #endif
-#if KIND == 1
+#if KIND == K_PREFER_READER
 #define NPT (NPT_CALLS + 1)
 #else
 #define NPT NPT_CALLS
@@ -75,7 +88,7 @@
 #define OWNER(x) (((x) - 1) / NPT + 1)
 #define ISREADER(x) (OWNER(x) <= READERS)
 /* A writer waiter of a prefer-writer lock is due at once (due_now). */
-#define PW_WRITER(x) (KIND == 2 && !ISREADER(x))
+#define PW_WRITER(x) (KIND == K_PREFER_WRITER && !ISREADER(x))
 
 /* node states (wait.h) */
 #define N_FREE      0
@@ -189,7 +202,7 @@ proctype Timer(byte t)
 #if NTHREADS != 3 || READERS != 2
 #error "LIVE: 2 readers and 1 writer"
 #endif
-#if KIND == 1 && !defined(LIVE_WRITER)
+#if KIND == K_PREFER_READER && !defined(LIVE_WRITER)
 ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) }
 #else
 ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who == 3) }
@@ -202,7 +215,7 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
 /* take() for a reader: no writer; no HANDOFF (but in a prefer-reader
  * lock); and not a word with live flags and no holder (a committed
  * release: the releaser holds the lock through the flags until its CAS). */
-#if KIND == 1
+#if KIND == K_PREFER_READER
 #define NO_HANDOFF_OR_PR true
 #else
 #define NO_HANDOFF_OR_PR (!w_handoff)
@@ -218,7 +231,7 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
 /* R3: at every acquisition by thread t; a reader of a prefer-reader lock
  * passes a writer's HANDOFF by design (R3_RD), and takes no debt away. */
 #define R3_OK(t) (handoff_to == 0 || handoff_to == (t))
-#if KIND == 1
+#if KIND == K_PREFER_READER
 #define R3_RD(t) true
 #else
 #define R3_RD(t) R3_OK(t)
@@ -590,7 +603,7 @@ inline downgrade_cas()
 			 * head's debt goes, by design: it grants the readers
 			 * behind it, step 4b) */
 			reach(27);
-			assert(handoff_to == 0 || (KIND == 1 && !ISREADER(h) && handoff_to == OWNER(h)));
+			assert(handoff_to == 0 || (KIND == K_PREFER_READER && !ISREADER(h) && handoff_to == OWNER(h)));
 			handoff_to = 0;
 			w_readers = 1; rholders++;
 			w_wake = false; w_handoff = false FORGET_HEAD
@@ -624,7 +637,7 @@ inline downgrade_to_head()
 		assert(life[h] == L_USED);
 		rt = false;
 		if
-		:: !ISREADER(h) && KIND != 1 ->
+		:: !ISREADER(h) && KIND != K_PREFER_READER ->
 			reach(12);
 			how = DG_KEEP;
 			downgrade_cas()
@@ -733,9 +746,9 @@ inline grant_group(gg_n)
 			ok = true
 		:: j != 0 && nstate[i] != N_ABANDONED && !ISREADER(i) ->
 			if
-#if KIND == 1
+#if KIND == K_PREFER_READER
 			:: reach(2); pred = i   /* prefer-reader: skip every writer */
-#elif KIND == 2
+#elif KIND == K_PREFER_WRITER
 			:: reach(3); break      /* prefer-writer: stop at any writer */
 #elif defined(LIVE)
 			:: !due_t[OWNER(i)] -> reach(2); pred = i
@@ -1080,7 +1093,8 @@ again:
 		   }
 #ifdef LIVE
 		:: atomic {
-			life[(me - 1) * NPT + 1] != L_USED || (NPT > 1 && life[me * NPT] != L_USED) ->
+			LIVE_MAY_QUEUE &&
+			(life[(me - 1) * NPT + 1] != L_USED || (NPT > 1 && life[me * NPT] != L_USED)) ->
 				if
 				:: life[(me - 1) * NPT + 1] != L_USED -> n = (me - 1) * NPT + 1
 				:: else -> n = me * NPT
@@ -1113,7 +1127,7 @@ again:
 			nnext[pred] = n;
 			pred = 0;
 			sig = 0;
-#if KIND == 1 && !defined(BUG_NO_ADMIT)
+#if KIND == K_PREFER_READER && !defined(BUG_NO_ADMIT)
 			/* Step 2b (reader_admit): the word by an RMW after the
 			 * link; if a share can be taken, give the node up (it
 			 * stays in the queue, abandoned) and take it, or, if the
@@ -1213,7 +1227,7 @@ again:
 		   atomic {
 			LK(!late && (w_writer != 0 || (!rd && w_readers != 0))) ->
 				assert(!FLAGS_SET);     /* R5: the head never finds flags */
-#if KIND == 1 && !defined(BUG_NO_GRANT_BEHIND)
+#if KIND == K_PREFER_READER && !defined(BUG_NO_GRANT_BEHIND)
 				if
 				:: !rd && w_readers != 0 ->
 					/* step 4b: a read share of our own, by a
@@ -1227,7 +1241,7 @@ again:
 				set_flags(); ok = true
 #endif
 		   };
-#if KIND == 1 && !defined(BUG_NO_GRANT_BEHIND)
+#if KIND == K_PREFER_READER && !defined(BUG_NO_GRANT_BEHIND)
 		   if
 		   :: !ok ->
 			/* Step 4b (grant_readers_behind): grant the readers
@@ -1337,7 +1351,7 @@ holding:
 				fi
 			      };
 			      if
-			      :: h != 0 && (ISREADER(h) || KIND == 1) ->
+			      :: h != 0 && (ISREADER(h) || KIND == K_PREFER_READER) ->
 				atomic {
 					LOCK_ACCESS;
 					if
