@@ -56,8 +56,10 @@
  *     handed the lock (a handoff, or a reader group granted by its head).
  *  2b. PREFER_READER, a reader behind another waiter: after linking, read
  *     the word by an RMW (fetch_or 0: the newest value); if a share can be
- *     taken, give the node up (it stays, abandoned, for the queue to skip)
- *     and take the share.  With step 4b's CAS and scan this is a store-
+ *     taken, take it, then give the node up (it stays, abandoned, for the
+ *     queue to skip; a group that took it meanwhile gave it a second share,
+ *     which goes; made head meanwhile, it goes on as step 5).  In that
+ *     order, so that the wait never starts anew.  With step 4b's CAS and scan this is a store-
  *     buffering pair: either the reader sees the read-held word or the head
  *     sees the reader in the queue.
  *  3. As head, spin on the word, taking it when take() allows.
@@ -573,40 +575,53 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int ki
 	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
 }
 
-/* Step 2b's answers (signals are 8 and up: wait.h). */
-enum { ADMIT_WAIT = 0, ADMIT_TAKEN = 1, ADMIT_AGAIN = 2 };
+/* Step 2b's answers. */
+enum { ADMIT_WAIT, ADMIT_TAKEN, ADMIT_HEAD };
 
 /* Step 2b: reader n, queued behind another waiter in a PREFER_READER lock,
- * takes a share at once if the word allows it.  Returns ADMIT_TAKEN (the
- * share is ours), ADMIT_WAIT (wait in the queue), ADMIT_AGAIN (n was given
- * up, and a writer came before the share was taken: queue anew), or a
- * signal that came first. */
-static uint32_t reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *self)
+ * takes a share at once if the word allows it, and only then gives its
+ * place in the queue up: a reader that gave its node up first and then
+ * found the share gone would start its wait anew, and could do so for
+ * ever (tests/models/rwlock.pml, -DLIVE, found such a reader starving).
+ * Returns ADMIT_WAIT (no share: wait in the queue, as queued), ADMIT_TAKEN
+ * (the share is ours and n is out of our hands), or ADMIT_HEAD (the share
+ * is ours and n was made the queue head meanwhile: the caller goes on as a
+ * reader that has the lock, step 5). */
+static int reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *self)
 {
 	/* Acq_rel: the newest value of the word (an RMW reads the last one
 	 * in its modification order), after our link; see the design
 	 * comment for the pair it makes with step 4b. */
-	uint64_t s = hl_fetch_or(&l->state, 0, HL_ACQ_REL);
-	if (!take(s, true, 0, HL_RWLOCK_PREFER_READER))
-		return ADMIT_WAIT;
-	uint32_t sig = hl_node_give_up(n);
-	if (sig != HL_WAIT_TIMEDOUT)
-		return sig;
-	hl_thread_node_abandoned(self);
-	for (;;) {
-		uint64_t ns = take(s, true, 0, HL_RWLOCK_PREFER_READER);
+	uint64_t s = hl_fetch_or(&l->state, 0, HL_ACQ_REL), ns;
+	do {
+		ns = take(s, true, 0, HL_RWLOCK_PREFER_READER);
 		if (!ns)
-			return ADMIT_AGAIN;
+			return ADMIT_WAIT;
 		/* Acquire: the critical section starts here. */
-		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
-			return ADMIT_TAKEN;
+	} while (!hl_cas(&l->state, &s, ns, HL_ACQUIRE));
+	switch (hl_node_give_up(n)) {
+	case HL_WAIT_TIMEDOUT:          /* given up: the queue skips it */
+		hl_thread_node_abandoned(self);
+		return ADMIT_TAKEN;
+	case HL_SIG_GROUP:
+		/* A group took us first: a second share, which goes (ours
+		 * keeps the count above 0, so this is never the last
+		 * release).  Release: as any read unlock. */
+		hl_fetch_sub(&l->state, ONE_READER, HL_RELEASE);
+		hl_thread_node_put(self);
+		return ADMIT_TAKEN;
+	case HL_SIG_HEAD:
+		return ADMIT_HEAD;
+	default:
+		/* HANDED and RELEASED go to a head that set flags; n never
+		 * did. */
+		hl__bug("rwlock: an unexpected signal to a reader in step 2b", 0);
 	}
 }
 
 static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		     const struct hl_deadline *dl)
 {
-again:
 	/* PREFER_WRITER: a writer that finds readers goes to the queue at
 	 * once, where at its head it is due and keeps new readers out with
 	 * its HANDOFF (it spins there, on its node, for the readers to
@@ -635,16 +650,14 @@ again:
 
 	/* Step 2. */
 	if (hl_queue_enqueue(&l->tail, n)) {
-		sig = ADMIT_WAIT;
 		if (reader && kind == HL_RWLOCK_PREFER_READER) {
-			sig = reader_admit(l, n, self);
-			if (sig == ADMIT_TAKEN)
+			int admit = reader_admit(l, n, self);
+			if (admit == ADMIT_TAKEN)
 				return 0;
-			if (sig == ADMIT_AGAIN)
-				goto again;
+			if (admit == ADMIT_HEAD)
+				goto owned;
 		}
-		if (sig == ADMIT_WAIT)
-			sig = wait_node(l, n, dl, 0, false, handoff_ns);
+		sig = wait_node(l, n, dl, 0, false, handoff_ns);
 		if (sig == HL_WAIT_TIMEDOUT) {
 			sig = give_up(l, n, &how);
 			if (sig == HL_WAIT_TIMEDOUT)
