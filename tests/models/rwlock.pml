@@ -1,41 +1,93 @@
 /* Model of hl_rwlock (src/rwlock.c) on the FIFO waiter queue (src/queue.c)
  * and the waiting core (src/wait.c).
  *
- * Modelled functions: rdlock / wrlock (fast paths; optimistic spinning,
- * lock_spin, as repeated attempts), lock_slow (enqueue, wait on the node:
- * HEAD, HANDED and GROUP; the head loop with take and the WAKE or
- * WAKE|HANDOFF CAS into a held word; RELEASED: race again; a head's
- * timeout), wait_node with hl_node_wait_until's timed wake-up and
- * mark_due, grant_group with hl_queue_extract and group_member,
- * leave_queue (pass_head with HL_PASS_DEFER_WAKE, a parked successor recorded
- * in `head` with WAKE, a due one or a reader behind a reader owner woken at
- * once), hl_rwlock_unlock (the writer's CAS to 0 or release_to_head, the
- * reader's fetch_sub and, for the last reader out, release_to_head),
- * release_to_head (claim the head's node first; then CAS the word to the
- * head's TID or one reader with HANDOFF, else to 0, recomputing when the
- * head's mark_due added HANDOFF, and post HANDED or RELEASED; a head that
- * gave up: a write holder drops its flags, headship is passed on while the
- * lock is still held, then the CAS to 0, serving a new head whose flags
- * made it fail), hl_rwlock_downgrade (-DDOWNGRADE), hl_queue_enqueue,
- * hl_queue_pass_head (FIFO, recycling abandoned nodes), hl_node_signal,
- * hl_node_claim + hl_node_post.
+ * The protocol modelled is src/rwlock.c as of 535f186 (the kinds, giving
+ * up, nested reads and reader groups of b4c5acc, 2b/4b of a2eb59f, the
+ * downgrade and give_up's re-look of 1590b83, and 535f186's step 2b, which
+ * takes the share before it gives the node up); 9c79438's prefer-writer
+ * writer that queues without spinning first is one of the runs here
+ * (going to the queue is a free choice).  Modelled functions: rdlock /
+ * wrlock and their timed forms (fast paths; optimistic spinning, lock_spin,
+ * and lock_poll, as repeated attempts of take; step 0, a nested read,
+ * with -DNESTED), lock_slow (enqueue; step 2b, reader_admit, in a
+ * prefer-reader lock: if take() allows a share, take it, then give the
+ * node up: abandoned, or a GROUP signal that came first, whose second
+ * share goes, or a HEAD signal, and the reader goes on as step 5 holding
+ * its share; refused, wait with the node; wait on the node: HEAD, HANDED and GROUP; the head
+ * loop with take, step 4b (grant_readers_behind) for a prefer-reader
+ * writer head on a read-held word, and the WAKE or WAKE|HANDOFF CAS into
+ * a held word; RELEASED: race again; a head's timeout), wait_node with
+ * hl_node_wait_until's timed wake-up and mark_due, give_up (a: withdraw
+ * our flags from a held word and pass headship on; b: a committed release
+ * or downgrade, wait for its signal, looking again at any wake-up; c: give
+ * the node up, with the second look for a node recorded as head just
+ * before), grant_group with hl_queue_extract (the last node too, by
+ * take_last's tail CAS) and group_member for each kind, leave_queue
+ * (pass_head with HL_PASS_DEFER_WAKE, a parked successor recorded in
+ * `head` with WAKE, a due one or a reader behind a reader owner woken at
+ * once), hl_rwlock_unlock (a writer's CAS to 0, or its commit and
+ * release_to_head; a reader's fetch_sub and, for the last reader out,
+ * release_to_head), release_to_head (claim the head's node; CAS the word
+ * to the head's TID or one reader with HANDOFF, else to 0, recomputing
+ * when the head's mark_due added HANDOFF, and post HANDED or RELEASED; a
+ * head that gave up: headship passed on, then the CAS to 0),
+ * hl_rwlock_downgrade (-DDOWNGRADE: with no flags CAS(tid -> one reader);
+ * with a head's flags the commit, then downgrade_to_head: a writer head
+ * keeps its flags beside our share, not in a prefer-reader lock; else
+ * claim the head: a reader head with HANDOFF is handed a share beside
+ * ours, any other races again; a head that gave up has headship passed
+ * on), hl_queue_enqueue, hl_queue_pass_head (FIFO, recycling abandoned
+ * nodes), hl_node_signal, hl_node_claim + hl_node_post, hl_node_give_up.
  *
- * The protocol modelled is src/rwlock.c as of 82caaed: release_to_head as
- * above (cd7e9af; last_reader_out is gone), with the fix that spin showed
- * to be needed: when the last reader out finds the head gone, its CAS to 0
- * after the pass may fail because that head, before it gave up, added
- * HANDOFF (mark_due, after the fetch_sub that read the word); it tries
- * again (on a word with no holder nobody else sets flags).  At cd7e9af it
- * took the word for a new head's flags and claimed the recycled node again
- * (BUG_LAST_READER_SERVES_GONE_HEAD: hl__bug, or the claim of another wait
- * if the node was reused).  take() has the fix of
- * cac37cf that spin showed to be needed: it refuses a reader a word with
- * live flags and no holder (the last reader out is releasing it to the
- * head, and holds it until its CAS); BUG_STEAL_FROM_RELEASE is take()
- * without it.  BUG_WITHDRAW_FLAGS reproduces src/rwlock.c at 5b504ba (a
- * head that gives up takes its flags back, with the release code of then),
- * and BUG_RELEASE_BEFORE_PASS the release code before cd7e9af.  See
- * docs/verification.md.
+ * Kinds (-DKIND=K_PREFER_WRITER, K_FAIR or K_PREFER_READER: 0, 1 and 2,
+ * as HL_RWLOCK_*; the default here is fair, the C code's prefer-writer).
+ * What a reader may take (take), which writers a group skips or stops at,
+ * and when a writer is due (a prefer-writer writer always; otherwise a
+ * free choice) follow them.
+ *
+ * History (each found by this model, or kept as a seeded bug):
+ *  - take() refuses a reader a word with live flags and no holder
+ *    (cac37cf; BUG_STEAL_FROM_RELEASE is take without it);
+ *  - the release order of cd7e9af (claim the head first, pass headship on
+ *    before the release CAS; BUG_RELEASE_BEFORE_PASS is the order before);
+ *  - a writer's release commits (its CAS clears its TID and keeps the
+ *    flags) before it reads `head`, since b4c5acc, when a head that gives
+ *    up withdraws its flags from a held word itself (give_up's a);
+ *    BUG_WITHDRAW_FLAGS is that withdrawal with a writer's release that
+ *    does not commit (the code of 82caaed: read the flags and `head`, then
+ *    one CAS from the word read);
+ *  - the downgrade commits in the same way (1590b83).  At b4c5acc it read
+ *    the flags and `head`, then made one CAS from the word read, clearing
+ *    the flags of a reader head (prefer-reader: any head) and signalling
+ *    it RELEASED (BUG_DOWNGRADE_NO_COMMIT).  Spin finds (1 reader + 1
+ *    writer x 2, timeouts, downgrades): the writer holds the lock, R1 is
+ *    head with WAKE|HANDOFF; the writer's downgrade reads the flags and
+ *    `head`; R1's deadline passes, it withdraws its flags (a), passes
+ *    headship on and puts its node back; R1's next lock call queues on a
+ *    new node, heads the queue and sets WAKE|HANDOFF again: the word is
+ *    what the downgrade read, its CAS succeeds, clears the new head's
+ *    flags and signals the old node (R4: a node whose life ended; in the
+ *    C code the signal of a recycled node, hl__bug, or of another wait,
+ *    and the new head sleeps with nobody to wake it).  After the commit
+ *    the head's flags can no longer be withdrawn (no holder: give_up's b),
+ *    so the head read is the one the flags belong to.  A downgrade leaves
+ *    a writer head's flags beside its read share, with no signal to come:
+ *    give_up's b therefore looks again at every wake-up (1590b83), and
+ *    finding a holder beside its flags, withdraws them as in a;
+ *  - step 2b takes the share first and gives the node up after (535f186).
+ *    From b4c5acc to a2eb59f it gave the node up first and then tried
+ *    the take; a reader that found the share gone meanwhile went to the
+ *    queue again with a new node and a new start time
+ *    (BUG_ADMIT_GIVE_UP_FIRST).  With -DLIVE spin finds (prefer-reader, 2
+ *    readers + 1 writer) an acceptance cycle: reader 2, queued behind
+ *    reader 1's node, sees a free word in step 2b and gives its node up;
+ *    the writer takes and releases the word, reader 1, head, takes a
+ *    share and leaves the queue to the writer, which borrows a share (4b)
+ *    and sets WAKE|HANDOFF; reader 1's unlock is a committed release, and
+ *    reader 2's take, tried only now, is refused: it queues again, and so
+ *    on for ever: behind another waiter its wait
+ *    restarts at every round, so it is never head and never due.  Now the
+ *    reader either holds its share or waits with its first node.
  *
  * Abstractions:
  *  - Sequential consistency, as in the other models.
@@ -43,64 +95,76 @@
  *    changed together in one step wherever the C code uses one CAS or RMW;
  *    a CAS compares every field.  GEN, the fork generation, is left out
  *    (flags are always live within one process), and so are the spinner
- *    slots, lock_poll (the take retried, as the fast path here) and the
- *    reader count's limit.
+ *    slots and the reader count's limit (EAGAIN).
  *  - Time is not modelled: whether a waiter is due (at the head's flag
  *    CAS, in group_member's look at a writer, in leave_queue), whether a
  *    spin budget is spent and whether a deadline passed are free choices,
  *    so every timing is explored.  Going to the queue is a free choice at
- *    every fast-path attempt (a stale load, a spent budget), as in
- *    mutex.pml.
+ *    every fast-path attempt (a stale load, a spent budget, a prefer-writer
+ *    writer that finds readers), as in mutex.pml.
  *  - The waiting core is the node's state, as in cna.pml (parking and
  *    futex wake-ups are checked in wait.pml): a parked waiter returns when
  *    its node leaves PARKED, and a deadline is taken after parking (giving
  *    up before it shows others nothing that giving up right after parking
- *    does not).  hl_node_wait_until's wake-up (HL_WAIT_WOKEN: the waiter
- *    turned due, or looks again) happens only while live flags name the
- *    waiter's node without HANDOFF, i.e. when its mark_due has something
- *    to do.  Any other wake-up takes the node from PARKED back to WAITING
- *    and parks it again: the states on the way are those of a waiter that
- *    has not parked yet, so no interleaving is lost, and a waiter that can
- *    never be signalled stays blocked (an invalid end state) instead of
- *    waking for ever.
+ *    does not).  wait_node's wake-up (HL_WAIT_WOKEN: the waiter turned due,
+ *    or looks again) happens only while live flags name the waiter's node
+ *    without HANDOFF, i.e. when its mark_due has something to do.  Any
+ *    other wake-up takes the node from PARKED back to WAITING and parks it
+ *    again: the states on the way are those of a waiter that has not
+ *    parked yet, so no interleaving is lost, and a waiter that can never
+ *    be signalled stays blocked (an invalid end state) instead of waking
+ *    for ever.  give_up's b wait wakes up at any moment while the node is
+ *    armed (the look after it is a step of its own, as in the C code).
  *  - Steps merged, each one with a single read or write of shared state:
  *    the node's fields with the enqueue's xchg (private until then); the
  *    head's load of a held word, `head`, the arming and the flag CAS (a CAS
  *    that fails is a retry, and nobody reads `head` or the node while no
- *    flags are set); mark_due's load, its look at `head` and its CAS
- *    (`head` does not change while flags naming n are set: only n in its
- *    head loop, or the holder recording n, writes it); hl_queue_extract's
- *    reads of the link into a waiter, its own
- *    link and its state (a non-zero link changes only by the head's hand,
- *    so the reads act as if at the moment of the last one), with the
- *    unlinking of the interior of the chain, which is the head's.
- *  - release_to_head's read of `head`, its claim and its first try of the
- *    CAS are one step (with h's flags dropped by a write holder when the
- *    claim is refused): nobody else writes `head` or the word meanwhile
- *    but h's mark_due, which commutes with the claim (h's wake-up precedes
- *    the claim, which needs a node that is not woken), so that a mark_due
- *    between the claim and the CAS is the same run as one before the
- *    claim: the CAS fails and is tried again either way.  A node CLAIMED
- *    is waited on until the post (wait_until), without a look that sees
- *    CLAIMED or a deadline that finds it: neither changes anything that
- *    another thread sees.
+ *    flags are set); step 4b's load and the CAS of its share; mark_due's
+ *    load, its look at `head` and its CAS (`head` does not change while
+ *    flags naming n are set: only n in its head loop, or the holder
+ *    recording n, writes it); give_up's loads of the word and `head`, its
+ *    look at its node and a's CAS (the CAS compares the whole word, and
+ *    what changes the node's state or `head` also changes the word);
+ *    hl_queue_extract's reads of the link into a waiter, its own link and
+ *    its state (a non-zero link changes only by the head's hand, so the
+ *    reads act as if at the moment of the last one), with the unlinking of
+ *    the interior of the chain, which is the head's; take_last's clearing
+ *    of the link and its tail CAS (nobody else reads or writes that link
+ *    while the tail names the last node); a writer's or a downgrade's load
+ *    of the word and its commit CAS.
+ *  - release_to_head's and downgrade_to_head's read of `head`, claim and
+ *    first try of the CAS are one step: nobody else writes `head` or the
+ *    word meanwhile but h's mark_due, which commutes with the claim (h's
+ *    wake-up precedes the claim, which needs a node that is not woken), so
+ *    a mark_due between the claim and the CAS is the same run as one
+ *    before the claim: the CAS fails and is tried again either way.  A node
+ *    CLAIMED is waited on until the post (wait_until), without a look that
+ *    sees CLAIMED or a deadline that finds it: neither changes anything
+ *    that another thread sees.
  *  - Each lock call uses a fresh node (node reuse is the waiting core's
- *    business); READERS reader threads and WRITERS writer threads make
- *    ITER lock calls each.  A node whose life ended (put back by its owner,
- *    or recycled) must not be signalled, claimed or recycled again: in the
- *    C code it may be in use for another wait by then.
+ *    business): NPT per thread, one per lock call (with
+ *    BUG_ADMIT_GIVE_UP_FIRST a prefer-reader thread has one more, for
+ *    step 2b's new start); a thread that has used them
+ *    all polls (lock_poll: the take, tried any number of times).  READERS
+ *    reader threads and WRITERS writer threads make ITER lock calls each
+ *    (thread 1, a reader, ITER1).  A node whose life ended (put back by its
+ *    owner, or recycled) must not be signalled, claimed or recycled again:
+ *    in the C code it may be in use for another wait by then.
+ *  - Nested reads (-DNESTED): thread 1, holding a read share, locks for
+ *    reading again (step 0) and then releases both shares; the per-thread
+ *    count of read holds is exact here (no hash collisions).
  *  - A lock call's locals are forgotten once its critical section starts
  *    and when it has ended (FORGET_CALL): nobody reads them again, so
  *    states that differ only in them are one.
  *
- * The liveness variant (-DLIVE, no timeouts, no downgrades) asks whether a
- * thread can wait for ever while the others keep taking the lock: above
- * all a writer at the queue head while readers keep coming and stealing
- * shares past it.  That is an infinite run, not an end state, so R2 cannot
- * see it; here each thread locks and unlocks for ever, and spin looks for
- * an acceptance cycle of the negated formula (R6) under weak fairness, as
- * in mutex.pml's M5.  It runs with 2 readers and 1 writer (334,841 states
- * before the fairness product).  What changes:
+ * The liveness variant (-DLIVE, no timeouts, downgrades or nested reads)
+ * asks whether a thread can wait for ever while the others keep taking the
+ * lock: above all a writer at the queue head while readers keep coming
+ * and stealing shares past it.  That is an infinite run, not an end state,
+ * so R2 cannot see it; here each thread locks and unlocks for ever, and
+ * spin looks for an acceptance cycle of the negated formula (R6) under
+ * weak fairness, as in mutex.pml's M5.  It runs with 2 readers and 1
+ * writer, for each kind.  What changes:
  *  - Time passes.  With "due" a free choice, a run could answer "not yet"
  *    for ever, which no clock allows.  Timer(t) stands for the clock
  *    instead: it may set due_t[t] at any step after t enqueued (when the C
@@ -108,61 +172,83 @@
  *    fairness makes it fire, since it stays enabled until it does.  The
  *    head's flag CAS (HANDOFF or not), group_member's look at a writer
  *    (stop or skip) and leave_queue's look at a deferred successor read
- *    due_t; hl_node_wait_until's wake-up happens only once the waiter's
- *    timer fired (its deadline is the threshold), so that a waiter is not
- *    woken to find itself not yet due.  A timer firing early or late is
- *    one more interleaving.
+ *    due_t (a prefer-writer writer is due at once); hl_node_wait_until's
+ *    wake-up happens only once the waiter's timer fired (its deadline is
+ *    the threshold), so that a waiter is not woken to find itself not yet
+ *    due.  A timer firing early or late is one more interleaving.
  *  - The head's load and CAS are one step already (see "Steps merged"),
  *    which here also assumes that the head's CAS loop on the word succeeds
  *    in the end (lock-free, not wait-free), as mutex.pml's M5 states; and
  *    so is a take.
- *  - Each thread reuses one node, as the C code does: put() starts its
- *    life again.  Values nobody reads again are forgotten so that rounds
- *    differing only in them are one state: the round's locals, `head` in
- *    the step that clears the flags (it is read only while flags are set),
- *    and a node's state and link when its owner puts it back (its
- *    successor was read, and a late access trips the life assertions).
+ *  - Each thread reuses its nodes, as the C code does: put() and a
+ *    recycle start a node's life again (a prefer-reader reader has two: one
+ *    it gave up in step 2b may still be queued while it takes the other).
+ *  - A prefer-reader reader goes to the queue only in a step at which
+ *    take() refuses it (LIVE_MAY_QUEUE), as the C code goes there only
+ *    after a load at which take() refused (a reader's fast path retries a
+ *    CAS that fails, it does not queue).  Without that guard the free
+ *    choice to queue could be made while a share is there for the taking,
+ *    again and again: spin then finds a reader head in grant_group whose
+ *    take_last loses its tail CAS for ever to the other reader, which
+ *    queues behind it, takes its share in step 2b and abandons the node,
+ *    round after round.  In the C code that reader cannot find the word
+ *    refusing it while the granter holds its share (a load after its own
+ *    fetch_sub reads that share), so the cycle is the guard's to exclude,
+ *    not the lock's.
+ *    Values nobody reads again are forgotten so that rounds differing only
+ *    in them are one state: the round's locals, `head` in the step that
+ *    clears the flags (it is read only while flags are set), and a node's
+ *    state and link when its owner puts it back (its successor was read,
+ *    and a late access trips the life assertions).
  *  - The assertions R1, R3 and R5 are checked as in the other rows.
  *
  * Properties:
  *  R1 exclusion: a writer in its critical section is alone there, readers
  *     share it; the word agrees: a writer in its critical section is the
  *     word's writer with no readers, and the reader count covers every
- *     thread that holds a read share (the ghost rholders, from the
- *     acquisition to the unlock's decrement) at every acquisition, grant
- *     and release (assert);
+ *     read share held (the ghost rholders, from the acquisition to the
+ *     unlock's decrement; a nested reader holds two) at every acquisition,
+ *     grant and release (assert);
  *  R2 no lost wake-up and no deadlock: every thread finishes (no invalid end
- *     state), timed-out waiters and heads included;
+ *     state), timed-out waiters and heads included; with -DNESTED a reader
+ *     that locks again while holding a share, whatever waits; with
+ *     -DREADER_DEPENDS (prefer-reader) R8 below;
  *  R3 handoff: once HANDOFF is in the word, or the waiter that the flags
  *     name has woken up due (its mark_due returned), the next holder is
- *     that waiter: no reader steals a share, no writer or head takes the
- *     lock, no group is granted first (the ghost handoff_to, checked at
- *     every acquisition), and the handoff goes to that waiter; the CAS of a
- *     release to a claimed head fails only because HANDOFF was added by
- *     that head's mark_due (the hl__bug check of release_to_head), and then
- *     hands the lock over; the CAS after a pass fails only because a new
- *     head set its flags on a write holder's word, or, on the last reader
- *     out's, because the head that gave up had added HANDOFF.  The debt is
- *     dropped only when the waiter gave up (the release passes headship
- *     on), or by a downgrade that wakes a reader head (by design woken to
- *     race for its share, not handed one);
+ *     that waiter: no reader steals a share (prefer-reader: readers may, by
+ *     design, and take no debt away), no writer or head takes the lock, no
+ *     group is granted first (the ghost handoff_to, checked at every
+ *     acquisition), and the handoff goes to that waiter; the CAS of a
+ *     release or a downgrade to a claimed head fails only because HANDOFF
+ *     was added by that head's mark_due (the hl__bug check of
+ *     release_to_head), and then hands the lock over; the CAS after a pass
+ *     fails only because the head that gave up had added HANDOFF.  The
+ *     debt is dropped only when the waiter gave up (it withdraws its flags,
+ *     or the release or downgrade passes headship on), or by a downgrade
+ *     that releases a prefer-reader writer head to race again (by design:
+ *     it grants the readers queued behind it, step 4b);
  *  R4 clean end state: the word free (no writer, no readers, no flags), the
  *     queue empty, and every node's life ended exactly once (put back by
  *     its owner, or abandoned and recycled) (assert);
  *  R5 reader groups: a member is a live, waiting reader node queued behind
- *     the granting head, never the last node; after the extraction no
- *     member is reachable from the head; the granter holds a read share,
- *     and no writer and no flags are in the word while the group is
- *     counted and signalled; a queue head never finds flags in the word
- *     (only a head sets them, and the release that woke it cleared its
- *     own), and neither does leave_queue's fetch_or (assert);
+ *     the granting head, out of the queue once taken (the tail does not
+ *     name it); after the extraction no member is reachable from the head;
+ *     the granter holds a read share (its own, or step 4b's), and no
+ *     writer and no flags are in the word while the group is counted and
+ *     signalled; a queue head never finds flags in the word (only a head
+ *     sets them, and the release that woke it cleared its own), and
+ *     neither does leave_queue's fetch_or (assert);
  *  R6 (-DLIVE) no starvation: under weak fairness, with time as the timer
  *     processes above, every thread enters its critical section infinitely
  *     often, []<>(cs_who == t) for each thread t (ltl, pan -a -f): in
  *     particular a writer at the queue head behind readers that keep
  *     coming (its timer fires, mark_due adds HANDOFF, stealing stops and
  *     the last reader out hands it the lock), and a reader head behind a
- *     writer that keeps stealing the free word;
+ *     writer that keeps stealing the free word.  In a prefer-reader lock
+ *     for the readers only: its writers may starve while read holds
+ *     overlap, which is that kind's promise (glibc's default); with
+ *     -DLIVE_WRITER the formula asks for the writer too, and spin finds
+ *     the cycle;
  *  R7 (not with -DLIVE) the last user may free the lock (DESIGN.md
  *     invariant 7, glibc bug 13690): each thread holds a reference (the
  *     ghost refs) and drops it in the critical section of its last lock
@@ -178,25 +264,29 @@
  *     releaser that still touches the lock after the CAS or store that let
  *     another thread take it is caught as a use after free, or before that
  *     as a destroy that fails.  A drop at a timeout frees nothing (a holder
- *     may still be inside).
+ *     may still be inside);
+ *  R8 (-DREADER_DEPENDS, prefer-reader) a reader may wait for another
+ *     reader while it holds a share: reader 1, in the critical section of
+ *     its last lock call, waits until reader 2 has had a share (a reader
+ *     queued behind a writer is never left asleep while the lock is
+ *     read-held: steps 2b, 4b and 5).  A lock that breaks the promise
+ *     leaves them blocked for good (R2).
  *
- * Seeded bugs (-D):
+ * Seeded bugs (-D); each must be rejected (tests/models/run.sh):
  *  BUG_STEAL_FROM_RELEASE        a reader takes a share from a word with
- *                                live flags and no holder (take() in
- *                                src/rwlock.c before cac37cf): the last
- *                                reader out, which holds the lock through
- *                                those flags until its CAS, finds a reader
- *                                in the word (release_to_head's check that
- *                                only HANDOFF was added; the hl__bug check
- *                                of the C code looks only for HANDOFF, and
- *                                its retry would write the writer's TID
- *                                over the stolen share; with the release
- *                                code of then, two releasers handed the
- *                                lock to the same head);
+ *                                live flags and no holder (take() before
+ *                                cac37cf): the last reader out, which holds
+ *                                the lock through those flags until its
+ *                                CAS, finds a reader in the word (R3:
+ *                                release_to_head's check that only HANDOFF
+ *                                was added);
  *  BUG_READER_IGNORES_HANDOFF    a reader's take ignores HANDOFF (R3);
  *  BUG_LAST_READER_NO_WAKE       the last reader out does not run
  *                                release_to_head: the head that set WAKE
  *                                sleeps for good (R2);
+ *  BUG_LAST_READER_IGNORES_HANDOFF  the last reader out runs
+ *                                release_to_head only for WAKE without
+ *                                HANDOFF: a due head sleeps for good (R2);
  *  BUG_CLAIMED_BLIND_STORE       release_to_head, having claimed the head,
  *                                computes the new word once and stores it
  *                                without a compare: HANDOFF added by the
@@ -204,83 +294,95 @@
  *                                lost, the word is released and the due
  *                                head is only woken, so a reader steals
  *                                the lock owed to it (R3);
- *  BUG_RELEASE_BEFORE_PASS       release_to_head and last_reader_out as
- *                                before cd7e9af: the word is released
- *                                first, and headship is passed on from a
- *                                head that gave up afterwards (-DTIMED:
- *                                R7, the last user's destroy finds the gone
- *                                head's node still queued; without the
- *                                tail test, the pass's access to `tail`
- *                                after the free);
- *  BUG_PASS_KEEPS_FLAGS          a write holder passes headship on from a
- *                                head that gave up without dropping its
- *                                flags: the new head finds them (R5; in
- *                                the C code its CAS replaces them, and
- *                                flags the same as the gone head's are
- *                                cleared by the holder's CAS to 0 unseen);
- *  BUG_LAST_READER_SERVES_GONE_HEAD  src/rwlock.c at cd7e9af: the last
- *                                reader out, whose CAS to 0 after passing
- *                                headship on from a head that gave up
- *                                fails because that head had added HANDOFF
- *                                before it gave up, takes the flags for a
- *                                new head's and claims the gone head's
- *                                recycled node (-DTIMED: R4, a node whose
- *                                life ended is claimed; hl__bug in the C
- *                                code, or the claim of another wait if the
- *                                node was reused);
+ *  BUG_HANDOFF_OTHER_HEAD        mark_due adds HANDOFF to live flags
+ *                                without checking that they name its node:
+ *                                a waiter recorded as head earlier (its
+ *                                wait not over) marks the flags of the
+ *                                head that followed it (R3: the debt is
+ *                                owed to the wrong waiter);
+ *  BUG_RELEASE_BEFORE_PASS       release_to_head as before cd7e9af: the
+ *                                word is released first, and headship is
+ *                                passed on from a head that gave up
+ *                                afterwards (-DTIMED: R4 or R7);
  *  BUG_GROUP_COUNT_AFTER_SIGNAL  grant_group adds the group to the count
  *                                after signalling the members: a member
- *                                holds a share the word does not count (R1;
- *                                without that check, 2 readers and 2
- *                                writers show the member's unlock taking
- *                                the count to 0 under the granter and a
- *                                writer coming in);
+ *                                holds a share the word does not count (R1);
  *  BUG_NO_MARK_DUE               a due waiter's wake-up does not add
  *                                HANDOFF: readers keep stealing past it
  *                                (R3: the starvation that mark_due
  *                                prevents, seen at its first steal; with
  *                                -DLIVE, where R3 records no debt for it,
- *                                R6: an acceptance cycle in which two
- *                                readers overlap for ever while the due
- *                                writer head wakes up, marks nothing and
- *                                parks again);
+ *                                R6: an acceptance cycle);
  *  BUG_RECORD_PLAIN_STORE        leave_queue sets WAKE with a load and a
  *                                store instead of a fetch_or: a reader
  *                                owner overwrites a concurrent reader's
  *                                release, the count never drains and the
  *                                recorded writer sleeps for good (R2);
- *  BUG_GROUP_TAKES_LAST          hl_queue_extract takes the last node too,
- *                                whose link is the enqueuers' (R5; without
- *                                that check, the next enqueuer links behind
- *                                a node that left the queue and is never
- *                                woken, R2);
+ *  BUG_GROUP_TAKES_LAST          hl_queue_extract takes the last node
+ *                                without take_last's tail CAS: the tail
+ *                                still names a member (R5; without that
+ *                                check, the next enqueuer links behind a
+ *                                node that left the queue, R2);
  *  BUG_GROUP_REFUSED_KEEPS_COUNT a group member that gave up (-DTIMED)
  *                                keeps its share in the count: the lock
  *                                stays read-held (R4);
- *  BUG_DOWNGRADE_DROPS_FLAGS     a downgrade writes one reader without the
- *                                flags of a writer head (-DDOWNGRADE, 2
- *                                writers): a due head is overtaken (R3),
- *                                one that is not due sleeps for good;
- *  BUG_WITHDRAW_FLAGS            withdraw_flags as in src/rwlock.c at
- *                                5b504ba (-DTIMED): a waiter that gave up
- *                                with its flags in the word CASes them away
- *                                and passes headship on from its node,
- *                                which recycles it.  A holder that read the
- *                                flags and `head` before that then claims
- *                                or signals the recycled node (R4; hl__bug
- *                                in the C code), or, once a new head has
- *                                set flags that make the word equal to
- *                                what it read, succeeds in its CAS and
- *                                signals the old node while the new head
- *                                is never woken.
-
+ *  BUG_DOWNGRADE_DROPS_FLAGS     a downgrade's share replaces a writer
+ *                                head's flags instead of joining them
+ *                                (-DDOWNGRADE, 2 writers): a due head is
+ *                                overtaken (R3), one that is not due
+ *                                sleeps for good;
+ *  BUG_DOWNGRADE_NO_COMMIT       the downgrade of b4c5acc (see History):
+ *                                a node whose life ended is signalled (R4);
+ *  BUG_WITHDRAW_FLAGS            a writer's release without its commit, as
+ *                                at 82caaed, beside give_up's withdrawal
+ *                                (-DTIMED): the releaser reads the flags
+ *                                and `head`, and the head withdraws them
+ *                                and goes; a new head's flags then make
+ *                                the releaser's CAS fail in a way the
+ *                                claimed head's mark_due cannot (R3: the
+ *                                hl__bug check), or its refused claim
+ *                                passes headship on from a node that left;
+ *  BUG_WITHDRAW_NO_PASS          a head that withdraws its flags (a) does
+ *                                not pass headship on: the waiter behind
+ *                                it sleeps (R7: the destroy finds the
+ *                                queue not empty; it would sleep for good);
+ *  BUG_WITHDRAW_COMMITTED        give_up's a also withdraws from a word
+ *                                with no holder: a committed release is
+ *                                under way, and its CAS on the claimed
+ *                                head finds the flags gone (R3: the
+ *                                hl__bug check);
+ *  BUG_NO_NESTED                 a nested read (-DNESTED) queues as any
+ *                                read lock: behind a writer's HANDOFF, or
+ *                                behind a queued writer, it waits for its
+ *                                own share to go (R2);
+ *  BUG_ADMIT_GIVE_UP_FIRST       step 2b as from b4c5acc to a2eb59f: the
+ *                                node given up first, then the take; a
+ *                                reader that finds the share gone queues
+ *                                again with a new node (see History:
+ *                                -DLIVE, R6, an acceptance cycle);
+ *  BUG_ADMIT_KEEPS_GROUP_SHARE   step 2b keeps the second share that a
+ *                                group gave its node before the give-up:
+ *                                the lock stays read-held (R7's destroy
+ *                                waits for a free word for good, R2);
+ *  BUG_NO_ADMIT                  prefer-reader without step 2b: a reader
+ *                                queued behind a writer head sleeps while
+ *                                the lock is read-held (-DREADER_DEPENDS:
+ *                                R8, R2);
+ *  BUG_NO_GRANT_BEHIND           prefer-reader without step 4b: a writer
+ *                                head sets its flags on a read-held word
+ *                                and sleeps ahead of the readers queued
+ *                                behind it (-DREADER_DEPENDS -DITER1=2:
+ *                                R8, R2).
  *
- * Variants: READERS (default 2), WRITERS (default 1), ITER (default 1);
- * -DTIMED lets each lock call be timed or not (a queued waiter may abandon
- * its node, a head may time out while spinning or waiting); -DDOWNGRADE
- * lets a writer downgrade or not before it unlocks; -DLIVE checks R6
- * (threads loop for ever, ITER is ignored); -DREACH=k turns
- * reachability marker k into an assertion (listed in docs/verification.md).
+ * Variants: READERS (default 2), WRITERS (default 1), ITER (default 1),
+ * ITER1 (thread 1's lock calls, default ITER); KIND (above); -DTIMED lets
+ * each lock call be timed or not (a queued waiter may give up, a head may
+ * time out while spinning or waiting); -DDOWNGRADE lets a writer downgrade
+ * or not before it unlocks; -DNESTED lets thread 1 lock for reading again
+ * while it holds a share; -DREADER_DEPENDS checks R8; -DLIVE checks R6
+ * (threads loop for ever, ITER is ignored; -DLIVE_ANY_QUEUE drops the
+ * LIVE_MAY_QUEUE guard, and spin finds the cycle described above); -DREACH=k turns reachability
+ * marker k into an assertion (listed in docs/verification.md).
  */
 
 #ifndef READERS
@@ -292,21 +394,87 @@
 #ifndef ITER
 #define ITER 1
 #endif
-#define NTHREADS (READERS + WRITERS)
-#ifdef LIVE
-#if defined(TIMED) || defined(DOWNGRADE) || defined(BUG_WITHDRAW_FLAGS)
-#error "LIVE is checked without timeouts and downgrades"
+#ifndef ITER1
+#define ITER1 ITER
 #endif
-#define NNODES NTHREADS         /* one node per thread, reused */
+/* Kinds, numbered as in rwlock.h (cf9daa3). */
+#define K_PREFER_WRITER 0
+#define K_FAIR          1
+#define K_PREFER_READER 2
+/* Fair unless told: its free choices include every run of prefer-writer
+ * (a writer waiter always due, a group stopping at every writer). */
+#ifndef KIND
+#define KIND K_FAIR
+#endif
+#if KIND != K_PREFER_WRITER && KIND != K_FAIR && KIND != K_PREFER_READER
+#error "KIND is K_PREFER_WRITER, K_FAIR or K_PREFER_READER"
+#endif
+#define NTHREADS (READERS + WRITERS)
+/* Lock calls of thread t (thread 1, a reader, may make ITER1). */
+#define ITERS(t) ((t) == 1 -> ITER1 : ITER)
+#if ITER1 > ITER
+#define CALLS ITER1
+#else
+#define CALLS ITER
+#endif
+#if defined(NESTED) || defined(READER_DEPENDS)
+#if READERS < 2 && defined(READER_DEPENDS)
+#error "READER_DEPENDS: 2 readers"
+#endif
+#if READERS < 1
+#error "NESTED: a reader"
+#endif
+#endif
+#if defined(READER_DEPENDS) && KIND != K_PREFER_READER
+#error "READER_DEPENDS is prefer-reader's promise"
+#endif
+
+#ifdef LIVE
+#if defined(TIMED) || defined(DOWNGRADE) || defined(NESTED) || defined(READER_DEPENDS) || defined(BUG_WITHDRAW_FLAGS)
+#error "LIVE is checked without timeouts, downgrades, nested reads and dependencies"
+#endif
+/* Nodes per thread, reused: a prefer-reader reader gives a node up in
+ * step 2b and takes another while the first is still queued. */
+#if KIND == K_PREFER_READER
+#define NPT 2
+#else
+#define NPT 1
+#endif
+/* A prefer-reader reader goes to the queue only after a look at which it
+ * could not take a share (see the header). */
+#if KIND == K_PREFER_READER && !defined(LIVE_ANY_QUEUE)
+#define LIVE_MAY_QUEUE (!rd || !READER_TAKE)
+#else
+#define LIVE_MAY_QUEUE true
+#endif
 /* Values nobody reads again are forgotten (see the header). */
 #define FORGET_HEAD ; head = 0
 /* hl_node_wait_until wakes a waiter up only once it is due (its timer) */
-#define WOKEN_DUE(x) && due_t[nowner[x]]
+#define WOKEN_DUE(x) && due_t[OWNER(x)]
 #else
-#define NNODES (NTHREADS * ITER)
+/* Fresh nodes per thread: one per lock call (two with BUG_NO_NESTED: the
+ * nested call queues too; with BUG_ADMIT_GIVE_UP_FIRST a prefer-reader
+ * thread one more for step 2b's new start); a thread that has used them
+ * all polls (lock_poll). */
+#ifdef BUG_NO_NESTED
+#define NPT_CALLS (2 * CALLS)
+#else
+#define NPT_CALLS CALLS
+#endif
+#if KIND == K_PREFER_READER && defined(BUG_ADMIT_GIVE_UP_FIRST)
+#define NPT (NPT_CALLS + 1)
+#else
+#define NPT NPT_CALLS
+#endif
 #define FORGET_HEAD
 #define WOKEN_DUE(x)
 #endif
+#define NNODES (NTHREADS * NPT)
+/* Node x belongs to thread OWNER(x); threads 1..READERS are readers. */
+#define OWNER(x) (((x) - 1) / NPT + 1)
+#define ISREADER(x) (OWNER(x) <= READERS)
+/* A writer waiter of a prefer-writer lock is due at once (due_now). */
+#define PW_WRITER(x) (KIND == K_PREFER_WRITER && !ISREADER(x))
 
 /* node states (wait.h) */
 #define N_FREE      0
@@ -326,6 +494,12 @@
 #define L_USED 1        /* enqueued, not yet put back or recycled */
 #define L_GONE 2
 
+/* how a wait was given up (give_up) */
+#define G_WITHDRAWN      1      /* a: flags taken back, n armed: pass on */
+#define G_WAIT           2      /* b: a committed release's signal comes */
+#define G_ABANDONED      3      /* c: n abandoned, the queue's */
+#define G_ABANDONED_HEAD 4      /* c, then a: flags taken back, pass on from n */
+
 #ifdef REACH
 #define reach(k) assert(REACH != k)
 #else
@@ -344,17 +518,18 @@ byte head = 0;          /* node that set (or was given) WAKE */
 /* Nodes 1..NNODES. */
 byte nstate[NNODES + 1];
 byte nnext[NNODES + 1];
-byte nowner[NNODES + 1];        /* thread that owns the node */
-bool nreader[NNODES + 1];       /* HL_NODE_F_READER */
 
 /* ghosts */
 byte life[NNODES + 1];
 bool member[NNODES + 1];        /* R5: taken into the group being granted */
 byte in_w = 0;                  /* R1: writers in the critical section */
 byte in_r = 0;                  /*     readers in it */
-byte rholders = 0;              /* R1: threads holding a read share */
+byte rholders = 0;              /* R1: read shares held (a thread may hold two) */
 byte handoff_to = 0;            /* R3: the thread the lock is owed to */
 byte finished = 0;
+#ifdef READER_DEPENDS
+bool r2_got = false;            /* R8: reader 2 has had a share */
+#endif
 
 #ifdef LIVE
 #define LOCK_ACCESS skip
@@ -384,16 +559,10 @@ bool freed = false;
 /* A lock call's locals, dead once its critical section starts and when it
  * has timed out or the unlock has ended: forgotten (see the header). */
 #define FORGET_CALL \
-	sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; first = 0; last = 0; \
-	i = 0; j = 0; k = 0; sw_writer = 0; sw_readers = 0; \
-	ok = false; due = false; rt = false; timed = false; sw_wake = false; sw_handoff = false
-
-/* The release code as it was before cd7e9af (release first, then signal
- * or pass headship on; last_reader_out): BUG_RELEASE_BEFORE_PASS, and
- * BUG_WITHDRAW_FLAGS, which reproduces src/rwlock.c at 5b504ba. */
-#if defined(BUG_RELEASE_BEFORE_PASS) || defined(BUG_WITHDRAW_FLAGS)
-#define OLD_RELEASE
-#endif
+	n = 0; sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; first = 0; last = 0; \
+	i = 0; j = 0; k = 0; sw_writer = 0; sw_readers = 0; how = 0; \
+	ok = false; due = false; rt = false; timed = false; late = false; \
+	sw_wake = false; sw_handoff = false
 
 #ifdef LIVE
 /* R6: the passage of time.  queued[t]: thread t's node was stamped with its
@@ -413,37 +582,63 @@ proctype Timer(byte t)
 	od
 }
 
-/* R6: every thread enters its critical section infinitely often. */
-#if NTHREADS == 2
+/* R6: every thread enters its critical section infinitely often; in a
+ * prefer-reader lock every reader (a writer may starve: LIVE_WRITER asks
+ * for it too, and spin finds the cycle). */
+#if NTHREADS != 3 || READERS != 2
+#error "LIVE: 2 readers and 1 writer"
+#endif
+#if KIND == K_PREFER_READER && !defined(LIVE_WRITER)
 ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) }
-#elif NTHREADS == 3
-ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who == 3) }
 #else
-#error "LIVE: 2 or 3 threads"
+ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who == 3) }
 #endif
 #endif
 
 #define FLAGS_SET (w_wake || w_handoff)
+#define HELD (w_writer != 0 || w_readers != 0)
 
-/* take() for a reader: no writer, no HANDOFF, and not a word that the
- * last reader out is releasing to the head (no holder, live flags). */
+/* take() for a reader: no writer; no HANDOFF (but in a prefer-reader
+ * lock); and not a word with live flags and no holder (a committed
+ * release: the releaser holds the lock through the flags until its CAS). */
+#if KIND == K_PREFER_READER
+#define NO_HANDOFF_OR_PR true
+#else
+#define NO_HANDOFF_OR_PR (!w_handoff)
+#endif
 #if defined(BUG_READER_IGNORES_HANDOFF)
 #define READER_TAKE (w_writer == 0 && (w_readers != 0 || !w_wake))
 #elif defined(BUG_STEAL_FROM_RELEASE)
-#define READER_TAKE (w_writer == 0 && !w_handoff)
+#define READER_TAKE (w_writer == 0 && NO_HANDOFF_OR_PR)
 #else
-#define READER_TAKE (w_writer == 0 && !w_handoff && (w_readers != 0 || !w_wake))
+#define READER_TAKE (w_writer == 0 && NO_HANDOFF_OR_PR && (w_readers != 0 || !w_wake))
 #endif
 
-/* R3: at every acquisition by thread t */
+/* R3: at every acquisition by thread t; a reader of a prefer-reader lock
+ * passes a writer's HANDOFF by design (R3_RD), and takes no debt away. */
 #define R3_OK(t) (handoff_to == 0 || handoff_to == (t))
+#if KIND == K_PREFER_READER
+#define R3_RD(t) true
+#else
+#define R3_RD(t) R3_OK(t)
+#endif
+#define R3_PAID(t) if :: handoff_to == (t) -> handoff_to = 0 :: else -> skip fi
 
 /* ---- waiting core ---------------------------------------------------------- */
 
-/* hl_node_wait_until(n, ...): park (the spin phase of a due head is a
- * waiter that has not parked yet), return the signal; with a deadline give
- * up; wake up (S_WOKEN, node WAITING again) only when mark_due has
- * something to do (see the header). */
+/* mark_due's look (names(), HANDOFF not yet set): whether it has
+ * something to do for node x. */
+#ifdef BUG_HANDOFF_OTHER_HEAD
+#define MARKS(x) (w_wake && !w_handoff)
+#else
+#define MARKS(x) (w_wake && !w_handoff && head == (x))
+#endif
+
+/* hl_node_wait_until(n, NULL, ...) as wait_node calls it: park (the spin
+ * phase of a due head is a waiter that has not parked yet), return the
+ * signal; wake up (S_WOKEN, node WAITING again) only when mark_due has
+ * something to do (see the header); with a deadline, wake up at it
+ * (S_TIMEDOUT, node WAITING again: still armed, for give_up). */
 inline wait_until(wu_n, wu_sig, wu_timed)
 {
 	/* A node CLAIMED by a releaser is waited on until the post: it can
@@ -457,18 +652,12 @@ inline wait_until(wu_n, wu_sig, wu_timed)
 	   do
 	   :: atomic { nstate[wu_n] != N_PARKED && nstate[wu_n] != N_CLAIMED -> wu_sig = nstate[wu_n] }; break
 	   :: atomic {
-		LK(nstate[wu_n] == N_PARKED && w_wake && !w_handoff && head == wu_n WOKEN_DUE(wu_n)) ->
+		LK(nstate[wu_n] == N_PARKED && MARKS(wu_n) WOKEN_DUE(wu_n)) ->
 			nstate[wu_n] = N_WAITING; wu_sig = S_WOKEN
 	      };
 	      break
 #ifdef TIMED
-	   :: atomic {
-		wu_timed && nstate[wu_n] != N_CLAIMED ->
-			if
-			:: nstate[wu_n] == N_PARKED -> nstate[wu_n] = N_ABANDONED; wu_sig = S_TIMEDOUT
-			:: else -> wu_sig = nstate[wu_n]
-			fi
-	      };
+	   :: atomic { wu_timed && nstate[wu_n] == N_PARKED -> nstate[wu_n] = N_WAITING; wu_sig = S_TIMEDOUT };
 	      break
 #endif
 	   od;
@@ -485,7 +674,7 @@ inline mark_due(md_n)
 		LOCK_ACCESS;
 #ifndef BUG_NO_MARK_DUE
 		if
-		:: w_wake && !w_handoff && head == md_n -> reach(6); w_handoff = true
+		:: MARKS(md_n) -> reach(6); w_handoff = true
 		:: else -> skip
 		fi;
 #endif
@@ -494,8 +683,8 @@ inline mark_due(md_n)
 		 * for R3, as nothing marked it) */
 		if
 		:: w_wake && head == md_n ->
-			assert(handoff_to == 0 || handoff_to == nowner[md_n]);
-			handoff_to = nowner[md_n]
+			assert(handoff_to == 0 || handoff_to == OWNER(md_n));
+			handoff_to = OWNER(md_n)
 		:: else -> skip
 		fi
 #else
@@ -504,7 +693,8 @@ inline mark_due(md_n)
 	}
 }
 
-/* wait_node: wait, and mark due at every wake-up. */
+/* wait_node: wait, and mark due at every wake-up; returns a signal or
+ * S_TIMEDOUT (the deadline: n still armed). */
 inline wait_node(wn_n, wn_sig, wn_timed)
 {
 	do
@@ -534,7 +724,12 @@ inline recycle(rc_x)
 {
 	atomic {
 		assert(life[rc_x] == L_USED && nstate[rc_x] == N_ABANDONED);
+#ifdef LIVE
+		/* back to its owner's pool (reused; see put) */
+		life[rc_x] = L_NEW; nnext[rc_x] = 0;
+#else
 		life[rc_x] = L_GONE;
+#endif
 		nstate[rc_x] = N_FREE
 	}
 }
@@ -608,105 +803,6 @@ inline pass_head(ph_n, ph_defer)
 
 /* ---- the rwlock ------------------------------------------------------------ */
 
-#ifdef OLD_RELEASE
-/* release_to_head(s) before cd7e9af (OLD_RELEASE), s = (sw_writer, 0
- * readers, sw_wake, sw_handoff), with live WAKE: hand the lock to the
- * head, or release the word and then wake the head or pass headship on.
- * rt = false if the word changed under us (mark_due added HANDOFF, or,
- * with -DBUG_WITHDRAW_FLAGS, the head gave up and took its flags back). */
-inline release_to_head(rt)
-{
-	/* Relaxed load of `head`, before the claim or the CAS, as in the C
-	 * code. */
-	atomic { LOCK_ACCESS; h = head };
-	ok = false;
-	if
-	:: sw_handoff ->
-		/* hl_node_claim */
-		atomic {
-			assert(life[h] == L_USED);
-			if
-			:: nstate[h] == N_WAITING || nstate[h] == N_PARKED -> nstate[h] = N_CLAIMED; ok = true
-			:: else -> assert(nstate[h] == N_ABANDONED)
-			fi
-		}
-	:: else -> skip
-	fi;
-	if
-	:: ok ->
-		/* the CAS to the head's TID or one reader cannot fail */
-		atomic {
-			LOCK_ACCESS;
-			assert(w_writer == sw_writer && w_readers == 0 && w_wake && w_handoff);
-			assert(handoff_to == nowner[h]);
-			handoff_to = 0;
-			if
-			:: nreader[h] -> reach(8); w_writer = 0; w_readers = 1; rholders++
-			:: else -> w_writer = nowner[h]
-			fi;
-			w_wake = false;
-			w_handoff = false FORGET_HEAD
-		};
-		nstate[h] = S_HANDED;   /* hl_node_post */
-		rt = true
-	:: else ->
-		atomic {
-			LOCK_ACCESS;
-			if
-			:: w_writer == sw_writer && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
-				w_writer = 0; w_wake = false; w_handoff = false; rt = true FORGET_HEAD;
-				if
-				:: sw_handoff ->
-					/* the claim was refused: h gave up */
-					reach(13);
-					assert(handoff_to == nowner[h]); handoff_to = 0
-				:: else -> skip
-				fi
-			:: else ->
-#ifndef BUG_WITHDRAW_FLAGS
-				assert(!sw_handoff);    /* nobody changes a word with HANDOFF */
-#endif
-				rt = false
-			fi
-		};
-		if
-		:: rt && sw_handoff -> pass_head(h, false)
-		:: rt && !sw_handoff ->
-			node_signal(h, S_RELEASED, ok);
-			if
-			:: !ok -> pass_head(h, false)   /* h gave up */
-			:: else -> skip
-			fi
-		:: else -> skip
-		fi
-	fi;
-	h = 0;
-	ok = false
-}
-
-/* last_reader_out(s) before cd7e9af: the last share went with live WAKE. */
-inline last_reader_out()
-{
-	do
-	:: release_to_head(rt);
-	   if
-	   :: rt -> break
-	   :: else -> skip
-	   fi;
-	   /* The word changed: mark_due added HANDOFF (with the fix in take,
-	    * a reader cannot steal a share here, so the first branch is never
-	    * taken; it is the C code's defence). */
-	   atomic {
-		LOCK_ACCESS;
-		if
-		:: w_writer != 0 || w_readers != 0 || !FLAGS_SET -> break
-		:: else -> sw_wake = w_wake; sw_handoff = w_handoff
-		fi
-	   }
-	od;
-	rt = false
-}
-#else
 /* release_to_head's CAS(s -> ns) on a claimed head h: ns is h's TID or one
  * reader with HANDOFF, else 0.  rt = false if it failed: that happens only
  * when h, woken by its timer just before the claim, added HANDOFF
@@ -717,11 +813,11 @@ inline claimed_cas()
 	:: w_writer == sw_writer && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
 		if
 		:: sw_handoff ->
-			assert(handoff_to == nowner[h]);
+			assert(handoff_to == OWNER(h));
 			handoff_to = 0;
 			if
-			:: nreader[h] -> reach(8); w_writer = 0; w_readers = 1; rholders++
-			:: else -> w_writer = nowner[h]
+			:: ISREADER(h) -> reach(8); w_writer = 0; w_readers = 1; rholders++
+			:: else -> w_writer = OWNER(h)
 			fi
 		:: else -> w_writer = 0
 		fi;
@@ -743,28 +839,29 @@ inline claimed_cas()
 	fi
 }
 
-/* release_to_head(s), s = (sw_writer, 0 readers, sw_wake, sw_handoff) with
- * live WAKE: the caller is the write holder (sw_writer = me) or the reader
- * whose fetch_sub took the count to 0 (sw_writer = 0); either way nobody
- * else can take the lock until the release CAS (take gives no share from
- * flags with no holder, a writer needs 0).  Claim the head's node; if it
- * is ours, CAS the word to the head's TID or one reader (HANDOFF) or to 0,
- * recomputing if h's mark_due added HANDOFF, and post; if h gave up, pass
- * headship on first (a write holder dropping h's flags before), then CAS
- * the word to 0, and serve a new head whose flags made that CAS fail. */
+/* release_to_head(s), s = (sw_writer, 0 readers, sw_wake, sw_handoff), the
+ * word that the committed release left: live flags and no holder (the
+ * write holder's CAS took its TID out, or the last reader's fetch_sub took
+ * the count to 0), so that nobody else can take the lock or set flags
+ * until the release CAS.  Claim the head's node; if it is ours, CAS the
+ * word to the head's TID or one reader (HANDOFF) or to 0, recomputing if
+ * h's mark_due added HANDOFF, and post; if h gave up, pass headship on
+ * first, then CAS the word to 0 (retried only for a HANDOFF that a stale
+ * mark_due added).  With BUG_WITHDRAW_FLAGS the write holder does not
+ * commit (sw_writer = its TID) and runs the release code of 82caaed: a
+ * refused claim drops h's flags, and a failed CAS after the pass serves
+ * the new head whose flags made it fail. */
 inline release_to_head()
 {
 	do
 	:: /* Read `head` (nobody writes it while flags are set), claim h,
-	    * and if it is ours make the first try of the CAS; if h gave up,
-	    * its R3 debt goes, and a write holder drops its flags (a plain
-	    * store: nobody else changes the word, and nobody but a new
-	    * head, after the pass, reads them).  One step: the only thing
-	    * that can happen between the claim and the CAS and touch what
-	    * either touches is h's mark_due (h's wake-up came before the
-	    * claim, which needs a node that is not woken), and mark_due
-	    * commutes with the claim, so it happens before it here (the
-	    * CAS then fails just the same). */
+	    * and if it is ours make the first try of the CAS.  One step:
+	    * the only thing that can happen between the claim and the CAS
+	    * and touch what either touches is h's mark_due (h's wake-up came
+	    * before the claim, which needs a node that is not woken), and
+	    * mark_due commutes with the claim, so it happens before it here
+	    * (the CAS then fails just the same).  A head that gave up: its
+	    * R3 debt goes. */
 	   atomic {
 		LOCK_ACCESS;
 		h = head;
@@ -775,21 +872,23 @@ inline release_to_head()
 			claimed_cas()
 		:: else ->
 			assert(nstate[h] == N_ABANDONED); ok = false;
+			reach(16);
 			if
 			:: sw_handoff -> reach(13)
 			:: else -> skip
 			fi;
-			assert(handoff_to == 0 || handoff_to == nowner[h]);
+			assert(handoff_to == 0 || handoff_to == OWNER(h));
 			handoff_to = 0;
+#ifdef BUG_WITHDRAW_FLAGS
 			if
 			:: sw_writer != 0 ->
-#ifndef BUG_PASS_KEEPS_FLAGS
+				/* 82caaed: a write holder drops h's flags (a
+				 * plain store) before the pass */
 				w_wake = false; w_handoff = false; sw_wake = false; sw_handoff = false
-#else
-				skip
+			:: else -> skip
+			fi;
 #endif
-			:: else -> reach(16)    /* the last reader out keeps them */
-			fi
+			skip
 		fi
 	   };
 	   if
@@ -805,13 +904,12 @@ inline release_to_head()
 		fi;
 		break
 	   :: else ->
+#ifndef BUG_RELEASE_BEFORE_PASS
 		pass_head(h, false);
-		/* CAS(s -> 0).  On the write holder's word it fails only if a
-		 * new head set its flags: serve that head.  On the last reader
-		 * out's it fails only if h, before it gave up, added HANDOFF
-		 * (mark_due, after the fetch_sub that read s): nobody else sets
-		 * flags on a word with no holder, so try again (see
-		 * BUG_LAST_READER_SERVES_GONE_HEAD). */
+#endif
+		/* CAS(s -> 0).  It fails only if a mark_due that read a stale
+		 * `head` added HANDOFF (a later wait on h's recycled node: not
+		 * modelled, so here it never fails); then it is made again. */
 		do
 		:: atomic {
 			LOCK_ACCESS;
@@ -822,23 +920,25 @@ inline release_to_head()
 				break
 			:: else ->
 				ok = false;
+#ifdef BUG_WITHDRAW_FLAGS
 				if
 				:: sw_writer != 0 ->
-					reach(17);
+					/* 82caaed: a new head's flags; serve it */
 					assert(w_writer == sw_writer && w_readers == 0 && w_wake && !sw_wake);
 					sw_wake = w_wake; sw_handoff = w_handoff;
 					break
-				:: else ->
-					reach(18);
-					assert(w_writer == 0 && w_readers == 0 && w_wake && sw_wake && w_handoff && !sw_handoff);
-					sw_handoff = true
-#ifdef BUG_LAST_READER_SERVES_GONE_HEAD
-					; break
+				:: else -> skip
+				fi;
 #endif
-				fi
+				assert(w_writer == 0 && w_readers == 0 && w_wake && sw_wake && w_handoff && !sw_handoff);
+				sw_handoff = true
 			fi
 		   }
 		od;
+#ifdef BUG_RELEASE_BEFORE_PASS
+		/* the release order before cd7e9af: the word first */
+		pass_head(h, false);
+#endif
 		if
 		:: ok -> break
 		:: else -> skip
@@ -851,11 +951,145 @@ inline release_to_head()
 	sw_wake = false;
 	sw_handoff = false
 }
+
+#ifdef DOWNGRADE
+/* downgrade_to_head's CAS loops, inside an atomic step: s = (no holder,
+ * sw_wake, sw_handoff), the word the commit left; rt = false if the CAS
+ * failed, which happens only when h's mark_due added HANDOFF (nobody takes
+ * a word with flags and no holder, no head sets flags on it, and h cannot
+ * withdraw from it: give_up's b); s then has it, for the next try.
+ * DG_KEEP: a writer head keeps its flags, our share beside them.
+ * DG_CLAIMED: h claimed: a reader head with HANDOFF is handed a share
+ * beside ours, any other (a reader not due; prefer-reader: a writer head)
+ * races again.  DG_PASS: h gave up and headship was passed on: one
+ * reader, no flags. */
+#define DG_KEEP    1
+#define DG_CLAIMED 2
+#define DG_PASS    3
+#define DG_WORD_AS_READ (w_writer == 0 && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff)
+inline downgrade_cas()
+{
+	if
+	:: DG_WORD_AS_READ ->
+		if
+		:: how == DG_KEEP ->
+			w_readers = 1; rholders++
+#ifdef BUG_DOWNGRADE_DROPS_FLAGS
+			; w_wake = false; w_handoff = false
+#endif
+		:: how == DG_CLAIMED && sw_handoff && ISREADER(h) ->
+			/* handed: h's share and ours */
+			reach(11);
+			assert(handoff_to == OWNER(h));
+			handoff_to = 0;
+			w_readers = 2; rholders = rholders + 2; sw_readers = 2;
+			w_wake = false; w_handoff = false FORGET_HEAD
+		:: how == DG_CLAIMED && !(sw_handoff && ISREADER(h)) ->
+			/* released: h races again (R3: a prefer-reader writer
+			 * head's debt goes, by design: it grants the readers
+			 * behind it, step 4b) */
+			reach(27);
+			assert(handoff_to == 0 || (KIND == K_PREFER_READER && !ISREADER(h) && handoff_to == OWNER(h)));
+			handoff_to = 0;
+			w_readers = 1; rholders++;
+			w_wake = false; w_handoff = false FORGET_HEAD
+		:: how == DG_PASS ->
+			w_readers = 1; rholders++;
+			w_wake = false; w_handoff = false FORGET_HEAD
+		fi;
+		rt = true
+	:: else ->
+		reach(28);
+		/* only HANDOFF was added */
+		assert(!sw_handoff && w_handoff && w_wake && w_writer == 0 && w_readers == 0);
+		sw_handoff = true;
+		rt = false
+	fi
+}
+
+/* downgrade_to_head(s): a downgrade whose commit left s, the head's flags
+ * with no holder.  Read `head`; a writer head (not prefer-reader) keeps
+ * its flags: CAS(s -> s + one reader).  Else claim h: refused (h gave
+ * up), pass headship on from it, then CAS(s -> one reader); claimed,
+ * CAS(s -> two readers) for a reader head with HANDOFF and post HANDED,
+ * else CAS(s -> one reader) and post RELEASED.  The read of `head`, the
+ * claim and the first try of the CAS are one step, as in release_to_head
+ * (see the header). */
+inline downgrade_to_head()
+{
+	atomic {
+		LOCK_ACCESS;
+		h = head;
+		assert(life[h] == L_USED);
+		rt = false;
+		if
+		:: !ISREADER(h) && KIND != K_PREFER_READER ->
+			reach(12);
+			how = DG_KEEP;
+			downgrade_cas()
+		:: else ->
+			if
+			:: nstate[h] == N_WAITING || nstate[h] == N_PARKED ->
+				nstate[h] = N_CLAIMED;
+				how = DG_CLAIMED;
+				downgrade_cas()
+			:: else ->
+				/* h gave up: its R3 debt goes */
+				assert(nstate[h] == N_ABANDONED);
+				reach(30);
+				assert(handoff_to == 0 || handoff_to == OWNER(h));
+				handoff_to = 0;
+				how = DG_PASS
+			fi
+		fi
+	};
+	if
+	:: how == DG_PASS -> pass_head(h, false)
+	:: else -> skip
+	fi;
+	do
+	:: rt -> break
+	:: else -> atomic { LOCK_ACCESS; downgrade_cas() }
+	od;
+	if
+	:: how == DG_CLAIMED ->
+		/* hl_node_post: from here on, only h's node */
+		if
+		:: sw_readers == 2 -> nstate[h] = S_HANDED
+		:: else -> nstate[h] = S_RELEASED
+		fi
+	:: else -> skip
+	fi;
+	sw_readers = 0
+}
 #endif
 
-/* grant_group(n): hl_queue_extract of the readers behind n (stopping at a
- * due writer, skipping the others, leaving the last node), the count, the
- * signals. */
+/* hl_queue_extract takes waiter i into the group: it goes on the list
+ * from `first`, linked through its next field. */
+#define TAKE_MEMBER \
+	nnext[i] = 0; \
+	if \
+	:: last != 0 -> nnext[last] = i \
+	:: else -> first = i \
+	fi; \
+	last = i; \
+	member[i] = true; \
+	k++; \
+	if \
+	:: pred != gg_n -> reach(14)    /* behind a skipped writer */ \
+	:: else -> skip \
+	fi; \
+	if \
+	:: k == 2 -> reach(15) \
+	:: else -> skip \
+	fi
+
+/* grant_group(n): hl_queue_extract of the readers behind n (group_member:
+ * fair, stopping at a due writer and skipping the others; prefer-writer,
+ * stopping at any writer; prefer-reader, skipping every writer), the last
+ * node too, by the tail CAS of take_last; then the count and the signals.
+ * Called by a reader head that owns the lock (step 5) and by a writer head
+ * of a prefer-reader lock through a borrowed share (step 4b). */
 inline grant_group(gg_n)
 {
 	pred = gg_n;
@@ -871,51 +1105,84 @@ inline grant_group(gg_n)
 		:: else -> skip
 		fi;
 		j = nnext[i];           /* i's successor */
-#ifndef BUG_GROUP_TAKES_LAST
-		if
-		:: j == 0 -> break      /* the last node stays */
-		:: else -> skip
-		fi;
-#endif
 		assert(life[i] == L_USED);
+		ok = false;
 		if
-		:: nstate[i] == N_ABANDONED ->
+		:: j == 0 ->
+			/* the last node: it stays unless it is a live reader,
+			 * taken by take_last (its tail CAS is the next step;
+			 * an abandoned one stays for whoever passes headship
+			 * to it) */
+			if
+			:: nstate[i] != N_ABANDONED && ISREADER(i) ->
+#ifdef BUG_GROUP_TAKES_LAST
+				/* taken without the tail CAS */
+				nnext[pred] = 0; ok = true
+#else
+				rt = true
+#endif
+			:: else -> break
+			fi
+		:: j != 0 && nstate[i] == N_ABANDONED ->
 			reach(4);
 			nnext[pred] = j;        /* unlinked and recycled */
 			recycle(i)
-		:: nstate[i] != N_ABANDONED && nreader[i] ->
-			/* R5: a live reader waiting behind the head */
-			assert(nstate[i] == N_WAITING || nstate[i] == N_PARKED);
-			assert(tail != i);
+		:: j != 0 && nstate[i] != N_ABANDONED && ISREADER(i) ->
 			nnext[pred] = j;
-			nnext[i] = 0;
+			ok = true
+		:: j != 0 && nstate[i] != N_ABANDONED && !ISREADER(i) ->
 			if
-			:: last != 0 -> nnext[last] = i
-			:: else -> first = i
-			fi;
-			last = i;
-			member[i] = true;
-			k++;
-			if
-			:: pred != gg_n -> reach(14)    /* behind a skipped writer */
-			:: else -> skip
-			fi;
-			if
-			:: k == 2 -> reach(15)
-			:: else -> skip
-			fi
-		:: nstate[i] != N_ABANDONED && !nreader[i] ->
-			if
-#ifdef LIVE
-			:: !due_t[nowner[i]] -> reach(2); pred = i
-			:: due_t[nowner[i]] -> reach(3); break
+#if KIND == K_PREFER_READER
+			:: reach(2); pred = i   /* prefer-reader: skip every writer */
+#elif KIND == K_PREFER_WRITER
+			:: reach(3); break      /* prefer-writer: stop at any writer */
+#elif defined(LIVE)
+			:: !due_t[OWNER(i)] -> reach(2); pred = i
+			:: due_t[OWNER(i)] -> reach(3); break
 #else
 			:: reach(2); pred = i   /* a writer that is not due: skip it */
 			:: reach(3); break      /* a due writer: stop */
 #endif
 			fi
+		fi;
+		if
+		:: ok ->
+			/* R5: a live reader waiting behind the head, out of
+			 * the queue (the tail does not name it) */
+			assert(nstate[i] == N_WAITING || nstate[i] == N_PARKED);
+			assert(tail != i);
+			TAKE_MEMBER;
+			if
+			:: j == 0 -> break
+			:: else -> skip
+			fi
+		:: else -> skip
 		fi
-	   }
+	   };
+	   if
+	   :: rt ->
+		/* take_last(pred, i), i the last node seen above:
+		 * pred->next = 0 and CAS(tail, i -> pred) in one step (nobody
+		 * else reads or writes pred->next while the tail names i); if
+		 * an enqueuer came, the link is put back and i, interior now,
+		 * is looked at again once its successor has linked itself. */
+		atomic {
+			LOCK_ACCESS;
+			rt = false;
+			if
+			:: tail == i ->
+				reach(17);
+				nnext[pred] = 0;
+				tail = pred;
+				TAKE_MEMBER;    /* (i may have given up since the look:
+				                 * its signal is then refused) */
+				break
+			:: else -> reach(18)
+			fi
+		};
+		atomic { nnext[i] != 0 }
+	   :: else -> skip
+	   fi
 	od;
 	skip;   /* the loop's breaks land here, not in the d_step */
 	/* R5: no member is reachable from the head any more */
@@ -925,7 +1192,7 @@ inline grant_group(gg_n)
 		:: i == 0 -> break
 		:: else -> assert(!member[i]); i = nnext[i]
 		od;
-		i = 0; j = 0; pred = 0; last = 0
+		i = 0; j = 0; pred = 0; last = 0; ok = false
 	};
 	if
 	:: k != 0 ->
@@ -951,7 +1218,7 @@ inline grant_group(gg_n)
 				assert(w_writer == 0 && !FLAGS_SET);
 				node_signal(i, S_GROUP, ok);
 				if
-				:: ok -> rholders++; assert(R3_OK(nowner[i]) && w_readers >= rholders)
+				:: ok -> rholders++; assert(R3_OK(OWNER(i)) && w_readers >= rholders)
 				:: else -> skip
 				fi
 			};
@@ -983,15 +1250,19 @@ inline leave_queue(lq_n)
 	if
 	:: d != 0 ->
 #ifdef LIVE
-		due = due_t[nowner[d]];
+		due = due_t[OWNER(d)] || PW_WRITER(d);
 #else
 		if
-		:: due = true
-		:: due = false
+		:: PW_WRITER(d) -> due = true
+		:: else ->
+			if
+			:: due = true
+			:: due = false
+			fi
 		fi;
 #endif
 		if
-		:: due || (rd && nreader[d]) ->
+		:: due || (rd && ISREADER(d)) ->
 			/* a due successor, or a reader behind a reader owner,
 			 * is woken now */
 			if
@@ -1021,26 +1292,142 @@ inline leave_queue(lq_n)
 	fi
 }
 
+/* Step 4's flag CAS, inside the head's atomic step: `head` = n, n armed,
+ * WAKE, and HANDOFF when due (a free choice; a prefer-writer writer is
+ * always due; with -DLIVE its timer says). */
+#ifdef LIVE
+#define DUE_NOW (due_t[me] || PW_WRITER(n))
+#endif
+inline set_flags()
+{
+	head = n;
+	nstate[n] = N_WAITING;          /* hl_node_arm */
+	w_wake = true;
+	if
+#ifdef LIVE
+	:: DUE_NOW ->
+#else
+	:: true ->
+#endif
+		w_handoff = true;       /* due */
+		assert(handoff_to == 0); handoff_to = me
+#ifdef LIVE
+	:: !DUE_NOW ->
+#else
+	:: !PW_WRITER(n) ->
+#endif
+		w_handoff = false
+	fi
+}
+
+/* give_up(n): the deadline of n's wait passed, n armed and unsignalled
+ * (design comment, "Giving up").  sig = S_TIMEDOUT, given up as `how`
+ * says, or the signal that won (the wait goes on as if it had not timed
+ * out). */
+#ifdef BUG_WITHDRAW_COMMITTED
+#define WITHDRAW_OK true                /* a word with no holder too */
+#else
+#define WITHDRAW_OK HELD
+#endif
+inline give_up()
+{
+	how = 0;
+	do
+	:: /* The loads of the word and `head`, the look at n's state and
+	    * the CAS of a: one step (the CAS compares the whole word;
+	    * nothing that changes n's state or `head` meanwhile leaves the
+	    * word as it was: see the header). */
+	   atomic {
+		LOCK_ACCESS;
+		if
+		:: FLAGS_SET && head == n && WITHDRAW_OK && (nstate[n] == N_WAITING || nstate[n] == N_PARKED) ->
+			/* a. our flags in a held word: take them back */
+			reach(19);
+			if
+			:: how == G_WAIT -> reach(29)   /* after b: a downgrade's share */
+			:: else -> skip
+			fi;
+			w_wake = false; w_handoff = false;
+			assert(handoff_to == 0 || handoff_to == me);
+			handoff_to = 0;
+			how = G_WITHDRAWN; sig = S_TIMEDOUT
+		:: FLAGS_SET && head == n && !(WITHDRAW_OK && (nstate[n] == N_WAITING || nstate[n] == N_PARKED)) ->
+			/* b. a committed release or downgrade (or one that
+			 * claimed n) */
+			how = G_WAIT
+		:: !(FLAGS_SET && head == n) -> how = G_ABANDONED
+		fi
+	   };
+	   if
+	   :: how == G_WAIT ->
+		/* hl_node_wait_until(n, NULL, 0, now + DUE_RECHECK_NS): the
+		 * signal (a claim is waited out), or a wake-up while n is
+		 * still armed and unsignalled, at any moment: then look again
+		 * (a downgrade leaves a writer head's flags beside its
+		 * share) */
+		reach(20);
+		if
+		:: atomic { nstate[n] != N_WAITING && nstate[n] != N_PARKED && nstate[n] != N_CLAIMED -> sig = nstate[n] };
+		   break
+		:: atomic { nstate[n] == N_WAITING || nstate[n] == N_PARKED -> skip }
+		fi
+	   :: else -> break
+	   fi
+	od;
+	if
+	:: how == G_ABANDONED ->
+		/* c. hl_node_give_up: the core's CAS to ABANDONED decides
+		 * against a signal (a claim is waited out) */
+		atomic {
+			if
+			:: nstate[n] == N_WAITING || nstate[n] == N_PARKED -> nstate[n] = N_ABANDONED; sig = S_TIMEDOUT
+			:: else -> sig = 0
+			fi
+		};
+		if
+		:: sig == 0 -> reach(22); atomic { nstate[n] != N_CLAIMED -> sig = nstate[n] }
+		:: else ->
+			/* recorded as head just before?  (n's TID is ours: nodes
+			 * are not reused here.)  The load and the CAS are one
+			 * step, as above. */
+			atomic {
+				LOCK_ACCESS;
+				if
+				:: FLAGS_SET && head == n && HELD ->
+					reach(21);
+					w_wake = false; w_handoff = false;
+					assert(handoff_to == 0 || handoff_to == me);
+					handoff_to = 0;
+					how = G_ABANDONED_HEAD
+				:: else -> skip
+				fi
+			}
+		fi
+	:: else -> skip
+	fi
+}
+
 proctype Thread(byte me)
 {
-	byte it = 0, n, sig, pred, nx, d, cur, h, first, last, i, j, k;
+	byte it = 0, n, sig, pred, nx, d, cur, h, first, last, i, j, k, how;
 	byte sw_writer, sw_readers;
-	bool ok, due, rt, timed, rd, sw_wake, sw_handoff;
+	bool ok, due, rt, timed, late, rd, sw_wake, sw_handoff;
 #ifndef LIVE
 	byte myref = REF_HELD;  /* R7 */
+	byte nused = 0;         /* nodes taken from this thread's NPT */
+#endif
+#ifdef NESTED
+	bool nested = false;    /* holds the nested (second) share */
 #endif
 
 	rd = me <= READERS;
-#ifdef LIVE
-	n = me;
-#endif
 	do
 #ifdef LIVE
-	:: true ->      /* lock calls for ever, on one node */
+	:: true ->      /* lock calls for ever */
 #else
-	:: it == ITER && myref == REF_DROPPED -> break
+	:: it == ITERS(me) && myref == REF_DROPPED -> break
 	:: atomic {
-		it == ITER && myref != REF_DROPPED &&
+		it == ITERS(me) && myref != REF_DROPPED &&
 		(myref != REF_LAST_RD || (w_writer == 0 && w_readers == 0 && !FLAGS_SET)) ->
 		/* R7: after the last lock call.  The thread that dropped the
 		 * last reference in its critical section destroys the lock
@@ -1061,8 +1448,7 @@ proctype Thread(byte me)
 		fi
 	   };
 	   break
-	:: it < ITER ->
-		n = (me - 1) * ITER + it + 1;
+	:: it < ITERS(me) ->
 		it++;
 		timed = false;
 #endif
@@ -1072,14 +1458,16 @@ proctype Thread(byte me)
 		:: skip
 		fi;
 #endif
-		/* Step 1 fast path, and 1b optimistic spinning: the take, tried
-		 * any number of times (a reader's CAS that fails because of
-		 * another reader is retried in the C code, which is one more
-		 * try here). */
+again:
+		/* Step 1 fast path, 1b optimistic spinning, and (with no node
+		 * left) lock_poll: the take, tried any number of times (a
+		 * reader's CAS that fails because of another reader is retried
+		 * in the C code, which is one more try here); going to the
+		 * queue takes a node. */
 		do
 		:: atomic {
 			LK(rd && READER_TAKE) ->
-				assert(R3_OK(me)); handoff_to = 0;
+				assert(R3_RD(me)); R3_PAID(me);
 				w_readers++; rholders++;
 				goto holding
 		   }
@@ -1089,7 +1477,23 @@ proctype Thread(byte me)
 				w_writer = me;
 				goto holding
 		   }
-		:: break
+#ifdef LIVE
+		:: atomic {
+			LIVE_MAY_QUEUE &&
+			(life[(me - 1) * NPT + 1] != L_USED || (NPT > 1 && life[me * NPT] != L_USED)) ->
+				if
+				:: life[(me - 1) * NPT + 1] != L_USED -> n = (me - 1) * NPT + 1
+				:: else -> n = me * NPT
+				fi
+		   };
+		   break
+#else
+		:: atomic { nused < NPT -> nused++; n = (me - 1) * NPT + nused };
+		   break
+#ifdef TIMED
+		:: timed && nused == NPT -> goto timed_out     /* lock_poll's deadline */
+#endif
+#endif
 		od;
 
 		/* Step 2: hl_queue_node_init, hl_node_arm, hl_queue_enqueue:
@@ -1097,7 +1501,7 @@ proctype Thread(byte me)
 		atomic {
 			LOCK_ACCESS;
 			assert(life[n] == L_NEW);
-			nowner[n] = me; nreader[n] = rd; nnext[n] = 0;
+			nnext[n] = 0;
 			nstate[n] = N_WAITING; life[n] = L_USED;
 #ifdef LIVE
 			queued[me] = true; due_t[me] = false;   /* the start time */
@@ -1108,9 +1512,109 @@ proctype Thread(byte me)
 		:: pred != 0 ->
 			nnext[pred] = n;
 			pred = 0;
-			wait_node(n, sig, timed);
+			sig = 0;
+#if KIND == K_PREFER_READER && !defined(BUG_NO_ADMIT)
+			/* Step 2b (reader_admit, 535f186): the word by an RMW
+			 * after the link; if take() allows a share, take it
+			 * (the CAS loop: its load and a CAS that succeeds on the
+			 * same value act as one step; a refusal on any value it
+			 * reads is a wait), and only then give n up: abandoned,
+			 * n stays for the queue to skip; a group that reached n
+			 * first gave a second share, which goes (never the last
+			 * release: ours remains); made head first, we go on as
+			 * step 5 with our share.  Refused: wait in the queue
+			 * with n.  BUG_ADMIT_GIVE_UP_FIRST: b4c5acc..a2eb59f, n
+			 * given up first, then the share taken, or, gone, the
+			 * wait started again with a new node. */
 			if
-			:: sig == S_TIMEDOUT -> goto abandoned
+			:: rd ->
+#ifdef BUG_ADMIT_GIVE_UP_FIRST
+				atomic { LOCK_ACCESS; ok = READER_TAKE };
+#else
+				atomic {
+					LOCK_ACCESS;
+					if
+					:: READER_TAKE -> reach(23); w_readers++; rholders++; ok = true
+					:: else -> reach(24); ok = false
+					fi
+				};
+#endif
+				if
+				:: ok ->
+					atomic {
+						assert(nstate[n] != N_PARKED && nstate[n] != N_CLAIMED);
+						if
+						:: nstate[n] == N_WAITING -> nstate[n] = N_ABANDONED; sig = S_TIMEDOUT
+						:: else -> sig = nstate[n]      /* a signal came first */
+						fi
+					};
+#ifdef BUG_ADMIT_GIVE_UP_FIRST
+					if
+					:: sig == S_TIMEDOUT ->
+						atomic {
+							LOCK_ACCESS;
+							if
+							:: READER_TAKE -> w_readers++; rholders++; ok = true
+							:: else -> ok = false
+							fi
+						};
+						if
+						:: ok ->
+#ifdef LIVE
+							atomic { queued[me] = false; due_t[me] = false };
+#endif
+							goto holding
+						:: else -> sig = 0; goto again
+						fi
+					:: else -> skip         /* the signal is waited on below */
+					fi
+#else
+					if
+					:: sig == S_TIMEDOUT ->
+						/* hl_thread_node_abandoned: n is the queue's */
+#ifdef LIVE
+						atomic { queued[me] = false; due_t[me] = false };
+#endif
+						goto holding
+					:: sig == S_GROUP ->
+						/* the group's share, a second one, goes */
+						reach(31);
+#ifndef BUG_ADMIT_KEEPS_GROUP_SHARE
+						atomic {
+							LOCK_ACCESS;
+							assert(w_writer == 0 && w_readers >= 2 && rholders >= 2);
+							w_readers--; rholders--
+						};
+#endif
+#ifdef LIVE
+						atomic { queued[me] = false; due_t[me] = false };
+#endif
+						put(n); goto holding
+					:: sig == S_HEAD -> reach(32); goto owned
+					:: else -> assert(false)        /* HANDED, RELEASED: never */
+					fi
+#endif
+				:: else -> skip
+				fi;
+				ok = false
+			:: else -> skip
+			fi;
+#endif
+			if
+			:: sig == 0 -> wait_node(n, sig, timed)
+			:: else -> skip
+			fi;
+			if
+			:: sig == S_TIMEDOUT ->
+				late = true;
+				give_up();
+				if
+				:: sig == S_TIMEDOUT -> goto gave_up
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi;
+			if
 			:: sig == S_GROUP ->
 #ifdef LIVE
 				atomic { queued[me] = false; due_t[me] = false };
@@ -1126,7 +1630,7 @@ proctype Thread(byte me)
 		do
 		:: atomic {
 			LK(rd && READER_TAKE) ->
-				assert(!FLAGS_SET && R3_OK(me)); handoff_to = 0;
+				assert(!FLAGS_SET && R3_RD(me)); R3_PAID(me);
 				w_readers++; rholders++;
 				goto owned
 		   }
@@ -1136,39 +1640,77 @@ proctype Thread(byte me)
 				w_writer = me;
 				goto owned
 		   }
-		:: /* Spun out (or due, a free choice): publish n in `head`, arm
-		    * it, CAS WAKE (WAKE|HANDOFF when due) into the held word.
-		    * One step: the load that saw the word held and the CAS that
-		    * succeeds on the same value act as if at the CAS (a CAS that
-		    * fails is a retry), and `head` and the node are read by
-		    * nobody until the flags are set. */
+		:: /* Spun out (or due, a free choice; a prefer-writer writer is
+		    * always due): publish n in `head`, arm it, CAS WAKE
+		    * (WAKE|HANDOFF when due) into the held word.  One step:
+		    * the load that saw the word held and the CAS that succeeds
+		    * on the same value act as if at the CAS (a CAS that fails
+		    * is a retry), and `head` and the node are read by nobody
+		    * until the flags are set.  Not once the deadline passed
+		    * (it is checked first).  A prefer-reader writer on a
+		    * read-held word takes step 4b first. */
 		   atomic {
-			LK(w_writer != 0 || (!rd && w_readers != 0)) ->
+			LK(!late && (w_writer != 0 || (!rd && w_readers != 0))) ->
 				assert(!FLAGS_SET);     /* R5: the head never finds flags */
-				head = n;
-				nstate[n] = N_WAITING;          /* hl_node_arm */
-				w_wake = true;
+#if KIND == K_PREFER_READER && !defined(BUG_NO_GRANT_BEHIND)
 				if
-#ifdef LIVE
-				:: due_t[me] ->
-#else
-				::
-#endif
-				   w_handoff = true;            /* due */
-				   assert(handoff_to == 0); handoff_to = me
-#ifdef LIVE
-				:: else ->
-#else
-				::
-#endif
-				   w_handoff = false
+				:: !rd && w_readers != 0 ->
+					/* step 4b: a read share of our own, by a
+					 * CAS from s (merged with the load) */
+					sw_readers = w_readers;
+					w_readers++; rholders++;
+					ok = false
+				:: else -> set_flags(); ok = true
 				fi
+#else
+				set_flags(); ok = true
+#endif
 		   };
-		   wait_node(n, sig, timed);
+#if KIND == K_PREFER_READER && !defined(BUG_NO_GRANT_BEHIND)
 		   if
-		   :: sig == S_HANDED -> goto owned
-		   :: sig == S_TIMEDOUT -> goto abandoned  /* the releaser passes headship on */
-		   :: else -> assert(sig == S_RELEASED)     /* race again */
+		   :: !ok ->
+			/* Step 4b (grant_readers_behind): grant the readers
+			 * queued behind us (all of them, the last one too);
+			 * give the share back (never the last release owing
+			 * a signal: no flags can be live, we are the head);
+			 * then the flag CAS from s, which fails (a retry)
+			 * unless the word is s again. */
+			grant_group(n);
+			atomic {
+				LOCK_ACCESS;
+				assert(w_writer == 0 && w_readers >= 1 && !FLAGS_SET);
+				w_readers--; rholders--
+			};
+			atomic {
+				LOCK_ACCESS;
+				if
+				:: w_writer == 0 && w_readers == sw_readers && !FLAGS_SET -> set_flags(); ok = true
+				:: else -> reach(25); ok = false
+				fi;
+				sw_readers = 0
+			}
+		   :: else -> skip
+		   fi;
+#endif
+		   if
+		   :: ok ->
+			ok = false;
+			wait_node(n, sig, timed);
+			if
+			:: sig == S_TIMEDOUT ->
+				late = true;
+				give_up();
+				if
+				:: sig == S_TIMEDOUT -> goto gave_up
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi;
+			if
+			:: sig == S_HANDED -> goto owned
+			:: else -> assert(sig == S_RELEASED)     /* race again */
+			fi
+		   :: else -> skip      /* look again */
 		   fi
 #ifdef TIMED
 		:: timed ->
@@ -1206,7 +1748,7 @@ holding:
 				FORGET_CALL;
 				/* R7: the last lock call drops the reference */
 				if
-				:: it == ITER -> refs--; myref = (refs == 0 -> REF_LAST : REF_DROPPED)
+				:: it == ITERS(me) -> refs--; myref = (refs == 0 -> REF_LAST : REF_DROPPED)
 				:: else -> skip
 				fi
 			};
@@ -1216,6 +1758,13 @@ holding:
 			if
 			:: skip         /* hl_rwlock_unlock */
 			:: /* hl_rwlock_downgrade */
+#ifdef BUG_DOWNGRADE_NO_COMMIT
+			   /* b4c5acc: read the flags and `head`, then one CAS
+			    * from the word read: a reader head (prefer-reader:
+			    * any head) has the flags cleared and is signalled
+			    * RELEASED (or, refused, headship passed on from
+			    * it); a writer head keeps its flags beside the
+			    * share */
 			   do
 			   :: atomic {
 				LOCK_ACCESS;
@@ -1227,14 +1776,11 @@ holding:
 				fi
 			      };
 			      if
-			      :: h != 0 && nreader[h] ->
-				/* a reader head waits for us: clear the flags and
-				 * let it race again */
+			      :: h != 0 && (ISREADER(h) || KIND == K_PREFER_READER) ->
 				atomic {
 					LOCK_ACCESS;
 					if
 					:: w_writer == me && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
-						reach(11);
 						w_writer = 0; w_readers = 1; rholders++;
 						w_wake = false; w_handoff = false;
 						handoff_to = 0; /* R3: woken, not handed (by design) */
@@ -1253,20 +1799,11 @@ holding:
 				:: else -> skip
 				fi
 			      :: else ->
-				/* a writer head (or none) keeps waiting, now for
-				 * the readers */
 				atomic {
 					LOCK_ACCESS;
 					if
 					:: w_writer == me && w_readers == 0 && w_wake == sw_wake && w_handoff == sw_handoff ->
 						w_writer = 0; w_readers = 1; rholders++;
-#ifdef BUG_DOWNGRADE_DROPS_FLAGS
-						w_wake = false; w_handoff = false;
-#endif
-						if
-						:: h != 0 -> reach(12)
-						:: else -> skip
-						fi;
 						ok = true
 					:: else -> ok = false
 					fi
@@ -1278,46 +1815,78 @@ holding:
 			      fi;
 			      h = 0
 			   od;
-			   h = 0; ok = false; sw_wake = false; sw_handoff = false;
+#else
+			   /* With no flags, CAS(tid -> one reader).  With a
+			    * head's flags, the commit: CAS(s -> s without our
+			    * TID), the flags stay (the load and the CAS: one
+			    * step, the CAS compares the word); then
+			    * downgrade_to_head. */
+			   atomic {
+				LOCK_ACCESS;
+				assert(w_writer == me && w_readers == 0);
+				w_writer = 0;
+				if
+				:: !FLAGS_SET -> w_readers = 1; rholders++; ok = false
+				:: else -> sw_wake = w_wake; sw_handoff = w_handoff; ok = true
+				fi
+			   };
+			   if
+			   :: ok -> downgrade_to_head()
+			   :: else -> skip
+			   fi;
+#endif
+			   h = 0; ok = false; rt = false; how = 0; sw_wake = false; sw_handoff = false; sw_readers = 0;
 			   atomic { LOCK_ACCESS; in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
 			   in_r--;
 			   goto read_unlock
 			fi;
 #endif
-			/* hl_rwlock_unlock, the write side */
-#ifdef OLD_RELEASE
-			do
-			:: atomic {
-				LOCK_ACCESS;
-				assert(w_writer == me && w_readers == 0);
-				if
-				:: !FLAGS_SET -> w_writer = 0; break
-				:: else -> sw_wake = w_wake; sw_handoff = w_handoff
-				fi
-			   };
-			   sw_writer = me;
-			   release_to_head(rt);
-			   if
-			   :: rt -> break
-			   :: else -> skip
-			   fi
-			od
-#else
-			/* CAS(me -> 0) without flags, or release_to_head */
+			/* hl_rwlock_unlock, the write side: CAS(me -> 0) without
+			 * flags; with them, the commit CAS(s -> s without our TID)
+			 * and release_to_head (the load and the CAS: one step,
+			 * the CAS compares the word) */
 			atomic {
 				LOCK_ACCESS;
 				assert(w_writer == me && w_readers == 0);
 				if
 				:: !FLAGS_SET -> w_writer = 0; ok = false
-				:: else -> sw_wake = w_wake; sw_handoff = w_handoff; ok = true
+				:: else ->
+					sw_wake = w_wake; sw_handoff = w_handoff; ok = true;
+#ifdef BUG_WITHDRAW_FLAGS
+					sw_writer = me          /* no commit */
+#else
+					w_writer = 0; sw_writer = 0
+#endif
 				fi
 			};
 			if
-			:: ok -> sw_writer = me; release_to_head(); sw_writer = 0
+			:: ok -> release_to_head(); sw_writer = 0
 			:: else -> skip
 			fi
-#endif
 		:: rd ->
+#ifdef NESTED
+			if
+			:: me == 1 && !nested ->
+				/* a second read lock while holding this one */
+				nested = true;
+#ifdef BUG_NO_NESTED
+				goto again      /* as any read lock: take, or queue */
+#else
+				/* Step 0: a share added whatever waits, while
+				 * the lock is read-held (ours keeps it so) */
+				atomic {
+					LOCK_ACCESS;
+					assert(w_writer == 0 && w_readers >= 1);
+					if
+					:: !READER_TAKE -> reach(26)
+					:: else -> skip
+					fi;
+					w_readers++; rholders++
+				}
+#endif
+			:: else -> skip
+			fi;
+#endif
 #ifdef LIVE
 			atomic { in_r++; cs_who = me; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders) };
 			atomic { in_r--; cs_who = 0 };
@@ -1326,12 +1895,26 @@ holding:
 				LOCK_ACCESS;
 				in_r++; assert(in_w == 0 && w_writer == 0 && w_readers >= rholders);
 				FORGET_CALL;
+#ifdef READER_DEPENDS
+				if
+				:: me == 2 -> r2_got = true
+				:: else -> skip
+				fi;
+#endif
 				/* R7: the last lock call drops the reference */
 				if
-				:: it == ITER -> refs--; myref = (refs == 0 -> REF_LAST : REF_DROPPED)
+				:: it == ITERS(me) -> refs--; myref = (refs == 0 -> REF_LAST : REF_DROPPED)
 				:: else -> skip
 				fi
 			};
+#ifdef READER_DEPENDS
+			/* R8: reader 1, holding its share in its last call,
+			 * waits until reader 2 has had a share */
+			if
+			:: me == 1 && it == ITERS(me) -> r2_got
+			:: else -> skip
+			fi;
+#endif
 			in_r--;
 #endif
 read_unlock:
@@ -1352,59 +1935,42 @@ read_unlock:
 #ifndef BUG_LAST_READER_NO_WAKE
 			if
 			:: k == 1 && sw_wake ->
-				sw_writer = 0;
-#ifdef OLD_RELEASE
-				last_reader_out()
+#ifdef BUG_LAST_READER_IGNORES_HANDOFF
+				if
+				:: sw_handoff -> skip   /* a plain decrement */
+				:: else -> sw_writer = 0; release_to_head()
+				fi
 #else
+				sw_writer = 0;
 				release_to_head()       /* the last reader out */
 #endif
 			:: else -> skip
 			fi;
 #endif
-			k = 0
+			k = 0;
+#ifdef NESTED
+			if
+			:: nested -> nested = false; goto read_unlock
+			:: else -> skip
+			fi;
+#endif
+			skip
 		fi;
 		goto done;
 
-abandoned:
-#ifdef BUG_WITHDRAW_FLAGS
-		/* withdraw_flags(n): if the flags in the word name n, take them
-		 * back (CAS of the word as loaded) and pass headship on from n,
-		 * which recycles it; the CAS decides between this and the last
-		 * release.  The load and the look at `head` are one step; the
-		 * CAS is another (it compares the word only). */
-		do
-		:: atomic {
-			LOCK_ACCESS;
-			sw_writer = w_writer; sw_readers = w_readers;
-			sw_wake = w_wake; sw_handoff = w_handoff;
-			ok = FLAGS_SET && head == n
-		   };
-		   if
-		   :: !ok -> break
-		   :: else -> skip
-		   fi;
-		   atomic {
-			LOCK_ACCESS;
-			if
-			:: w_writer == sw_writer && w_readers == sw_readers &&
-			   w_wake == sw_wake && w_handoff == sw_handoff ->
-				w_wake = false; w_handoff = false;
-				/* R3: the debt goes with the waiter that gave up */
-				assert(handoff_to == 0 || handoff_to == me);
-				handoff_to = 0;
-				rt = true
-			:: else -> rt = false
-			fi
-		   };
-		   if
-		   :: rt -> pass_head(n, false); break
-		   :: else -> skip
-		   fi
-		od;
-		ok = false; rt = false; sw_writer = 0; sw_readers = 0;
+gave_up:
+		/* give_up returned S_TIMEDOUT: pass headship on where it is
+		 * ours to (withdrawn: n armed, the head; abandoned head: from
+		 * n, which recycles it); an abandoned node is the queue's */
+		if
+		:: how == G_WITHDRAWN ->
+#ifndef BUG_WITHDRAW_NO_PASS
+			pass_head(n, false);
 #endif
-		/* hl_thread_node_abandoned: whoever meets the node recycles it */
-		skip;
+			put(n)
+		:: how == G_ABANDONED_HEAD -> pass_head(n, false)
+		:: else -> assert(how == G_ABANDONED)
+		fi;
 timed_out:
 		skip;
 done:
@@ -1412,11 +1978,7 @@ done:
 		skip;   /* the gotos land here, not in the d_step */
 		/* forget this round's locals, so that rounds that differ only
 		 * in them are one state */
-		d_step {
-			sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; first = 0; last = 0;
-			i = 0; j = 0; k = 0; sw_writer = 0; sw_readers = 0;
-			ok = false; due = false; rt = false; sw_wake = false; sw_handoff = false
-		}
+		d_step { FORGET_CALL }
 #else
 		skip;   /* the gotos land here, not in the d_step */
 		d_step { FORGET_CALL }
