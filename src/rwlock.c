@@ -768,11 +768,14 @@ gave_up:
 
 /* The last hold went, and s, the word it left behind, has live flags and no
  * holder (the release committed): hand the lock to the head or wake it (see
- * Unlock above).  Nobody else can take the lock or set flags until the CAS
- * below, so every access to the lock object is made before it; after it,
- * only the head's node (DESIGN.md invariant 7: the lock may be freed at
- * once). */
-static void release_to_head(struct rwlock *l, uint64_t s)
+ * Unlock above).  mine is what the word keeps of the caller's: 0 for a
+ * release, ONE_READER for a downgrade (hl_rwlock_downgrade), whose share
+ * stays beside whatever the head is handed (a reader head its own share; a
+ * writer head only a wake-up, since the lock stays read-held).  Nobody else
+ * can take the lock or set flags until the CAS below, so every access to
+ * the lock object is made before it; after it, only the head's node
+ * (DESIGN.md invariant 7: the lock may be freed at once). */
+static void release_to_head(struct rwlock *l, uint64_t s, uint64_t mine)
 {
 	/* The acquire that showed the flags synchronized with the release
 	 * that set them, which followed the store to `head`. */
@@ -787,14 +790,16 @@ static void release_to_head(struct rwlock *l, uint64_t s)
 		 * releases (the RMWs we read from) reach it too, through us. */
 		uint64_t ns, seen = s;
 		for (;;) {
-			ns = !(s & HANDOFF) ? 0 : is_reader(h) ? ONE_READER : h->tid;
+			ns = mine;
+			if ((s & HANDOFF) && (is_reader(h) || !mine))
+				ns += is_reader(h) ? ONE_READER : h->tid;
 			if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
 				break;
 			if ((s & ~HANDOFF) != (seen & ~HANDOFF) || !(s & HANDOFF))
 				hl__bug("rwlock: the word changed during a release", (unsigned long)s);
 		}
 		/* From here on, only h's node. */
-		hl_node_post(h, ns ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
+		hl_node_post(h, ns != mine ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
 		return;
 	}
 	/* h gave up (its deadline passed just after a step 5 recorded it):
@@ -805,7 +810,7 @@ static void release_to_head(struct rwlock *l, uint64_t s)
 	 * HANDOFF from a mark_due that read the stale `head` (a later wait
 	 * on h's recycled node): cleared with the rest, since no head is
 	 * recorded (found by tests/models/rwlock.pml). */
-	while (!hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+	while (!hl_cas(&l->state, &s, mine, HL_ACQ_REL))
 		;
 }
 
@@ -999,7 +1004,7 @@ static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 			 * again. */
 			uint64_t committed = s & ~WRITER_MASK;
 			if (hl_cas(&l->state, &s, committed, HL_ACQ_REL)) {
-				release_to_head(l, committed);
+				release_to_head(l, committed, 0);
 				return 0;
 			}
 			continue;
@@ -1015,7 +1020,7 @@ static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 /* The last reader out, which took the count to 0 with live flags in old. */
 static HL_NOINLINE int last_reader_out(struct rwlock *l, uint64_t old)
 {
-	release_to_head(l, old - ONE_READER);
+	release_to_head(l, old - ONE_READER, 0);
 	return 0;
 }
 
@@ -1053,35 +1058,22 @@ static void downgrade_to_head(struct rwlock *l, uint64_t s, int kind)
 {
 	/* Acquire (the commit's): the release that set the flags followed
 	 * the store to `head`. */
-	struct hl_node *h = hl_node_at(head_index(l));
-	bool parked;
-	/* Release in every CAS below: our writes are visible to the readers
-	 * that come in and to the next writer (as unlock).  The word changes
-	 * meanwhile only by h's mark_due adding HANDOFF: nobody takes a word
-	 * with flags and no holder, and h cannot withdraw from it. */
+	const struct hl_node *h = hl_node_at(head_index(l));
 	if (!is_reader(h) && kind != HL_RWLOCK_PREFER_READER) {
 		/* A writer head keeps waiting, now for the readers: the flags
-		 * stay, with our share beside them. */
+		 * stay, with our share beside them.  Release: as unlock.  The
+		 * word changes meanwhile only by h's mark_due adding HANDOFF:
+		 * nobody takes a word with flags and no holder, and h cannot
+		 * withdraw from it. */
 		while (!hl_cas(&l->state, &s, s + ONE_READER, HL_ACQ_REL))
-			;
-		return;
-	}
-	if (!hl_node_claim(h, &parked)) {
-		/* h gave up: headship is ours to pass on, while nobody can
-		 * take the lock. */
-		hl_queue_pass_head(&l->tail, h, 0);
-		while (!hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
 			;
 		return;
 	}
 	/* A reader head due the lock is handed its share beside ours; any
 	 * other (a reader not due; PREFER_READER: a writer head too, which
-	 * then grants the readers queued behind it, step 4b) races again. */
-	uint64_t ns;
-	do
-		ns = (s & HANDOFF) && is_reader(h) ? 2 * ONE_READER : ONE_READER;
-	while (!hl_cas(&l->state, &s, ns, HL_ACQ_REL));
-	hl_node_post(h, ns == ONE_READER ? HL_SIG_RELEASED : HL_SIG_HANDED, parked);
+	 * then grants the readers queued behind it, step 4b) races again; a
+	 * head that gave up has headship passed on. */
+	release_to_head(l, s, ONE_READER);
 }
 
 int hl_rwlock_downgrade(hl_rwlock_t *pl)
@@ -1155,7 +1147,7 @@ int hl__rwlock_rdlock_kind(hl_rwlock_t *pl, int kind, const struct hl_deadline *
 	struct rwlock *l = R(pl);
 	uint64_t s = hl_load(&l->state, HL_RELAXED);
 	/* Acquire: as hl_rwlock_rdlock. */
-	if (!dl && hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
+	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
 		read_held_add(l);
 		return 0;
 	}
