@@ -140,24 +140,56 @@ static void thread_exit(void *arg)
 	release_record(t, true);
 }
 
-/* In the child of fork() only the forking thread exists.  Its TID changed;
- * the records of the other threads are released (their counts stay in the
- * process total), but their nodes are not recycled: they may sit in the
- * queue of some lock, which the fork generation now marks as stale. */
-static void atfork_child(void)
+/* ---- fork ------------------------------------------------------------------
+ *
+ * In the child of fork() only the forking thread exists, and its TID
+ * changed.  The child's update (fork_update): the parent's TID joins those
+ * of earlier generations, the fork generation is bumped (the flags and
+ * queue tails of the parent's threads become stale), the spinner count
+ * becomes this thread's own, and the records of the other threads are
+ * released (their counts stay in the process total) but their nodes not
+ * recycled: they may sit in the queue of some lock.
+ *
+ * It runs once per fork, in the first of: hotlock's atfork child handler,
+ * or any look at the fork generation (hl_fork_check, thread.h), which every
+ * slow path makes before it acts on a queue or a lock's flags, and every
+ * thread's registration.  The canary (thread.h) says which: 1 in a process
+ * that is up to date, 0 in a child (the kernel wipes the page), 2 while an
+ * update runs.
+ *
+ * Normally the forking thread runs it, alone: in its own handler or in
+ * another library's, or in its first hotlock call after _Fork().  A child
+ * that called _Fork() or clone() (no handlers) and started threads before
+ * any hotlock call may have one of those make the first look: the thread
+ * that makes it waits for nobody; the forking thread's own TLS (its TID
+ * cache) and the records are left alone then, as the forking thread is
+ * not the caller (its TID in the child is the child's pid; ours is not),
+ * and only the generation and the spinner count are updated.  The records
+ * of the parent's threads then stay in use (a few records lost; no lock
+ * touches them). */
+
+static _Atomic uint32_t canary_const = 1;
+_Atomic(_Atomic uint32_t *) hl__fork_canary = &canary_const;
+static pthread_once_t canary_once = PTHREAD_ONCE_INIT;
+
+static void fork_update(bool forking_thread)
 {
-	/* The parent's TID joins those of earlier generations (the oldest
-	 * beyond HL_FORK_TIDS is forgotten).  A cache of 0: the thread has
-	 * locked nothing since its last fork (every lock call reads its TID
-	 * first), so it holds nothing under that TID. */
-	if (hl__tid_cache) {
-		for (int i = HL_FORK_TIDS - 1; i > 0; i--)
-			hl__prefork_tids[i] = hl__prefork_tids[i - 1];
-		hl__prefork_tids[0] = hl__tid_cache;
+	if (forking_thread) {
+		/* A cache of 0: the thread has locked nothing since its last
+		 * fork (every lock call reads its TID first), so it holds
+		 * nothing under that TID. */
+		if (hl__tid_cache) {
+			for (int i = HL_FORK_TIDS - 1; i > 0; i--)
+				hl__prefork_tids[i] = hl__prefork_tids[i - 1];
+			hl__prefork_tids[0] = hl__tid_cache;
+		}
+		hl__tid_cache = 0;
 	}
-	hl__tid_cache = 0;
+	/* Relaxed: the canary's release below publishes it. */
 	hl_fetch_add(&hl__fork_gen, 1, HL_RELAXED);
 	hl_spin_atfork_child();
+	if (!forking_thread)
+		return;
 	struct hl_thread *self = hl__self_ptr;
 	if (self)
 		self->tid = hl__tid_slow();
@@ -169,6 +201,56 @@ static void atfork_child(void)
 		if (t != self && hl_load(&t->in_use, HL_RELAXED))
 			release_record(t, false);
 	}
+}
+
+/* c: the canary page, found not 1 (canary_const is never anything else). */
+void hl__fork_child(_Atomic uint32_t *c)
+{
+	uint32_t v = 0;
+	/* Acquire on success: nothing to pair with (the wipe is the
+	 * kernel's); relaxed would do, acquire keeps the update after the
+	 * claim.  A failed CAS sees 2 (another thread updates: wait for its
+	 * release store of 1) or 1 (done: acquire pairs with that store). */
+	if (hl_cas(c, &v, 2, HL_ACQUIRE)) {
+		pid_t pid = getpid();
+		fork_update((pid_t)syscall(SYS_gettid) == pid);
+		/* Release: a thread that reads 1 (acquire, below or in its
+		 * next hl_fork_check via this page) sees the update. */
+		hl_store(c, 1, HL_RELEASE);
+		return;
+	}
+	while (hl_load(c, HL_ACQUIRE) != 1)
+		sched_yield();
+}
+
+/* The canary's page; once, before the program's main (constructor) or at
+ * the first registration, whichever comes first. */
+static void canary_setup(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, page > 0 ? (size_t)page : 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
+	if (madvise(p, page > 0 ? (size_t)page : 4096, MADV_WIPEONFORK) != 0) {
+		/* Before Linux 4.14: hotlock's atfork handler alone. */
+		munmap(p, page > 0 ? (size_t)page : 4096);
+		return;
+	}
+	_Atomic uint32_t *c = p;
+	/* Relaxed: published by the release store of the pointer. */
+	hl_store(c, 1, HL_RELAXED);
+	hl_store(&hl__fork_canary, c, HL_RELEASE);
+}
+
+static void atfork_child(void)
+{
+	/* The update ran already if another library's child handler, run
+	 * before this one, used a lock's slow path. */
+	hl_fork_check();
 }
 
 static void *reserve(size_t bytes)
@@ -194,11 +276,16 @@ static void setup(void)
 
 __attribute__((constructor)) static void thread_init(void)
 {
+	pthread_once(&canary_once, canary_setup);
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
 struct hl_thread *hl__thread_register(void)
 {
+	pthread_once(&canary_once, canary_setup);
+	/* A thread started in a fork child registers after the child's update
+	 * (thread.h, hl_fork_check), so that it is not released by it. */
+	hl_fork_check();
 	pthread_once(&setup_once, setup);
 	if (!arenas_ok)
 		return NULL;

@@ -162,12 +162,42 @@ HL_HIDDEN void hl_node_recycle(struct hl_node *n);
  * at most once a millisecond). */
 HL_HIDDEN bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns);
 
-/* Bumped in the child after fork(): queue tails tagged with an older
- * generation name nodes of threads that do not exist in this process. */
+/* Fork detection.  *hl__fork_canary is a word on a page mapped with
+ * MADV_WIPEONFORK, set to 1 once the process's fork state is current: a
+ * fork child finds it 0 (the kernel gives the child a zeroed page) before
+ * anything of its own has run, so the first look after a fork, whoever makes
+ * it, brings the child's state up to date (hl__fork_child, thread.c).  Other
+ * libraries' atfork child handlers run before hotlock's when their
+ * constructors ran first (always so under LD_PRELOAD), and _Fork() runs no
+ * handler at all: the locks cannot wait for hotlock's handler (DESIGN.md
+ * invariant 6).  Until the page is mapped, and where the kernel lacks
+ * MADV_WIPEONFORK (before 4.14), the pointer names a constant 1: then only
+ * hotlock's own atfork handler updates the child. */
+HL_HIDDEN extern _Atomic(_Atomic uint32_t *) hl__fork_canary;
+HL_HIDDEN void hl__fork_child(_Atomic uint32_t *canary);
+static inline void hl_fork_check(void)
+{
+	/* Acquire on the pointer: pairs with the release that publishes the
+	 * page after its canary was set to 1, so a thread that finds the
+	 * page reads 1 there until a fork wipes it.  Relaxed on the canary:
+	 * the wipe is the kernel's, done before the child runs; the update
+	 * of a child publishes with its own release (thread.c). */
+	_Atomic uint32_t *c = hl_load(&hl__fork_canary, HL_ACQUIRE);
+	if (hl_unlikely(hl_load(c, HL_RELAXED) != 1))
+		hl__fork_child(c);
+}
+
+/* Bumped in a fork child (hl__fork_child): queue tails and lock flags
+ * tagged with an older generation name nodes of threads that do not exist
+ * in this process.  Every look at a generation first checks for a fork, so
+ * no slow path acts on a parent's queue in a child, however early in the
+ * child it runs. */
 HL_HIDDEN extern _Atomic uint32_t hl__fork_gen;
 static inline uint32_t hl_fork_gen(void)
 {
-	/* Relaxed: changed only in a fork child before it has other threads. */
+	hl_fork_check();
+	/* Relaxed: changed only by hl__fork_child, which the thread that
+	 * calls this has run or waited for (hl_fork_check). */
 	return hl_load(&hl__fork_gen, HL_RELAXED) & 0xff;
 }
 

@@ -1784,6 +1784,62 @@ static void *exit_caller(void *p)
 	_exit(43);
 }
 
+/* fork_library_handlers: a library's own atfork handlers (atfork_lib.c:
+ * prepare locks its mutex, parent and child unlock it) run in the child
+ * before any of the shim's, while 3 threads contend on that mutex (held up
+ * 2 to 6 ms, so that waiters queue, park and fall due: the handoff
+ * threshold is 4 ms).  The child's unlock, and its next call into the
+ * library, must not wait for a thread of the parent: each of 20 children
+ * makes one call and exits, within 2 s (the case stops at the first that
+ * does not). */
+long atfork_lib_call(long hold_us);
+static atomic_int lib_stop;
+
+static void *lib_caller(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	while (!atomic_load(&lib_stop))
+		atfork_lib_call(2000 + rand_r(&seed) % 4000);
+	return NULL;
+}
+
+static void case_fork_library_handlers(void)
+{
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		t[i] = spawn(lib_caller, (void *)(uintptr_t)(i + 1));
+	int hung = 0, bad = 0;
+	for (int round = 0; round < 20; round++) {
+		struct timespec ts = { 0, 1000000 + round * 150000 };
+		nanosleep(&ts, NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			atfork_lib_call(0);
+			_exit(0);
+		}
+		int st = 0;
+		int64_t end = now_ns(CLOCK_MONOTONIC) + 2000000000;
+		pid_t r;
+		while ((r = waitpid(pid, &st, WNOHANG)) == 0 && now_ns(CLOCK_MONOTONIC) < end) {
+			struct timespec p = { 0, 2000000 };
+			nanosleep(&p, NULL);
+		}
+		if (r == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			hung++;
+			break;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			bad++;
+		}
+	}
+	atomic_store(&lib_stop, 1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK(hung == 0 && bad == 0, "a child hung on the library's lock (%d), %d failed",
+	      hung, bad);
+}
+
 static void case_exit_from_thread(void)
 {
 	for (intptr_t how = 0; how < 3; how++) {
@@ -1948,6 +2004,7 @@ static const struct {
 	{ "cond_cancel_signal_race", case_cond_cancel_signal_race, 0 },
 	{ "cond_old_abi", case_cond_old_abi, 0 },
 	{ "fork", case_fork, 0 },
+	{ "fork_library_handlers", case_fork_library_handlers, 0 },
 	{ "exit_from_thread", case_exit_from_thread, 0 },
 	{ "many_threads", case_many_threads, 0 },
 	{ "dlopen", case_dlopen, 0 },
