@@ -6,9 +6,11 @@
  * preloaded), turns the options into the HOTLOCK_* settings the library
  * reads, and execs the program in its own place, so the program's exit
  * status and signals are the caller's to see.  A program the dynamic linker
- * would not preload into (a static binary, a setuid or setgid one, one with
- * file capabilities, another ELF class) is refused with one line and exit
- * status 2: run on glibc, silently, it would measure the wrong thing.
+ * would not preload into (a static or static-PIE binary, a setuid or setgid
+ * one, one with file capabilities, another ELF class or machine) is refused
+ * with one line and exit status 2: run on glibc, silently, it would measure
+ * the wrong thing.  The dynamic loader itself, run directly, is let through,
+ * and the program it is asked to run is checked instead.
  *
  * The library is found relative to this executable: <bindir>/<HOTLOCK_RUN_LIBREL>/,
  * which holds in the installed tree and in the build tree (both put
@@ -19,6 +21,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,14 +52,18 @@ static const char usage[] =
 	"  -h, --help           this text\n"
 	"\n"
 	"The program's exit status is hotlock-run's.  Exit status 2: hotlock-run\n"
-	"refused (bad option, or a program the shim cannot be loaded into: static,\n"
-	"setuid/setgid, file capabilities, 32-bit).\n";
+	"refused (bad option, or a program the shim cannot be loaded into: static or\n"
+	"static-PIE, setuid/setgid, file capabilities, 32-bit or another machine's).\n";
 
-static _Noreturn void refuse(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2)))
+static _Noreturn void refuse(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fputs("hotlock-run: ", stderr);
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	exit(EXIT_REFUSED);
 }
 
@@ -113,18 +121,109 @@ static int find_program(const char *name, char *path, size_t len)
 	return ENOENT;
 }
 
+/* hotlock-run's own ELF header, as mapped (the linker defines the symbol). */
+extern const ElfW(Ehdr) __ehdr_start;
+
+/* The file name of the dynamic loader that runs hotlock-run (the last part
+ * of its own PT_INTERP, "ld-linux-x86-64.so.2" here): the DT_SONAME a
+ * loader found without a PT_INTERP must have to be let through.  "" for a
+ * static hotlock-run. */
+static const char *loader_name(void)
+{
+	const ElfW(Ehdr) *eh = &__ehdr_start;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	uintptr_t bias = (uintptr_t)eh;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
+			bias = (uintptr_t)eh - ph[i].p_vaddr;
+			break;
+		}
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_INTERP) {
+			const char *interp = (const char *)(bias + ph[i].p_vaddr);
+			const char *slash = strrchr(interp, '/');
+			return slash ? slash + 1 : interp;
+		}
+	return "";
+}
+
+static bool read_phdr(int fd, const Elf64_Ehdr *eh, unsigned i, Elf64_Phdr *ph)
+{
+	return pread(fd, ph, sizeof(*ph), (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) ==
+	       (ssize_t)sizeof(*ph);
+}
+
+/* The DT_SONAME of the 64-bit ELF open on fd, whose PT_DYNAMIC is dyn, into
+ * name ("" if it has none). */
+static void read_soname(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *dyn, char *name, size_t len)
+{
+	uint64_t strtab = UINT64_MAX, soname = UINT64_MAX;
+	name[0] = 0;
+	for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= dyn->p_filesz; off += sizeof(Elf64_Dyn)) {
+		Elf64_Dyn d;
+		if (pread(fd, &d, sizeof(d), (off_t)(dyn->p_offset + off)) != (ssize_t)sizeof(d) ||
+		    d.d_tag == DT_NULL)
+			break;
+		if (d.d_tag == DT_STRTAB)
+			strtab = d.d_un.d_ptr;
+		else if (d.d_tag == DT_SONAME)
+			soname = d.d_un.d_val;
+	}
+	if (soname == UINT64_MAX || strtab == UINT64_MAX)
+		return;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {       /* DT_STRTAB is an address */
+		Elf64_Phdr ph;
+		if (!read_phdr(fd, eh, i, &ph))
+			return;
+		if (ph.p_type == PT_LOAD && strtab >= ph.p_vaddr && strtab - ph.p_vaddr < ph.p_filesz) {
+			ssize_t n = pread(fd, name, len - 1,
+					  (off_t)(ph.p_offset + (strtab - ph.p_vaddr) + soname));
+			name[n > 0 ? n : 0] = 0;
+			return;
+		}
+	}
+}
+
+/* The program that the dynamic loader, run directly with args, runs: the
+ * first argument after its options (glibc 2.36's), or NULL where it runs
+ * none (--help, --version, --list, --verify, ...; an option it does not
+ * know, which it refuses) or looks the name up in its library path (no
+ * slash), so that the name is not a file hotlock-run could check. */
+static const char *loader_program(char *const *args)
+{
+	static const char *const with_value[] = {
+		"--library-path", "--inhibit-rpath", "--audit", "--preload", "--argv0",
+		"--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+	};
+	for (; args && *args; args++) {
+		const char *a = *args;
+		if (strncmp(a, "--", 2) != 0)
+			return strchr(a, '/') ? a : NULL;
+		if (!strcmp(a, "--inhibit-cache"))
+			continue;
+		bool takes_value = false;
+		for (size_t j = 0; j < sizeof(with_value) / sizeof(with_value[0]); j++)
+			takes_value |= !strcmp(a, with_value[j]);
+		if (!takes_value || !*++args)
+			return NULL;
+	}
+	return NULL;
+}
+
 /* Refuses (exit 2) a program the dynamic linker would not preload into.
- * depth: how many #! interpreters were followed. */
-static void check_program(const char *path, int depth)
+ * args: its arguments (NULL: not known); depth: how many #! interpreters
+ * or loaders were followed; loaded: it is run by the dynamic loader, not
+ * exec'd, so its setuid bits and file capabilities do not count. */
+static void check_program(const char *path, char *const *args, int depth, bool loaded)
 {
 	struct stat st;
-	if (stat(path, &st) != 0)
+	if (stat(path, &st) != 0 || (!loaded && access(path, X_OK) != 0))
 		return;                 /* execvp reports it */
-	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
-	    ((st.st_mode & S_ISGID) && st.st_gid != getgid()))
+	if (!loaded && (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+			((st.st_mode & S_ISGID) && st.st_gid != getgid())))
 		refuse("%s is setuid or setgid: the dynamic linker ignores LD_PRELOAD for it, so it "
 		       "cannot run on hotlock", path);
-	if (getxattr(path, "security.capability", NULL, 0) > 0)
+	if (!loaded && getxattr(path, "security.capability", NULL, 0) > 0)
 		refuse("%s has file capabilities: the dynamic linker ignores LD_PRELOAD for it, so it "
 		       "cannot run on hotlock", path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -139,7 +238,7 @@ static void check_program(const char *path, int depth)
 		interp += strspn(interp, " \t");
 		interp[strcspn(interp, " \t\n")] = 0;
 		if (*interp)
-			check_program(interp, depth + 1);
+			check_program(interp, NULL, depth + 1, false);
 		return;
 	}
 	if (n < (ssize_t)sizeof(Elf64_Ehdr) || memcmp(buf, ELFMAG, SELFMAG) != 0) {
@@ -152,19 +251,40 @@ static void check_program(const char *path, int depth)
 	}
 	Elf64_Ehdr eh;
 	memcpy(&eh, buf, sizeof(eh));
+	if (eh.e_machine != __ehdr_start.e_machine) {
+		close(fd);
+		refuse("%s is built for another machine (ELF machine %u, this one is %u); the shim is "
+		       "built for this one", path, eh.e_machine, __ehdr_start.e_machine);
+	}
 	bool dynamic = false;
+	Elf64_Phdr dyn = { .p_type = PT_NULL };
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
-		    (ssize_t)sizeof(ph))
+		if (!read_phdr(fd, &eh, i, &ph))
 			break;
 		if (ph.p_type == PT_INTERP)
 			dynamic = true;
+		else if (ph.p_type == PT_DYNAMIC)
+			dyn = ph;
 	}
+	/* No PT_INTERP: the kernel runs the file itself, no dynamic linker
+	 * does, and nothing reads LD_PRELOAD.  But for one such file, the
+	 * dynamic loader, which loads the program it is given. */
+	char soname[64] = "";
+	if (!dynamic && eh.e_type == ET_DYN && dyn.p_type == PT_DYNAMIC)
+		read_soname(fd, &eh, &dyn, soname, sizeof(soname));
 	close(fd);
-	if (!dynamic && eh.e_type == ET_EXEC)
+	if (dynamic || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return;                 /* dynamic, or not a program: execvp says */
+	if (eh.e_type == ET_EXEC)
 		refuse("%s is statically linked: LD_PRELOAD cannot replace its pthread functions, so "
 		       "it cannot run on hotlock", path);
+	if (!*soname || strcmp(soname, loader_name()) != 0)
+		refuse("%s is statically linked (static-PIE: no PT_INTERP): LD_PRELOAD cannot replace "
+		       "its pthread functions, so it cannot run on hotlock", path);
+	const char *prog = loader_program(args);
+	if (prog && depth < 4)
+		check_program(prog, NULL, depth + 1, true);
 }
 
 /* libhotlock-preload.so beside this executable (see the top). */
@@ -256,7 +376,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hotlock-run: %s: %s\n", argv[i], strerror(err));
 		return 127;
 	}
-	check_program(prog, 0);
+	check_program(prog, argv + i + 1, 0, false);
 	const char *old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		size_t n = strlen(old) + strlen(lib) + 2;

@@ -1,5 +1,6 @@
-/* A statically linked program: hotlock-run must refuse it (exit 2), since
- * LD_PRELOAD cannot replace its pthread functions. */
+/* A statically linked program, built twice: static (ET_EXEC) and static-PIE
+ * (ET_DYN), neither with a PT_INTERP.  hotlock-run must refuse both (exit
+ * 2), since LD_PRELOAD cannot replace their pthread functions. */
 #include <stdio.h>
 
 int main(void)
