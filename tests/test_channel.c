@@ -47,7 +47,16 @@
  *    reply_receive with nothing owed), EBUSY (receive and reply_receive
  *    while another thread receives; the first receiver still gets the next
  *    call), destroy EBUSY while a call is queued, while one is being
- *    served, and while a thread receives; 0 afterwards.
+ *    served, and while a thread receives; 0 afterwards;
+ *  - docs/swap.md rule 4 across calls (client and servers pinned to two
+ *    CPUs, spin budget raised to 1 ms, counted through the client point's
+ *    first waiting state, which the handler reads): after a 5 ms reply, at
+ *    most 2 of the client's next 29 calls to that server spin (each call
+ *    has a fresh point; the record is the client's), and at most 2 of 20
+ *    when its calls alternate with calls to a fast server (the record is
+ *    per channel); once that server answers at once, its calls spin again
+ *    (3 within 1 s, unless the machine had more runnable threads than
+ *    CPUs, when swap.c's rule 3 forbids spinning).
  * A thread that does not return is reported after 10 s; a main thread stuck
  * in a call, by the phase alarm (45 s).  Seed: HOTLOCK_SEED (printed). */
 #include "call.h"
@@ -56,6 +65,7 @@
 #include <hotlock/hotlock.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 
@@ -763,6 +773,176 @@ static void test_errors(void)
 	       "served, receiving)\n");
 }
 
+/* ---- rule 4 across calls: a slow server's client parks ---- */
+
+/* The server's handler sees how the client waits for its reply: the state
+ * word of the client's wait point, the first member of the call record
+ * that current_ names (src/channel.c), read atomically and never written,
+ * until it leaves 0 at the client's first CAS, which says whether that
+ * wait began by spinning (src/swap.c's states).  The record stays valid
+ * until the reply: an untimed call cannot return before it. */
+enum { PT_SPINNING = 2, PT_PARKED = 3 };
+
+struct watched {
+	hl_channel_t ch;
+	struct call call;
+	int cpu;
+	_Atomic int64_t delay_ns;       /* the handler's time per call */
+	_Atomic uint32_t state;         /* the last call's first waiting state */
+};
+
+static void *watch_handler(void *req, void *arg)
+{
+	struct watched *w = arg;
+	REQUIRE(hl_mutex_lock(&w->ch.lock_) == 0, "lock the channel's mutex");
+	hl_swap_point_t *p = w->ch.current_;
+	hl_mutex_unlock(&w->ch.lock_);
+	uint32_t s = 0;
+	int64_t end = now_ns() + HANG_MS * NSEC_PER_MSEC;
+	while (p && !(s = __atomic_load_n(&p->state_, __ATOMIC_RELAXED)) && now_ns() < end)
+		test_cpu_relax();
+	atomic_store(&w->state, s);
+	int64_t d = atomic_load(&w->delay_ns);
+	if (d)
+		sleep_ns(d);
+	return RESP(req);
+}
+
+static bool pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+static int watch_server(void *arg)
+{
+	struct watched *w = arg;
+	if (!pin(w->cpu))
+		return -1;
+	return hl_channel_serve(&w->ch, watch_handler, NULL, w);
+}
+
+/* The kernel's runnable threads now (/proc/loadavg's 4th field), or -1. */
+static long runnable_now(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	long r = -1;
+	if (f) {
+		if (fscanf(f, "%*s %*s %*s %ld/", &r) != 1)
+			r = -1;
+		fclose(f);
+	}
+	return r;
+}
+
+struct rule4 {
+	struct watched slow, fast;
+	int cpu;
+	long first_spun;                /* phase 1's first call (a fresh record) */
+	long slow_spun, slow_calls;     /* phase 1: calls 2.. on the slow channel */
+	long alt_slow_spun, alt_fast_spun, alt_rounds; /* phase 2 */
+	long back_spun, back_calls;     /* phase 3 */
+	long back_runnable;             /* the most runnable threads seen in phase 3 */
+};
+
+static bool watched_call(struct watched *w, long i)
+{
+	void *req = REQ(0, i), *resp = NULL;
+	int rc = hl_channel_call(&w->ch, req, &resp);
+	CHECK(rc == 0 && resp == RESP(req), "rule 4: call %ld returned %d, response %p, "
+	      "expected %p", i, rc, resp, RESP(req));
+	uint32_t s = atomic_load(&w->state);
+	CHECK(s == PT_SPINNING || s == PT_PARKED, "rule 4: call %ld: the client's point was "
+	      "never seen waiting (state %u)", i, s);
+	return s == PT_SPINNING;
+}
+
+static int rule4_client(void *arg)
+{
+	struct rule4 *t = arg;
+	if (!pin(t->cpu))
+		return -1;
+	/* 1: the slow channel, 30 calls; the first has a fresh record. */
+	t->first_spun = watched_call(&t->slow, 0);
+	for (long i = 1; i < 30; i++, t->slow_calls++)
+		t->slow_spun += watched_call(&t->slow, i);
+	/* 2: a fast channel and the slow one, in turn: each keeps its own. */
+	for (long i = 0; i < 20; i++, t->alt_rounds++) {
+		t->alt_fast_spun += watched_call(&t->fast, i);
+		t->alt_slow_spun += watched_call(&t->slow, 30 + i);
+	}
+	/* 3: the slow channel turns fast: its calls spin again. */
+	atomic_store(&t->slow.delay_ns, 0);
+	int64_t end = now_ns() + NSEC_PER_SEC;
+	while (t->back_spun < 3 && now_ns() < end) {
+		t->back_spun += watched_call(&t->slow, 50 + t->back_calls++);
+		long r = runnable_now();
+		if (r > t->back_runnable)
+			t->back_runnable = r;
+	}
+	return 0;
+}
+
+/* docs/swap.md rule 4 across calls: a client whose server takes longer
+ * than the spin budget to reply parks on its next calls without spinning,
+ * although every call waits on a fresh point; the record is the client's
+ * own for each channel; a server that turns fast is caught by spinning
+ * again.  The spin budget is raised to 1 ms (2 ms in a swap) so that a
+ * spin is a window the handler cannot miss; the slow server takes 5 ms. */
+static void test_slow_server(void)
+{
+	int c0 = -1, c1 = -1;
+	cpu_set_t set;
+	if (!pthread_getaffinity_np(pthread_self(), sizeof(set), &set))
+		for (int c = 0; c < CPU_SETSIZE && c1 < 0; c++)
+			if (CPU_ISSET(c, &set))
+				*(c0 < 0 ? &c0 : &c1) = c;
+	if (c1 < 0 || online_cpus() < 2) {
+		printf("rule 4 across calls: skipped (one CPU allowed: no spinning at all)\n");
+		return;
+	}
+	hl_config_t old, cfg;
+	hl_config_get(&old);
+	cfg = old;
+	cfg.spin_ns = NSEC_PER_MSEC;
+	CHECK_RC(hl_config_set(&cfg), 0);
+	struct rule4 *t = calloc(1, sizeof(*t));
+	REQUIRE(t, "calloc");
+	t->cpu = c0;
+	t->slow.cpu = t->fast.cpu = c1;
+	atomic_store(&t->slow.delay_ns, 5 * NSEC_PER_MSEC);
+	call_start(&t->slow.call, watch_server, &t->slow);
+	call_start(&t->fast.call, watch_server, &t->fast);
+	struct call client;
+	call_start(&client, rule4_client, t);
+	CHECK_RC(call_join(&client, HANG_MS, "rule 4 client"), 0);
+	CHECK_RC(hl_channel_shutdown(&t->slow.ch), 0);
+	CHECK_RC(hl_channel_shutdown(&t->fast.ch), 0);
+	CHECK_RC(call_join(&t->slow.call, HANG_MS, "slow server"), 0);
+	CHECK_RC(call_join(&t->fast.call, HANG_MS, "fast server"), 0);
+	CHECK_RC(hl_config_set(&old), 0);
+	CHECK(t->slow_spun <= 2, "rule 4: after a 5 ms reply, %ld of the next %ld calls to "
+	      "that server spun (at most 2 allowed)", t->slow_spun, t->slow_calls);
+	CHECK(t->alt_slow_spun <= 2, "rule 4: calls to a slow and a fast server in turn: %ld "
+	      "of %ld calls to the slow one spun (at most 2 allowed)", t->alt_slow_spun,
+	      t->alt_rounds);
+	bool over = t->back_runnable > online_cpus();
+	CHECK(t->back_spun >= 3 || over, "rule 4: the server turned fast, and %ld of %ld calls "
+	      "in 1 s spun (3 expected; at most %ld threads runnable)", t->back_spun,
+	      t->back_calls, t->back_runnable);
+	printf("rule 4 across calls (CPUs %d/%d): first call %s; %ld of %ld later calls to a "
+	       "5 ms server spun; in turn with a fast server %ld/%ld and %ld/%ld spun; fast "
+	       "again: %ld of %ld spun%s\n", c0, c1, t->first_spun ? "spun" : "parked",
+	       t->slow_spun, t->slow_calls, t->alt_slow_spun, t->alt_rounds, t->alt_fast_spun,
+	       t->alt_rounds, t->back_spun, t->back_calls,
+	       t->back_spun < 3 ? " (machine overloaded: not asserted)" : "");
+	CHECK_RC(hl_channel_destroy(&t->slow.ch), 0);
+	CHECK_RC(hl_channel_destroy(&t->fast.ch), 0);
+	free(t);
+}
+
 int main(void)
 {
 	uint64_t seed = test_seed(0x5eedc0d6);
@@ -791,6 +971,8 @@ int main(void)
 	test_receive_timed();
 	set_phase("test_errors");
 	test_errors();
+	set_phase("test_slow_server");
+	test_slow_server();
 	alarm(0);
 	return test_finish("test_channel");
 }
