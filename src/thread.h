@@ -68,9 +68,11 @@ struct hl_thread {
 	uint64_t cpu_mask_ns;
 	/* The thread's pthread_t, and its interrupt word: 0, or 1 once
 	 * another thread interrupted it (hl__thread_interrupt), which ends its
-	 * interruptible waits (internal.h, struct hl_deadline); never cleared
-	 * while the thread lives.  The pthread shim interrupts a thread that
-	 * pthread_cancel cancels. */
+	 * interruptible waits (internal.h, struct hl_deadline).  The pthread
+	 * shim interrupts a thread that pthread_cancel cancels, and clears the
+	 * word when the thread starts a wait that can be cancelled, before it
+	 * looks for a pending cancel (src/preload/shim.c): an interrupt only
+	 * ends waits that began before the cancel it stands for was seen. */
 	_Atomic uintptr_t pthread_id;
 	_Atomic uint32_t interrupt;
 } __attribute__((aligned(64)));

@@ -128,10 +128,19 @@ void *shim_real_lookup(enum shim_real which)
  *  3. The wait sleeps on its node and on the interrupt word at once; an
  *     interrupt ends it as a timeout does (the node leaves the condvar, or,
  *     if a signal kept it first, the wait goes on and takes the mutex).
- *  4. With the mutex held again: if interrupted, pass on a signal the wait
- *     may have consumed (POSIX: a cancelled waiter must not consume one),
- *     and act on the cancel: pthread_testcancel unwinds to the cleanup
- *     handlers with the mutex held.
+ *  4. With the mutex held again: if the interrupt is what ended the wait
+ *     (it gave up with no signal taken), act on the cancel:
+ *     pthread_testcancel unwinds to the cleanup handlers with the mutex
+ *     held.  A wait that took a signal or a broadcast returns 0 and
+ *     leaves the cancel pending for the next cancellation point, as for
+ *     a glibc waiter woken just before its cancel: so no signal is lost
+ *     (POSIX: a waiter ended by its cancel must not consume one), and no
+ *     cancelled waiter touches the condvar after its wait to pass one on
+ *     (a broadcast and a destroy may have come and gone).
+ *  5. The interrupt word is cleared at the start of the next wait that can
+ *     be cancelled (step 2, before it looks for a pending cancel), so
+ *     waits in cleanup handlers and key destructors, which run once the
+ *     cancel was acted on, block as they should.
  * Cancellation is disabled for the length of the wait (the thread's own
  * state is restored after), so that nothing unwinds the wait half done. */
 
@@ -153,6 +162,16 @@ const _Atomic uint32_t *shim_cancel_begin(int *state)
 	if (*state != PTHREAD_CANCEL_ENABLE)
 		return NULL;
 	struct hl_thread *self = hl_self();
+	/* An interrupt left by a cancel that was seen already (acted on, or
+	 * being acted on: cleanup handlers and key destructors run with
+	 * glibc's cancellation over) must not end this wait: clear it before
+	 * looking for a pending cancel.  seq_cst exchange: if it reads the
+	 * interrupt of a cancel that is still pending, it synchronizes with
+	 * the canceller's store, after that cancel's mark, and the
+	 * pthread_testcancel below acts on it; an interrupt stored after the
+	 * exchange stays set and ends the wait. */
+	if (self)
+		hl_xchg(&self->interrupt, 0, HL_SEQ_CST);
 	/* Pairs with shim_pthread_cancel's fence. */
 	atomic_thread_fence(memory_order_seq_cst);
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
@@ -161,11 +180,13 @@ const _Atomic uint32_t *shim_cancel_begin(int *state)
 	return self ? &self->interrupt : NULL;
 }
 
-void shim_cancel_end(const _Atomic uint32_t *intr, int state)
+void shim_cancel_end(bool act, int state)
 {
-	/* Relaxed: the interrupt publishes nothing; glibc's own mark, which
-	 * pthread_testcancel reads, was set before it. */
-	if (intr && hl_load(intr, HL_RELAXED)) {
+	/* The caller's read of the interrupt was relaxed: the interrupt
+	 * publishes nothing; glibc's own mark, which pthread_testcancel reads,
+	 * was set before it (and a mark not seen yet is seen at the next
+	 * cancellation point). */
+	if (act) {
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		pthread_testcancel();
 	}

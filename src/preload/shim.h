@@ -140,10 +140,10 @@ static inline void *shim_real(enum shim_real which)
  * holds the mutex, as its cleanup handlers expect).  *state gets the cancel
  * state to give back with shim_cancel_end. */
 HL_HIDDEN const _Atomic uint32_t *shim_cancel_begin(int *state);
-/* After a wait with interrupt word intr, the mutex held again: if the
- * thread was cancelled, acts on it (does not return).  Then restores the
+/* After a wait, the mutex held again: if act (the wait was ended by the
+ * thread's cancel), acts on it (does not return).  Then restores the
  * cancel state. */
-HL_HIDDEN void shim_cancel_end(const _Atomic uint32_t *intr, int state);
+HL_HIDDEN void shim_cancel_end(bool act, int state);
 
 /* ---- symbol versions --------------------------------------------------------
  * Each function is exported at every version glibc 2.36 exports it at, so

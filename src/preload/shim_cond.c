@@ -14,9 +14,12 @@
  *
  * The futex sequence (a mutex glibc keeps: robust, priority inheritance,
  * process-shared):
- *  wait:   fwaiters += 1; s = fseq; unlock m (glibc's); futex-wait while
- *          fseq == s; fwaiters -= 1; lock m (glibc's: EOWNERDEAD passes on).
- *  signal: if fwaiters: fseq += 1, wake one (broadcast: all).
+ *  wait:    fwaiters += 1; s = fseq; unlock m (glibc's); futex-wait while
+ *           fseq == s; fwaiters -= 1 (the last access to the condvar);
+ *           lock m (glibc's: EOWNERDEAD passes on).
+ *  signal:  if fwaiters: fseq += 1, wake one (broadcast: all).
+ *  destroy: waits until fwaiters is 0, as glibc's destroy waits for its
+ *           woken waiters.
  * A waiter counts itself and reads fseq before it unlocks m, so a signaller
  * that changed the predicate under m afterwards sees the count, and its
  * increment makes the wait return at once or wakes it (seq_cst: the count
@@ -69,8 +72,17 @@ int shim_cond_destroy(pthread_cond_t *c)
 {
 	if (shim_cond_is_glibc(c))
 		return REAL(R_COND_DESTROY, int (*)(pthread_cond_t *))(c);
-	if (hl_load(&SC(c)->fwaiters, HL_ACQUIRE))
-		return EBUSY;
+	/* Waiters of the futex sequence (a mutex glibc keeps) leave the count
+	 * as their last access to the condvar, before they take the mutex
+	 * again: destroy waits for them, as glibc's does for its waiters, so
+	 * that destroy right after a broadcast returns 0 and nobody writes the
+	 * condvar after it.  (One that was never woken is waited for too, as
+	 * by glibc: destroying a condvar with blocked waiters is undefined.)
+	 * Acquire: pairs with the waiters' release decrement, so their
+	 * accesses to the condvar come before whatever reuses its memory. */
+	long sleep_ns = 1000;
+	while (hl_load(&SC(c)->fwaiters, HL_ACQUIRE))
+		hl_poll_backoff(NULL, &sleep_ns);
 	return hl_cond_destroy(&SC(c)->hl);
 }
 SHIM_EXPORT(shim_cond_destroy, pthread_cond_destroy, "GLIBC_2.3.2");
@@ -139,9 +151,12 @@ static int wait_hotlock(struct shim_cond *c, pthread_mutex_t *pm, int type,
 	return err;
 }
 
-/* A mutex glibc keeps: the futex sequence (see the top). */
-static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct hl_deadline *dl)
+/* A mutex glibc keeps: the futex sequence (see the top).  *quiet: the
+ * sequence had not moved when the wait ended (it took no signal). */
+static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct hl_deadline *dl,
+			 bool *quiet)
 {
+	*quiet = true;
 	/* seq_cst: see the top. */
 	hl_fetch_add(&c->fwaiters, 1, HL_SEQ_CST);
 	uint32_t seq = hl_load(&c->fseq, HL_SEQ_CST);
@@ -158,8 +173,10 @@ static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct h
 					  clock, abs);
 	else
 		r = hl_futex_wait((uint32_t *)&c->fseq, seq, clock, abs);
-	/* Relaxed: the count only has to go down after the wait. */
-	hl_fetch_sub(&c->fwaiters, 1, HL_RELAXED);
+	/* seq_cst: as a signal's. */
+	*quiet = hl_load(&c->fseq, HL_SEQ_CST) == seq;
+	/* Release: our last access to the condvar (see shim_cond_destroy). */
+	hl_fetch_sub(&c->fwaiters, 1, HL_RELEASE);
 	err = REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
 	if (err)
 		return err;             /* EOWNERDEAD and the like, as glibc's wait */
@@ -168,9 +185,10 @@ static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct h
 
 /* A process-shared condvar with a mutex of hotlock's: slices of glibc's
  * wait with a private glibc mutex (see the top).  Cancellation is seen
- * between slices (shim_cancel_end). */
+ * between slices (cond_wait).  *quiet: the slice ended at its time (it
+ * took no signal). */
 static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-			   const struct timespec *abstime)
+			   const struct timespec *abstime, bool *quiet)
 {
 	int type = shim_mutex_type(m);
 	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) &&
@@ -187,8 +205,10 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	uint64_t until = hl_ts_to_ns(&slice) + GLIBC_COND_SLICE_NS;
 	slice.tv_sec = (time_t)(until / HL_NSEC_PER_SEC);
 	slice.tv_nsec = (long)(until % HL_NSEC_PER_SEC);
-	REAL(R_COND_CLOCKWAIT, int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))(
+	int r = REAL(R_COND_CLOCKWAIT,
+		     int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))(
 		c, &inner, CLOCK_MONOTONIC, &slice);
+	*quiet = r == ETIMEDOUT;
 	REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(&inner);
 	hl__mutex_lock_any(&SM(m)->hl, NULL);
 	SM(m)->count = count;
@@ -211,27 +231,38 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 							      const struct timespec *))(c, m, clock, abstime);
 		}
 		int state;
+		bool quiet = false;
 		const _Atomic uint32_t *intr = shim_cancel_begin(&state);
-		int err = wait_glibc_cond(c, m, clock, abstime);
-		shim_cancel_end(intr, state);
+		int err = wait_glibc_cond(c, m, clock, abstime, &quiet);
+		/* Relaxed: see shim_cancel_end. */
+		shim_cancel_end(intr && quiet && hl_load(intr, HL_RELAXED), state);
 		return err;
 	}
 	int state;
+	bool quiet;
 	const _Atomic uint32_t *intr = shim_cancel_begin(&state);
 	struct hl_deadline d;
 	const struct hl_deadline *dl = wait_deadline(&d, clock, abstime, intr);
-	int err = type >= 0 ? wait_hotlock(SC(c), m, type, dl) : wait_sequence(SC(c), m, dl);
-	/* Relaxed: as in shim_cancel_end. */
-	if (intr && hl_load(intr, HL_RELAXED)) {
-		/* Cancelled: a signal this wait took goes to another waiter
-		 * (POSIX), and an interrupt is no timeout. */
-		if (err == 0)
-			shim_cond_signal(c);
-		if (err == ETIMEDOUT && !(abstime && hl_deadline_passed(&(struct hl_deadline){
-					.clock = clock, .abs = *abstime })))
-			err = 0;
+	int err;
+	if (type >= 0) {
+		err = wait_hotlock(SC(c), m, type, dl);
+		quiet = err == ETIMEDOUT;       /* hl_cond gave the wait up */
+	} else {
+		err = wait_sequence(SC(c), m, dl, &quiet);
 	}
-	shim_cancel_end(intr, state);
+	/* The cancel acts here only if it is what ended the wait: a wait that
+	 * took a signal or a broadcast returns 0, and its cancel stays
+	 * pending for the next cancellation point (the thread was woken
+	 * before it was cancelled, as a glibc waiter can be; POSIX: a waiter
+	 * ended by its cancel must not consume a signal).  So no cancelled
+	 * wait touches the condvar after its wait, nor passes a signal on: a
+	 * broadcast and a destroy may have come and gone.  An interrupt is no
+	 * timeout.  Relaxed: see shim_cancel_end. */
+	bool cancelled = intr && quiet && hl_load(intr, HL_RELAXED);
+	if (cancelled && err == ETIMEDOUT &&
+	    !(abstime && hl_deadline_passed(&(struct hl_deadline){ .clock = clock, .abs = *abstime })))
+		err = 0;
+	shim_cancel_end(cancelled, state);
 	return err;
 }
 

@@ -1613,6 +1613,183 @@ static void case_cond_cancel_signal_race(void)
 	}
 }
 
+/* cond_cancel_destroy: cancel a waiter, broadcast, destroy the condvar and
+ * reuse its memory at once (POSIX: nobody is blocked on it after the
+ * broadcast; glibc's destroy waits for the woken waiters to leave it).  The
+ * cancelled waiter must not touch the condvar after that: its bytes stay as
+ * the reuse wrote them.  200 rounds, each with a fresh mutex of each
+ * round's kind (normal; robust, which glibc keeps under the shim). */
+struct destroy_round {
+	pthread_mutex_t m;
+	pthread_cond_t *c;
+	atomic_int waiting;
+	int pred;
+};
+
+static void destroy_cleanup(void *p)
+{
+	pthread_mutex_unlock(&((struct destroy_round *)p)->m);
+}
+
+static void *destroy_waiter(void *p)
+{
+	struct destroy_round *r = p;
+	pthread_mutex_lock(&r->m);
+	atomic_fetch_add(&r->waiting, 1);
+	pthread_cleanup_push(destroy_cleanup, r);
+	while (!r->pred)
+		pthread_cond_wait(r->c, &r->m);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+/* Waits (up to 2 s) until n waiters counted themselves and one more lock
+ * of r->m succeeded: each released it in its wait. */
+static void destroy_wait_for(struct destroy_round *r, int n)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + 2000000000;
+	while (atomic_load(&r->waiting) < n && now_ns(CLOCK_MONOTONIC) < end)
+		sleep_ms(1);
+	pthread_mutex_lock(&r->m);
+	pthread_mutex_unlock(&r->m);
+}
+
+static int destroy_reuse_check(pthread_cond_t *c, pthread_t *t, int n, const char *what,
+			       int round)
+{
+	int rc = pthread_cond_destroy(c);
+	CHECK_RC(rc, 0, what);
+	memset(c, 0x5a, sizeof(*c));
+	for (int i = 0; i < n; i++)
+		join_within(t[i], 3000, "a woken waiter did not come back");
+	const unsigned char *b = (const unsigned char *)c;
+	size_t bad = 0;
+	for (size_t i = 0; i < sizeof(*c); i++)
+		bad += b[i] != 0x5a;
+	CHECK(bad == 0, "%s, round %d: %zu bytes of the destroyed condvar's reused memory "
+	      "were written by a waiter", what, round, bad);
+	return rc != 0 || bad != 0;
+}
+
+static void case_cond_cancel_destroy(void)
+{
+	pthread_cond_t *c = malloc(sizeof(*c));
+	for (int round = 0; round < 200; round++) {
+		struct destroy_round r = { .c = c };
+		pthread_mutex_init(&r.m, NULL);
+		pthread_cond_init(c, NULL);
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			t[i] = spawn(destroy_waiter, &r);
+		destroy_wait_for(&r, 2);
+		pthread_cancel(t[round % 2]);
+		pthread_mutex_lock(&r.m);
+		r.pred = 1;
+		pthread_cond_broadcast(c);
+		pthread_mutex_unlock(&r.m);
+		if (destroy_reuse_check(c, t, 2, "destroy after a cancel and a broadcast", round))
+			break;
+		pthread_mutex_destroy(&r.m);
+	}
+	free(c);
+}
+
+/* cond_glibc_mutex_destroy: waiters with a mutex glibc keeps (robust,
+ * priority inheritance), a broadcast, then destroy at once: 0, and no waiter
+ * writes the condvar after it (glibc's destroy waits for them). */
+static void case_cond_glibc_mutex_destroy(void)
+{
+	pthread_cond_t *c = malloc(sizeof(*c));
+	const char *names[] = { "robust", "priority inheritance" };
+	for (int kind = 0; kind < 2; kind++) {
+		for (int round = 0; round < 100; round++) {
+			struct destroy_round r = { .c = c };
+			pthread_mutexattr_t a;
+			pthread_mutexattr_init(&a);
+			if (kind == 0)
+				pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+			else
+				pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+			pthread_mutex_init(&r.m, &a);
+			pthread_mutexattr_destroy(&a);
+			pthread_cond_init(c, NULL);
+			pthread_t t[3];
+			for (int i = 0; i < 3; i++)
+				t[i] = spawn(destroy_waiter, &r);
+			destroy_wait_for(&r, 3);
+			pthread_mutex_lock(&r.m);
+			r.pred = 1;
+			pthread_cond_broadcast(c);
+			pthread_mutex_unlock(&r.m);
+			if (destroy_reuse_check(c, t, 3, names[kind], round))
+				break;
+			pthread_mutex_destroy(&r.m);
+		}
+	}
+	free(c);
+}
+
+/* cond_wait_after_cancel: a cancelled thread's cleanup handler and its
+ * thread-specific-data destructor wait on a condvar (a timed wait of
+ * 100 ms, in the usual predicate loop): each wait blocks until its
+ * deadline, as on glibc, instead of returning at once, again and again. */
+static pthread_mutex_t after_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t after_c = PTHREAD_COND_INITIALIZER;
+static atomic_int after_calls[2], after_started;
+static pthread_key_t after_key;
+
+static void after_wait(int which)
+{
+	struct timespec ts = in_ns(CLOCK_REALTIME, 100000000);
+	pthread_mutex_lock(&after_m);
+	while (atomic_fetch_add(&after_calls[which], 1) < 100000 &&
+	       pthread_cond_timedwait(&after_c, &after_m, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&after_m);
+}
+
+static void after_cleanup(void *p)
+{
+	(void)p;
+	pthread_mutex_unlock(&after_m);
+	after_wait(0);
+}
+
+static void after_destructor(void *p)
+{
+	(void)p;
+	after_wait(1);
+}
+
+static void *after_waiter(void *p)
+{
+	(void)p;
+	pthread_setspecific(after_key, (void *)1);
+	pthread_mutex_lock(&after_m);
+	pthread_cleanup_push(after_cleanup, NULL);
+	atomic_store(&after_started, 1);
+	for (;;)
+		pthread_cond_wait(&after_c, &after_m);
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+static void case_cond_wait_after_cancel(void)
+{
+	pthread_key_create(&after_key, after_destructor);
+	pthread_t t = spawn(after_waiter, NULL);
+	while (!atomic_load(&after_started))
+		sleep_ms(1);
+	sleep_ms(20);
+	pthread_cancel(t);
+	join_within(t, 3000, "the cancelled thread did not finish its cleanup");
+	/* One call each on glibc; a few spurious wake-ups are allowed. */
+	CHECK(atomic_load(&after_calls[0]) <= 5 && atomic_load(&after_calls[1]) <= 5,
+	      "a 100 ms timed wait took %d calls in the cleanup handler and %d in the "
+	      "key destructor (each returned before its deadline)",
+	      atomic_load(&after_calls[0]), atomic_load(&after_calls[1]));
+}
+
 /* The GLIBC_2.2.5 condvar functions (the old ABI: an 8-byte object that
  * points to the condvar glibc allocates at first use). */
 int old_cond_init(void *, const pthread_condattr_t *);
@@ -2002,6 +2179,9 @@ static const struct {
 	{ "cond_shared_private_mutex", case_cond_shared_private_mutex, 0 },
 	{ "cond_cancel", case_cond_cancel, 0 },
 	{ "cond_cancel_signal_race", case_cond_cancel_signal_race, 0 },
+	{ "cond_cancel_destroy", case_cond_cancel_destroy, 0 },
+	{ "cond_glibc_mutex_destroy", case_cond_glibc_mutex_destroy, 0 },
+	{ "cond_wait_after_cancel", case_cond_wait_after_cancel, 0 },
 	{ "cond_old_abi", case_cond_old_abi, 0 },
 	{ "fork", case_fork, 0 },
 	{ "fork_library_handlers", case_fork_library_handlers, 0 },
