@@ -3,7 +3,9 @@
  *
  * A call is a record on the client's stack: its request, the response and
  * status the server or a shutdown fills in, and the client's own wait
- * point.  The channel (all-zero = open, empty) is guarded by an hl_mutex:
+ * point (its first member: tests/test_channel.c finds it through
+ * `current`).  The channel (all-zero = open, empty) is guarded by an
+ * hl_mutex:
  *
  *   field            meaning
  *   ---------------  ----------------------------------------------------
@@ -30,12 +32,31 @@
  * No record is left while someone may still write to it, and no call
  * returns without a response or a status saying why not.
  *
+ * The client's spin record.  Whether a client spins for its reply depends,
+ * among swap.c's rules, on how long its last wait took (rule 4: a wait
+ * answered within the spin budget lets the next one spin, a longer one
+ * makes it park at once).  That record cannot live in the call's point,
+ * which is new with every call: each call would start afresh and spin,
+ * and a client whose server takes milliseconds would burn a spin budget
+ * of CPU on every call.  Nor in the channel, which its clients share: one
+ * client's wait includes the calls queued ahead of it.  So each thread
+ * keeps one record per channel it calls, in a small thread-local table
+ * (`records`: the last 8 channels it called, looked up by address; a
+ * ninth takes the slots in turn, and a channel that lost its slot starts
+ * afresh, as a first call does), read and written by that thread alone,
+ * during its own waits: the server never sees it, and nothing outlives
+ * the thread.  The table is a hint: a channel freed and another made at
+ * its address inherits a record that one wait puts right.  The server's
+ * own point is the channel's and persists, so its record stays in it.
+ *
  * Call (client):
  *  1. Under the lock: ESHUTDOWN if closed; append the record; if the
  *     server waits, clear server_waiting (this caller wakes it).
  *  2. hl_swap(server, own point) if it must wake the server, else wait on
- *     its own point.
- *  3. Woken: return the record's status and response.  Timed out: as above.
+ *     its own point; either way with the thread's record for this channel.
+ *  3. Woken: return the record's status and response.  Timed out: as above
+ *     (the wait for a wake already coming keeps no record: it says nothing
+ *     about how fast the server answers).
  * Receive (server):
  *  1. Under the lock: EBUSY if another receives, EALREADY if a reply is
  *     owed; receiving = 1.
@@ -68,6 +89,34 @@ struct call {
 	void *resp;             /* written by the finisher before its wake */
 	int status;             /* 0 or ESHUTDOWN, likewise */
 };
+
+/* The client records: 8 slots of 16 bytes and the next slot to replace,
+ * thread-local, initial-exec (static TLS, as rwlock.c's read counts).  A
+ * lookup compares at most 8 addresses; a thread that calls one channel
+ * finds it in the first slot. */
+#define RECORD_SLOTS 8
+struct client_record {
+	const hl_channel_t *ch;         /* the channel this slot is for, NULL: none */
+	_Atomic uint32_t slow;          /* swap.c's rule 4 record */
+};
+static __thread struct client_record records[RECORD_SLOTS]
+	__attribute__((tls_model("initial-exec")));
+static __thread uint32_t records_next __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's record for its calls on ch (a fresh one, "not
+ * slow", if it has none). */
+static _Atomic uint32_t *client_record(const hl_channel_t *ch)
+{
+	for (int i = 0; i < RECORD_SLOTS; i++)
+		if (records[i].ch == ch)
+			return &records[i].slow;
+	struct client_record *r = &records[records_next++ % RECORD_SLOTS];
+	r->ch = ch;
+	/* Relaxed: this thread's own record (swap.c reads and writes it
+	 * relaxed too); no other thread has its address. */
+	hl_store(&r->slow, 0, HL_RELAXED);
+	return &r->slow;
+}
 
 static void lock(hl_channel_t *ch)
 {
@@ -122,6 +171,7 @@ static bool unlink_call(hl_channel_t *ch, struct call *c)
 static int call(hl_channel_t *ch, void *req, void **resp, const struct hl_deadline *dl)
 {
 	struct call c = { .req = req };
+	_Atomic uint32_t *rec = client_record(ch);
 	lock(ch);
 	if (ch->closed_) {
 		unlock(ch);
@@ -135,7 +185,8 @@ static int call(hl_channel_t *ch, void *req, void **resp, const struct hl_deadli
 	bool wake_server = ch->server_waiting_;
 	ch->server_waiting_ = 0;
 	unlock(ch);
-	int err = wake_server ? hl__swap(&ch->server_, &c.point, dl) : hl__swap_wait(&c.point, dl);
+	int err = wake_server ? hl__swap(&ch->server_, &c.point, dl, rec)
+			      : hl__swap_wait(&c.point, dl, rec);
 	if (err == ETIMEDOUT) {
 		lock(ch);
 		if (unlink_call(ch, &c)) {
@@ -150,7 +201,7 @@ static int call(hl_channel_t *ch, void *req, void **resp, const struct hl_deadli
 		}
 		unlock(ch);
 		/* Finished by a reply or a shutdown whose wake is coming. */
-		err = hl__swap_wait(&c.point, NULL);
+		err = hl__swap_wait(&c.point, NULL, NULL);
 	}
 	if (err)
 		hl__bug("hl_channel: a call's wait failed", (unsigned long)err);
@@ -230,8 +281,8 @@ static int receive_locked(hl_channel_t *ch, void **req, const struct hl_deadline
 		}
 		ch->server_waiting_ = 1;
 		unlock(ch);
-		int err = replied ? hl__swap(&replied->point, &ch->server_, dl)
-				  : hl__swap_wait(&ch->server_, dl);
+		int err = replied ? hl__swap(&replied->point, &ch->server_, dl, NULL)
+				  : hl__swap_wait(&ch->server_, dl, NULL);
 		replied = NULL;
 		lock(ch);
 		if (err == ETIMEDOUT && !ch->first_) {

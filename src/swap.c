@@ -53,12 +53,17 @@
  *    (/proc/loadavg, sampled at most every 10 ms by one thread) is at most
  *    the number of online CPUs.  With more runnable threads than CPUs a
  *    spinner takes a CPU that a runnable thread, likely its peer, needs;
- *  - the point's own record: its last wait was answered within the budget
- *    (a wake taken at once, during the spin, or after a park that lasted
- *    no longer than the budget).  Every wait is timed from its start to
- *    its wake, parked or not, so a pair whose replies take milliseconds
- *    (schbench's workers: 30 ms of work) never spins, and one whose
- *    replies come within the budget spins from its next wait on.  A first
+ *  - the waiter's own record: its last wait was answered within the
+ *    budget (a wake taken at once, during the spin, or after a park that
+ *    lasted no longer than the budget).  Every wait is timed from its
+ *    start to its wake, parked or not, so a pair whose replies take
+ *    milliseconds (schbench's workers: 30 ms of work) never spins, and one
+ *    whose replies come within the budget spins from its next wait on.
+ *    The record is one word that only the waiting thread reads and
+ *    writes: for hl_swap and hl_wait_self the point's own (a point
+ *    persists from wait to wait), for hl_channel's calls, whose points
+ *    live one call each, one the caller keeps per thread and channel
+ *    (channel.c); the internal calls take it as an argument.  A first
  *    design that spun and backed off after each failed spin (1, 3, ...
  *    1023 waits) still spun a few times in a thousand waits of that kind,
  *    and each failed spin could hold back a thread the kernel had queued
@@ -94,7 +99,7 @@ enum { IDLE = 0, WOKEN = 1, SPINNING = 2, PARKED = 3 };
 struct point {
 	_Atomic uint32_t state;
 	_Atomic uint32_t cpu;   /* 1 + CPU; written by the owner, read by wakers (a hint) */
-	_Atomic uint32_t slow;  /* 1: its last wait outlasted the spin budget (owner only) */
+	_Atomic uint32_t slow;  /* rule 4's record, for waits that bring none of their own */
 	uint32_t unused;
 };
 _Static_assert(sizeof(struct point) == sizeof(hl_swap_point_t), "hl_swap_point_t layout");
@@ -200,18 +205,20 @@ static bool overloaded(void)
 }
 #endif
 
-/* The spin budget for a wait on self (0: park at once), from `budget`,
- * the most the caller would spin.  peer_cpu1 is the CPU the woken peer
- * last waited on (+1, 0: unknown or no peer). */
-static uint64_t spin_budget(struct point *self, uint64_t budget, uint32_t peer_cpu1,
+/* The spin budget for a wait (0: park at once), from `budget`, the most
+ * the caller would spin, and `slow`, the waiter's record (rule 4).
+ * peer_cpu1 is the CPU the woken peer last waited on (+1, 0: unknown or
+ * no peer). */
+static uint64_t spin_budget(_Atomic uint32_t *slow, uint64_t budget, uint32_t peer_cpu1,
 			    uint32_t my_cpu1)
 {
 	if (!budget || online_cpus() < 2)
 		return 0;
 	if (peer_cpu1 && peer_cpu1 == my_cpu1)
 		return 0;
-	/* Relaxed: the owner's own record (rule 4). */
-	if (hl_load(&self->slow, HL_RELAXED))
+	/* Relaxed: the waiting thread's own record, written by no other
+	 * thread (rule 4); it orders nothing. */
+	if (hl_load(slow, HL_RELAXED))
 		return 0;
 	if (overloaded())
 		return 0;
@@ -219,11 +226,13 @@ static uint64_t spin_budget(struct point *self, uint64_t budget, uint32_t peer_c
 }
 
 /* Rule 4's record: whether this wait took longer than the budget. */
-static void record_wait(struct point *self, bool slow)
+static void record_wait(_Atomic uint32_t *slow, bool was_slow)
 {
-	/* Relaxed: the owner's own record; stored only when it changes. */
-	if (hl_load(&self->slow, HL_RELAXED) != (uint32_t)slow)
-		hl_store(&self->slow, (uint32_t)slow, HL_RELAXED);
+	/* Relaxed: the waiting thread's own record, as above; stored only
+	 * when it changes (a point's record shares its cache line with the
+	 * state word that wakers write). */
+	if (hl_load(slow, HL_RELAXED) != (uint32_t)was_slow)
+		hl_store(slow, (uint32_t)was_slow, HL_RELAXED);
 }
 
 /* ---- wake and wait -------------------------------------------------------- */
@@ -292,9 +301,9 @@ static int give_up(struct point *self, uint32_t seen)
 
 /* The wait of an owner.  spin_ns: its spin budget (0: park at once);
  * quick_ns: the budget it would have had, against which the wait is
- * recorded as quick or slow (rule 4). */
-static int wait_self(struct point *self, const struct hl_deadline *dl, uint64_t spin_ns,
-		     uint64_t quick_ns, uint32_t my_cpu1)
+ * recorded as quick or slow in *slow (rule 4). */
+static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl_deadline *dl,
+		     uint64_t spin_ns, uint64_t quick_ns, uint32_t my_cpu1)
 {
 	uint32_t s = IDLE;
 	uint32_t first = spin_ns ? SPINNING : PARKED;
@@ -303,7 +312,7 @@ static int wait_self(struct point *self, const struct hl_deadline *dl, uint64_t 
 	if (!hl_cas(&self->state, &s, first, HL_ACQUIRE)) {
 		if (s != WOKEN)
 			return EBUSY;
-		record_wait(self, false);
+		record_wait(slow, false);
 		return take(self);
 	}
 	/* Relaxed: a hint for wakers' spin decisions. */
@@ -314,13 +323,13 @@ static int wait_self(struct point *self, const struct hl_deadline *dl, uint64_t 
 		for (unsigned i = 1;; i++) {
 			/* Acquire: pairs with the waker's release exchange. */
 			if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
-				record_wait(self, false);
+				record_wait(slow, false);
 				return take(self);
 			}
 			hl_cpu_relax();
 			if (i % HL_SPIN_CLOCK_EVERY == 0) {
 				if (hl_deadline_passed(dl)) {
-					record_wait(self, true);
+					record_wait(slow, true);
 					return give_up(self, SPINNING);
 				}
 				if (hl_now_ns() - start >= spin_ns)
@@ -340,11 +349,11 @@ static int wait_self(struct point *self, const struct hl_deadline *dl, uint64_t 
 		int r = hl_futex_wait((uint32_t *)&self->state, PARKED, clock, abs);
 		/* Acquire: pairs with the waker's release exchange. */
 		if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
-			record_wait(self, hl_now_ns() - start > quick_ns);
+			record_wait(slow, hl_now_ns() - start > quick_ns);
 			return take(self);
 		}
 		if (r == ETIMEDOUT || hl_deadline_passed(dl)) {
-			record_wait(self, true);
+			record_wait(slow, true);
 			return give_up(self, PARKED);
 		}
 		if (r && r != EAGAIN && r != EINTR)
@@ -359,12 +368,19 @@ static int deadline_of(struct hl_deadline *dl, clockid_t clock, const struct tim
 	return hl_deadline_init(dl, clock, abstime);
 }
 
-int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl)
+/* The record a wait keeps: the caller's, or else the point's own. */
+static _Atomic uint32_t *record_of(struct point *self, _Atomic uint32_t *slow)
+{
+	return slow ? slow : &self->slow;
+}
+
+int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl, _Atomic uint32_t *slow)
 {
 	struct point *me = pt(self);
 	uint32_t cpu1 = current_cpu1();
 	uint64_t budget = hl_spin_ns();
-	return wait_self(me, dl, spin_budget(me, budget, 0, cpu1), budget, cpu1);
+	slow = record_of(me, slow);
+	return wait_self(me, slow, dl, spin_budget(slow, budget, 0, cpu1), budget, cpu1);
 }
 
 void hl__swap_wake(hl_swap_point_t *peer)
@@ -372,7 +388,8 @@ void hl__swap_wake(hl_swap_point_t *peer)
 	wake(pt(peer));
 }
 
-int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl_deadline *dl)
+int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl_deadline *dl,
+	     _Atomic uint32_t *slow)
 {
 	struct point *me = pt(self), *other = pt(peer);
 	/* Relaxed: where the peer last waited, a hint.  Read before the wake:
@@ -381,12 +398,13 @@ int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl_deadl
 	wake(other);
 	uint32_t cpu1 = current_cpu1();
 	uint64_t budget = 2 * hl_spin_ns();
-	return wait_self(me, dl, spin_budget(me, budget, peer_cpu1, cpu1), budget, cpu1);
+	slow = record_of(me, slow);
+	return wait_self(me, slow, dl, spin_budget(slow, budget, peer_cpu1, cpu1), budget, cpu1);
 }
 
 int hl_wait_self(hl_swap_point_t *self)
 {
-	return self ? hl__swap_wait(self, NULL) : EINVAL;
+	return self ? hl__swap_wait(self, NULL, NULL) : EINVAL;
 }
 
 int hl_wait_self_timed(hl_swap_point_t *self, clockid_t clock, const struct timespec *abstime)
@@ -395,14 +413,14 @@ int hl_wait_self_timed(hl_swap_point_t *self, clockid_t clock, const struct time
 	int err = deadline_of(&dl, clock, abstime);
 	if (err || !self)
 		return err ? err : EINVAL;
-	return hl__swap_wait(self, &dl);
+	return hl__swap_wait(self, &dl, NULL);
 }
 
 int hl_swap(hl_swap_point_t *peer, hl_swap_point_t *self)
 {
 	if (!peer || !self || peer == self)
 		return EINVAL;
-	return hl__swap(peer, self, NULL);
+	return hl__swap(peer, self, NULL, NULL);
 }
 
 int hl_swap_timed(hl_swap_point_t *peer, hl_swap_point_t *self, clockid_t clock,
@@ -412,5 +430,5 @@ int hl_swap_timed(hl_swap_point_t *peer, hl_swap_point_t *self, clockid_t clock,
 	int err = deadline_of(&dl, clock, abstime);
 	if (err || !peer || !self || peer == self)
 		return err ? err : EINVAL;
-	return hl__swap(peer, self, &dl);
+	return hl__swap(peer, self, &dl, NULL);
 }

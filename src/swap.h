@@ -9,10 +9,15 @@
 #include "internal.h"
 
 /* hl_wake, hl_wait_self and hl_swap, with dl NULL for no deadline; the
- * arguments are not checked. */
+ * arguments are not checked.  slow: the spin record of the waiting thread
+ * (swap.c's rule 4: nonzero when its last wait outlasted the spin budget),
+ * read and written by that thread only, for waiters whose point does not
+ * persist from one wait to the next (channel.c's calls); NULL keeps the
+ * record in the point. */
 HL_HIDDEN void hl__swap_wake(hl_swap_point_t *peer);
-HL_HIDDEN int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl);
+HL_HIDDEN int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl,
+			    _Atomic uint32_t *slow);
 HL_HIDDEN int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self,
-		       const struct hl_deadline *dl);
+		       const struct hl_deadline *dl, _Atomic uint32_t *slow);
 
 #endif
