@@ -4,13 +4,21 @@
  * The kernel, as checked on 6.18 (kernel/futex/core.c; docs/futex-hash.md
  * has the details): prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, n, 0, 0)
  * with n a power of two >= 2 allocates or resizes the process's private
- * table (the old one is drained into it); n = 0 switches to the global
- * table, after which every SET answers EBUSY; GET_SLOTS answers the size,
- * 0 for the global table.  A process gets a private table of 16 slots
- * (more on a machine with many CPUs) when it creates its first thread.  A
- * kernel without the option answers EINVAL to GET, which is ENOSYS here;
- * 6.16, which has the option with the private hash compiled out, answers
- * GET with 0 and SET with EINVAL, which is ENOSYS too.
+ * table (the old one is drained into it) and marks it "custom": the
+ * kernel never resizes it again.  A SET waits in the kernel until the
+ * previous table is out of use (RCU grace periods: 17-44 ms measured on
+ * this 2-CPU VM with threads alive).  n = 0 switches to the global table,
+ * after which every SET answers EBUSY (the only EBUSY 6.18 has); GET_SLOTS
+ * answers the size, 0 for the global table or no table yet.  Without a
+ * SET, a process gets a private table when it creates its first thread,
+ * and the kernel grows it at each thread creation to 4 x min(threads,
+ * CPUs online) rounded up to a power of two, at least 16 (at most the
+ * global table's size): that default never shrinks.  A fork child starts
+ * with no table and gets the default with its first thread: neither a
+ * size nor the switch to global is inherited.  A kernel without the option
+ * answers EINVAL to GET, which is ENOSYS here; 6.16, which has the option
+ * with the private hash compiled out, answers GET with 0 and SET with
+ * EINVAL, which is ENOSYS too.
  *
  * HOTLOCK_FUTEX_HASH, read when the library is loaded (so also by the
  * pthread shim), before the program has threads of its own:
@@ -23,21 +31,81 @@
  *   N       a private table of N slots (a power of two >= 2), never resized
  *           by the library
  *
- * auto: the kernel's private table, grown with the threads the library
- * knows of (thread.c registers every thread that waits): once they exceed
- * a quarter of the slots, the table is resized to 4 x their number rounded
- * up to a power of two (the kernel's own sizing rule, 4 x threads, which it
- * caps at the CPUs online: hotlock parks every waiter on its own word, so
- * its parked threads, not its CPUs, fill the table).  At most one resize
- * per doubling of the threads, on a thread's first slow path, never on a
- * lock path; capped at AUTO_MAX_SLOTS.  docs/futex-hash.md has the
- * measurements behind the rule.
+ * A call of hl_futex_hash_set, as HOTLOCK_FUTEX_HASH=global or N makes,
+ * turns auto off for the process and its fork children (`mode`).
+ *
+ * auto: size the table to 4 slots per registered thread (thread.c
+ * registers a thread at its first slow path: every thread that waits)
+ * once that is more than the kernel's default could ever be, and only
+ * grow it; leave it alone for good once someone else sized it.
+ *
+ * State (the thread estimate: a thread that registers record i counts
+ * `regs` and raises `top`; estimate = min(regs, top), which is the high
+ * water mark of records in use at once (a record is made only when none
+ * is free, so a fresh one's index is the number in use then) and, in a
+ * fork child, where the parent's records are reused and their indexes say
+ * little, the registrations made there):
+ *
+ *   variable     meaning                                     written by
+ *   -----------  ------------------------------------------  ---------------
+ *   mode         AUTO, GLOBAL/FIXED (the program's call),    hl_futex_hash_set;
+ *                NONE (no private hash here)                 look (NONE)
+ *   regs, top    the thread estimate's two counts            registrations
+ *   next         the estimate at which auto looks again      look, init, fork
+ *   default_max  the largest default the kernel can make:    init
+ *                4 x CPUs possible rounded up, at least 16
+ *   resizer      0, or pid << 32 | TID of the thread that    look's caller
+ *                holds the look (a try-lock)
+ *   rec          pid: the process rec describes; last: the   look (resizer
+ *                slots the library set there (0: none);      held)
+ *                stopped: someone else sized its table
+ *
+ * A registration (hl__futex_hash_threads), on the registering thread's
+ * first slow path, a lock path:
+ *  1. mode is not AUTO: return.  Count regs, raise top.
+ *  2. estimate < next: return (nothing to do: no syscall, no lock).
+ *  3. Take resizer (a CAS; a value of another pid is a fork parent's, taken
+ *     over).  Taken by another thread: return; its holder looks at the
+ *     counts again after it gives resizer back (step 7), so this thread's
+ *     count is not lost (unless auto stopped, or left it for later).
+ *  4. look: rec of another pid is reset (a fork child: a new table).  mode
+ *     not AUTO, or rec.stopped: done.  GET the size S (refused: no
+ *     private hash here, mode NONE: done).  S is not what the library
+ *     last set (or, before it set any, not a size the kernel's default
+ *     can have: 0, or 16..default_max): someone else chose it;
+ *     rec.stopped, next = never: done, for good in this process.
+ *  5. The estimate's 4 slots per thread fit in max(S, default_max): next =
+ *     the estimate that would not; done (never smaller than S; and the
+ *     kernel's own default is not frozen while it can still grow).
+ *  6. SET 4 x estimate rounded up to a power of two (at most
+ *     AUTO_MAX_SLOTS): rec.last and next follow.  EBUSY: the global table
+ *     (GET says 0) stops auto; a private table is left to a later
+ *     registration.  ENOSYS: mode NONE; another error stops auto in this
+ *     process.  No sleeping, no retry.
+ *  7. Give resizer back; if 5 or 6 raised next, go to 2 (threads that
+ *     registered meanwhile failed step 3: one more look, and resize,
+ *     catches up with them).
+ *
+ * hl_futex_hash_set: store mode, then wait while a thread of this
+ * process holds resizer, then SET.  With step 3's take and step 4's load
+ * of mode this is store buffering, all seq_cst: either look sees the
+ * program's mode and sets nothing, or the program sees the look under way
+ * and sets after it: the program's size is the last one set.
+ *
+ * Fork: an atfork child handler resets the counts, next and resizer, and
+ * rec carries its pid (and resizer the holder's), so a handler that runs
+ * late (DESIGN.md, invariant 6) costs nothing worse than the registrations
+ * made before it going uncounted.  docs/futex-hash.md has the measurements
+ * behind the rule, and the cost of a resize on the lock path.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <hotlock/futex.h>
 
@@ -57,13 +125,31 @@
 #endif
 
 #define AUTO_MAX_SLOTS (1u << 16)
+#define NEVER UINT32_MAX
 
 enum { MODE_AUTO, MODE_GLOBAL, MODE_FIXED, MODE_NONE };
-/* Relaxed: set once by the constructor, before other threads exist. */
+/* See the table above.  mode: seq_cst where it meets resizer (store
+ * buffering, above); relaxed where it is a hint (step 1: look reads it
+ * again). */
 static _Atomic int mode = MODE_AUTO;
-/* auto: the slots the library last set (0: none yet). Relaxed: a CAS
- * elects the thread that resizes; the kernel orders the resizes. */
-static _Atomic uint32_t auto_slots;
+/* The thread estimate.  seq_cst: a registration's count and its take of
+ * resizer, against the holder's give-back and its new look at the counts
+ * (step 7): store buffering, so that one of the two sees the other. */
+static _Atomic uint64_t auto_regs;
+static _Atomic uint32_t auto_top;
+/* Relaxed, both: hints.  next only filters (a stale, lower value costs a
+ * look that finds nothing to do); default_max is stored once by the
+ * constructor (0 before it: auto waits for it). */
+static _Atomic uint32_t auto_next;
+static _Atomic uint32_t default_max;
+static _Atomic uint64_t resizer;
+/* Read and written only by the holder of resizer, whose take (acquire)
+ * and give-back (release) order them. */
+static struct {
+	uint32_t pid;
+	uint32_t last;
+	bool stopped;
+} rec;
 
 static void count_other(void)
 {
@@ -115,50 +201,203 @@ static int set_slots(unsigned slots)
 	return err == EINVAL ? ENOSYS : err;
 }
 
+static uint32_t thread_id(void)
+{
+	/* Not hl_tid(): in a fork child, before thread.c's atfork handler has
+	 * run, its cache still holds the parent's TID. */
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* Waits while a look of another thread of this process is under way
+ * (steps 3-7), so that the program's SET comes after the look's. */
+static void wait_for_look(void)
+{
+	/* seq_cst: store buffering with step 3 (see the top); it is also an
+	 * acquire, which pairs with the give-back's release, so that the
+	 * look's prctl happens before the caller's. */
+	uint64_t r = hl_load(&resizer, HL_SEQ_CST);
+	if (!r)
+		return;
+	uint32_t pid = (uint32_t)getpid(), tid = thread_id();
+	/* A fork parent's holder is nobody here; a holder that is this very
+	 * thread means a signal handler that interrupted its look: waiting
+	 * would never end, and the look it interrupted may then set its size
+	 * after the program's (not otherwise avoidable without a second
+	 * prctl on the lock path). */
+	while (r && (uint32_t)(r >> 32) == pid && (uint32_t)r != tid) {
+		hl_sleep_ns(100000);    /* not a lock path: the program's call */
+		r = hl_load(&resizer, HL_SEQ_CST);
+	}
+}
+
 int hl_futex_hash_set(unsigned slots)
 {
 	if (slots != 0 && !power_of_two(slots))
 		return EINVAL;
-	/* The program decides from now on: auto stops.  Relaxed: see mode. */
-	hl_store(&mode, slots ? MODE_FIXED : MODE_GLOBAL, HL_RELAXED);
+	/* The program decides from now on: auto stops.  seq_cst: store
+	 * buffering with step 3's take and step 4's load (see the top). */
+	hl_store(&mode, slots ? MODE_FIXED : MODE_GLOBAL, HL_SEQ_CST);
+	wait_for_look();
 	return set_slots(slots);
 }
 
-void hl__futex_hash_threads(uint32_t threads)
+/* The thread estimate (see the table at the top). */
+static uint32_t estimate(void)
 {
-	/* Relaxed: see mode and auto_slots. */
-	if (hl_load(&mode, HL_RELAXED) != MODE_AUTO)
-		return;
-	uint32_t have = hl_load(&auto_slots, HL_RELAXED);
-	if (have >= AUTO_MAX_SLOTS || threads * 4 <= (have ? have : 16))
-		return;
+	/* seq_cst: step 7's new look after the give-back (see auto_regs). */
+	uint64_t regs = hl_load(&auto_regs, HL_SEQ_CST);
+	uint32_t top = hl_load(&auto_top, HL_SEQ_CST);
+	return regs < top ? (uint32_t)regs : top;
+}
+
+/* The estimate past which a table of `slots` is too small (4 per thread);
+ * NEVER once it reaches the cap. */
+static uint32_t next_for(uint32_t slots)
+{
+	return slots >= AUTO_MAX_SLOTS ? NEVER : slots / 4 + 1;
+}
+
+static bool possible_default(unsigned slots, uint32_t dmax)
+{
+	return slots == 0 || (power_of_two(slots) && slots >= 16 && slots <= dmax);
+}
+
+static bool take_resizer(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t me = (uint64_t)pid << 32 | thread_id();
+	uint64_t cur = 0;
+	/* seq_cst: store buffering against hl_futex_hash_set (its mode
+	 * store, then its load of resizer) and against the holder's give-back
+	 * and new look (step 7).  It is also an acquire, which pairs with the
+	 * give-back's release: rec as the last holder left it. */
+	if (hl_cas(&resizer, &cur, me, HL_SEQ_CST))
+		return true;
+	/* Held by a thread of a fork parent (the fork came during its look
+	 * and our atfork handler has not run yet): nobody gives it back here. */
+	return (uint32_t)(cur >> 32) != pid && hl_cas(&resizer, &cur, me, HL_SEQ_CST);
+}
+
+static void give_resizer(void)
+{
+	/* seq_cst: a release for rec and for the look's prctl (paired with
+	 * take_resizer's and wait_for_look's acquire), and the store of step
+	 * 7's store buffering. */
+	hl_store(&resizer, 0, HL_SEQ_CST);
+}
+
+/* auto stops in this process (rec.stopped) or everywhere (mode NONE). */
+static void stop(bool everywhere)
+{
+	if (everywhere) {
+		int m = MODE_AUTO;
+		/* Relaxed: publishes nothing; a later holder reads it after
+		 * our give-back (release) in any case.  A CAS: a program's
+		 * GLOBAL or FIXED, stored meanwhile, stays. */
+		hl_cas(&mode, &m, MODE_NONE, HL_RELAXED);
+	}
+	rec.stopped = true;
+	hl_store(&auto_next, NEVER, HL_RELAXED);        /* relaxed: see auto_next */
+}
+
+/* Steps 4-6, with resizer held.  Returns whether it made progress (a
+ * resize, or next raised): then step 7 looks at the counts again. */
+static bool look(void)
+{
+	uint32_t dmax = hl_load(&default_max, HL_RELAXED);     /* see default_max */
+	if (!dmax)
+		return false;
+	uint32_t pid = (uint32_t)getpid();
+	if (rec.pid != pid) {
+		rec.pid = pid;
+		rec.last = 0;
+		rec.stopped = false;
+	}
+	/* seq_cst: store buffering with hl_futex_hash_set (see the top). */
+	if (hl_load(&mode, HL_SEQ_CST) != MODE_AUTO || rec.stopped)
+		return false;
+	uint32_t threads = estimate();
+	unsigned now = 0;
+	int err = hl_futex_hash_get(&now);
+	if (err) {
+		stop(true);     /* ENOSYS: no private hash; anything else, alike */
+		return false;
+	}
+	if (rec.last ? now != rec.last : !possible_default(now, dmax)) {
+		stop(false);    /* the program (or someone) chose: theirs */
+		return false;
+	}
+	uint32_t need = next_for(now > dmax ? now : dmax);
+	if (threads < need) {
+		hl_store(&auto_next, need, HL_RELAXED);         /* see auto_next */
+		return true;
+	}
 	uint32_t want = 16;
 	while (want < threads * 4 && want < AUTO_MAX_SLOTS)
 		want *= 2;
-	if (!hl_cas(&auto_slots, &have, want, HL_RELAXED))
-		return;         /* another thread resizes */
-	int err = set_slots(want);
-	unsigned now = 0;
-	/* EBUSY with a private table: the kernel has not finished the last
-	 * resize (it switches tables once the old one is out of use).  Try
-	 * again a few times, 200 us apart (at most 4 ms, once per doubling,
-	 * on a thread's first slow path), then at a later registration. */
-	for (int tries = 0; err == EBUSY && tries < 20 && hl_futex_hash_get(&now) == 0 && now;
-	     tries++) {
-		hl_sleep_ns(200000);
-		err = set_slots(want);
+	err = set_slots(want);
+	if (!err) {
+		rec.last = want;
+		hl_store(&auto_next, next_for(want), HL_RELAXED);      /* see auto_next */
+		return true;
 	}
-	if (err == EBUSY && now) {
-		hl_store(&auto_slots, have, HL_RELAXED);
-	} else if (err) {
-		/* ENOSYS, or the global table (chosen by the program): stop. */
-		hl_store(&mode, MODE_NONE, HL_RELAXED);
+	/* EBUSY with a private table: a kernel that refuses while a resize is
+	 * pending (6.18 does not; it waits): a later registration tries
+	 * again.  With the global table (the program's switch): stop. */
+	if (err == EBUSY && hl_futex_hash_get(&now) == 0 && now)
+		return false;
+	stop(err == ENOSYS);
+	return false;
+}
+
+void hl__futex_hash_threads(uint32_t record)
+{
+	/* Relaxed: a hint; look reads mode again (step 4). */
+	if (hl_load(&mode, HL_RELAXED) != MODE_AUTO)
+		return;
+	/* seq_cst: see auto_regs. */
+	hl_fetch_add(&auto_regs, 1, HL_SEQ_CST);
+	uint32_t top = hl_load(&auto_top, HL_RELAXED);  /* the CAS checks it */
+	while (record > top && !hl_cas(&auto_top, &top, record, HL_SEQ_CST))
+		;
+	for (;;) {
+		if (estimate() < hl_load(&auto_next, HL_RELAXED))      /* see auto_next */
+			return;
+		if (!take_resizer())
+			return;         /* its holder looks again after us (step 7) */
+		bool progress = look();
+		give_resizer();
+		if (!progress)
+			return;         /* stopped, or left for later: no new look */
 	}
+}
+
+/* In a fork child: a new table (none until its first thread), no look
+ * under way, no thread counted yet. */
+static void atfork_child(void)
+{
+	/* Relaxed: the child has one thread; rec is reset by its pid. */
+	hl_store(&resizer, 0, HL_RELAXED);
+	hl_store(&auto_regs, 0, HL_RELAXED);
+	hl_store(&auto_top, 0, HL_RELAXED);
+	hl_store(&auto_next, next_for(hl_load(&default_max, HL_RELAXED)), HL_RELAXED);
 }
 
 /* HOTLOCK_FUTEX_HASH, at load. */
 __attribute__((constructor)) static void futex_hash_init(void)
 {
+	/* The kernel's default is at most 4 slots per CPU online, at least
+	 * 16: the CPUs possible bound it.  Where their count is unknown, 16:
+	 * a larger default would then look like someone else's choice, and
+	 * auto would stop rather than override it. */
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint32_t dmax = 16;
+	while (cpus > 0 && dmax < 4 * (unsigned long)cpus && dmax < AUTO_MAX_SLOTS)
+		dmax *= 2;
+	/* Relaxed: see default_max and auto_next. */
+	hl_store(&auto_next, next_for(dmax), HL_RELAXED);
+	hl_store(&default_max, dmax, HL_RELAXED);
+	pthread_atfork(NULL, NULL, atfork_child);
 	const char *s = getenv("HOTLOCK_FUTEX_HASH");
 	if (!s || !*s || strcmp(s, "auto") == 0)
 		return;

@@ -6,10 +6,12 @@
 
 #include "internal.h"
 
-/* thread.c, after registering a record never used before: `threads` is
- * the number of records ever in use at once (a high-water mark).  With
- * HOTLOCK_FUTEX_HASH=auto, may resize the process's futex hash (one
- * prctl, at most once per doubling). */
-HL_HIDDEN void hl__futex_hash_threads(uint32_t threads);
+/* thread.c, after registering record `record` (its index; a fresh one or
+ * one reused from a thread that exited), on the registering thread's first
+ * slow path.  With HOTLOCK_FUTEX_HASH=auto, counts the thread and, once
+ * per doubling of the threads, may resize the process's futex hash: a GET
+ * and a SET prctl, and the SET waits in the kernel for the old table to
+ * drain (futex_hash.c, steps 1-7).  Never sleeps otherwise. */
+HL_HIDDEN void hl__futex_hash_threads(uint32_t record);
 
 #endif

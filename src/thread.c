@@ -312,8 +312,7 @@ struct hl_thread *hl__thread_register(void)
 	hl_store(&t->in_use, 1, HL_RELEASE);
 	hl__self_ptr = t;
 	pthread_setspecific(exit_key, t);
-	if (fresh)
-		hl__futex_hash_threads(i);      /* records 1..i have been used */
+	hl__futex_hash_threads(i);      /* record i is in use (fresh or reused) */
 	return t;
 }
 
