@@ -16,8 +16,24 @@
  *      values (3, x, -4, 2^31) give one line on stderr and are ignored;
  *  (e) auto grows the table with the threads the library registers: 64
  *      threads that each wait on a contended hl_mutex leave at least 256
- *      slots (4 per thread).
- * Skipped with a message on a kernel without PR_FUTEX_HASH (before 6.16). */
+ *      slots (4 per thread);
+ *  (f) a size the program set with its own prctl (128) is kept while 12,
+ *      then 40 threads wait on a contended hl_mutex (auto stops);
+ *  (g) auto never makes the table smaller than the kernel's answer before:
+ *      after a raw prctl of 4096 slots, and from the kernel's default, the
+ *      size read after each of 40 threads parks never goes down;
+ *  (h) auto works in a fork child: a parent that grew the table and let
+ *      its threads exit forks, and 40 waiting threads of the child grow
+ *      the child's table (which the kernel starts afresh) to 128 or more;
+ *  (i) hl_futex_hash_set wins over auto resizes in flight: 64 threads
+ *      start waiting (the library resizes) while the program sets 64;
+ *      once they are parked the table has 64 slots (a race: the old code
+ *      failed it most of the time, not always).
+ * Each case checks the size once the threads are parked (their state in
+ * /proc is S), never after a fixed sleep.
+ * Skipped with a message on a kernel without PR_FUTEX_HASH (before 6.16);
+ * (f)-(i) also where HOTLOCK_FUTEX_HASH or HOTLOCK_FUTEX asks for another
+ * policy than auto, and where the raw prctl cannot set a size. */
 #include "common.h"
 
 #include <hotlock/hotlock.h>
@@ -204,38 +220,102 @@ static int child_seccomp(void *arg)
 	return test_finish("test_futex_hash (c) seccomp");
 }
 
-/* ---- (d), (e): re-executed with HOTLOCK_FUTEX_HASH set ---- */
+/* ---- threads parked on a held hl_mutex ---- */
 
+/* Threads that lock `gate` while the main thread holds it: each goes the
+ * slow way, which registers it with the library (thread.c), and parks. */
+#define MAX_PARKED 256
 static hl_mutex_t gate;
+static struct parked {
+	pthread_t thread;
+	_Atomic uint32_t tid;
+} parked[MAX_PARKED];
+static int nparked;
+
 static void *gate_waiter(void *arg)
 {
+	struct parked *p = arg;
+	atomic_store(&p->tid, test_gettid());
 	hl_mutex_lock(&gate);
 	hl_mutex_unlock(&gate);
-	return arg;
+	return NULL;
 }
+
+/* The caller holds gate.  Starts n more waiters. */
+static void start_waiters(int n)
+{
+	/* A call that registers this thread, so that the library's arenas
+	 * are set up before the waiters start: a waiter that waited for the
+	 * set-up (pthread_once) would look parked before it registered. */
+	unsigned ignored;
+	(void)hl_futex_hash_get(&ignored);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	REQUIRE(nparked + n <= MAX_PARKED, "too many waiters");
+	for (int i = 0; i < n; i++, nparked++) {
+		struct parked *p = &parked[nparked];
+		atomic_store(&p->tid, 0);
+		REQUIRE(pthread_create(&p->thread, &attr, gate_waiter, p) == 0, "pthread_create");
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* Waits (at most 10 s) until every waiter is asleep in the kernel (S in
+ * /proc): parked on its node, so registered, and done with whatever its
+ * registration did (a resize is D, uninterruptible, in the kernel). */
+static void wait_parked(void)
+{
+	int64_t end = now_ns() + 10 * NSEC_PER_SEC;
+	for (int i = 0; i < nparked;) {
+		uint32_t tid = atomic_load(&parked[i].tid);
+		if (tid && thread_state(tid) == 'S') {
+			i++;
+			continue;
+		}
+		REQUIRE(now_ns() < end, "waiter %d (TID %u) not parked after 10 s (state %c)", i,
+			tid, tid ? thread_state(tid) : '?');
+		sleep_ns(200 * NSEC_PER_USEC);
+	}
+}
+
+static void park_more(int n)
+{
+	start_waiters(n);
+	wait_parked();
+}
+
+/* Lets every waiter through and joins it; the caller held gate. */
+static void unpark_all(void)
+{
+	hl_mutex_unlock(&gate);
+	for (int i = 0; i < nparked; i++)
+		pthread_join(parked[i].thread, NULL);
+	nparked = 0;
+}
+
+/* The kernel's answer, asked directly: hl_futex_hash_get would register
+ * the calling thread with the library (it counts its syscall there). */
+static int raw_get(void)
+{
+	return prctl(78, 2, 0, 0, 0);
+}
+
+static int raw_set(unsigned slots)
+{
+	return prctl(78, 1, (unsigned long)slots, 0, 0) == 0 ? 0 : errno;
+}
+
+/* ---- (d), (e): re-executed with HOTLOCK_FUTEX_HASH set ---- */
 
 /* argv: --env-child THREADS.  Creates THREADS threads that wait on a held
  * hl_mutex (each registers with the library), then prints the slots. */
 static int env_child(int threads)
 {
-	pthread_t t[256];
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
 	hl_mutex_lock(&gate);
-	for (int i = 0; i < threads; i++)
-		REQUIRE(pthread_create(&t[i], &attr, gate_waiter, NULL) == 0, "pthread_create");
-	sleep_ns(200 * NSEC_PER_MSEC);  /* let them park (and register) */
-	unsigned s = 0;
-	for (int k = 0; k < 1000; k++) {        /* a resize may be in progress */
-		s = get_slots();
-		if (k > 0 && s == get_slots())
-			break;
-		sleep_ns(1000000);
-	}
-	hl_mutex_unlock(&gate);
-	for (int i = 0; i < threads; i++)
-		pthread_join(t[i], NULL);
+	park_more(threads);
+	unsigned s = get_slots();
+	unpark_all();
 	printf("slots=%u\n", s);
 	return 0;
 }
@@ -265,11 +345,150 @@ static int child_env(void *arg)
 	return 1;
 }
 
+/* ---- (f)-(i): auto against the program's own choices ---- */
+
+/* A raw prctl of the program's own, as a program that does not know of
+ * hotlock would make it. */
+static void program_sets(unsigned slots)
+{
+	int err = raw_set(slots);
+	if (err) {
+		printf("SKIP: prctl(PR_FUTEX_HASH, SET_SLOTS, %u): %s\n", slots, strerror(err));
+		fflush(stdout);
+		_exit(TEST_SKIP_CODE);
+	}
+	CHECK(raw_get() == (int)slots, "get after the program's set %u: %d", slots, raw_get());
+}
+
+static int child_program_size(void *arg)
+{
+	(void)arg;
+	program_sets(128);
+	hl_mutex_lock(&gate);
+	park_more(12);
+	int s = raw_get();
+	CHECK(s == 128, "12 waiting threads: %d slots, expected the program's 128", s);
+	park_more(28);
+	s = raw_get();
+	CHECK(s == 128, "40 waiting threads: %d slots, expected the program's 128", s);
+	unpark_all();
+	return test_finish("test_futex_hash (f)");
+}
+
+/* Parks n waiters one at a time; the size read after each is never below
+ * the size read before it. */
+static void park_one_by_one(int n, const char *how)
+{
+	for (int i = 0; i < n; i++) {
+		int before = raw_get();
+		park_more(1);
+		int after = raw_get();
+		CHECK(after >= before, "%s: %d slots before waiter %d parked, %d after", how,
+		      before, nparked, after);
+		if (after < before)
+			break;  /* one line says it */
+	}
+}
+
+static int child_never_smaller(void *arg)
+{
+	(void)arg;
+	program_sets(4096);
+	hl_mutex_lock(&gate);
+	park_one_by_one(40, "after the program's 4096");
+	int s = raw_get();
+	CHECK(s == 4096, "40 waiting threads: %d slots, expected the program's 4096", s);
+	unpark_all();
+	return test_finish("test_futex_hash (g) after a raw set");
+}
+
+static int child_never_smaller_default(void *arg)
+{
+	(void)arg;
+	hl_mutex_lock(&gate);
+	park_one_by_one(40, "from the kernel's default");
+	int s = raw_get();
+	CHECK(s >= 160, "40 waiting threads: %d slots, expected 4 per thread (160) or more", s);
+	unpark_all();
+	return test_finish("test_futex_hash (g) from the default");
+}
+
+static int child_fork(void *arg)
+{
+	(void)arg;
+	hl_mutex_lock(&gate);
+	park_more(40);
+	int s = raw_get();
+	CHECK(s >= 160, "parent, 40 waiting threads: %d slots, expected 160 or more", s);
+	unpark_all();
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* The kernel gives a fork child no table until its first
+		 * thread, then its default: the parent's size stays behind. */
+		hl_mutex_lock(&gate);
+		park_more(40);
+		int c = raw_get();
+		CHECK(c >= 160, "fork child, 40 waiting threads: %d slots, expected 160 or more", c);
+		unpark_all();
+		int rc = test_finish("test_futex_hash (h) fork child");
+		fflush(stdout);
+		_exit(rc);
+	}
+	int status;
+	char buf[128];
+	CHECK(reap_with_timeout(pid, 20000, &status) == 0, "the fork child ran past 20 s");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fork child %s",
+	      describe_status(status, buf, sizeof(buf)));
+	return test_finish("test_futex_hash (h)");
+}
+
+static int child_set_races_auto(void *arg)
+{
+	(void)arg;
+	hl_mutex_lock(&gate);
+	start_waiters(64);      /* registering, and resizing, from now on */
+	int err = hl_futex_hash_set(64);
+	CHECK(err == 0, "set 64 while threads start waiting: %s", strerror(err));
+	wait_parked();
+	int s = raw_get();
+	CHECK(s == 64, "the program set 64 while 64 threads started waiting: %d slots", s);
+	unpark_all();
+	s = raw_get();
+	CHECK(s == 64, "the program set 64, after its threads ran: %d slots", s);
+	return test_finish("test_futex_hash (i)");
+}
+
+/* (f)-(i) need the library's auto policy. */
+static const char *not_auto(void)
+{
+	const char *h = getenv("HOTLOCK_FUTEX_HASH");
+	if (h && *h && strcmp(h, "auto") != 0)
+		return "HOTLOCK_FUTEX_HASH is set";
+	const char *f = getenv("HOTLOCK_FUTEX");
+	if (f && strcmp(f, "futex") == 0)
+		return "HOTLOCK_FUTEX=futex";
+	return NULL;
+}
+
 static char out[1 << 14];
+
+/* Each case counts its own checks: a child starts from the parent's
+ * counts, failures of earlier cases included. */
+static int (*current_fn)(void *);
+static int fresh_counts(void *arg)
+{
+	test_failures = 0;
+	test_checks = 0;
+	return current_fn(arg);
+}
 
 static bool run(const char *name, int (*fn)(void *))
 {
-	return run_child_checked(name, fn, out, sizeof(out));
+	current_fn = fn;
+	return run_child_checked(name, fresh_counts, out, sizeof(out));
 }
 
 static int count(const char *text, const char *needle)
@@ -292,6 +511,17 @@ int main(int argc, char **argv)
 	run("(b) one-way", child_one_way);
 	run("(c) HOTLOCK_FUTEX=futex", child_legacy);
 	run("(c) seccomp", child_seccomp);
+	const char *why = not_auto();
+	if (why) {
+		printf("SKIP (f)-(i): %s (they need the auto policy)\n", why);
+	} else {
+		run("(f) the program's own size", child_program_size);
+		run("(g) never smaller, after a raw set", child_never_smaller);
+		run("(g) never smaller, from the default", child_never_smaller_default);
+		run("(h) fork child", child_fork);
+		for (int i = 0; i < 3; i++)
+			run("(i) set against auto", child_set_races_auto);
+	}
 
 	const struct env_case cases[] = {
 		{ "global", 4, 0, 0, false },
