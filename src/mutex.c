@@ -62,8 +62,8 @@
  *     stealing and handoff work the same on either order).  If it is
  *     parked it is not woken now (that would cost a syscall per acquisition);
  *     instead the new owner records it in `head` and sets WAKE in its own
- *     word, so that its unlock wakes the successor, exactly as if the
- *     successor had done step 4 itself.  Except when the successor is due
+ *     word (a CAS: see the end of this comment), so that its unlock wakes
+ *     the successor, exactly as if the successor had done step 4 itself.  Except when the successor is due
  *     at once (an RT thread): then it is woken now, to set HANDOFF itself
  *     when it runs (a lock handed to a sleeper stays idle for a wake-up).
  *
@@ -113,6 +113,14 @@
  *
  * The owner holds no node, so any thread can run the unlock (the pthread
  * shim relies on it); hl_mutex_unlock itself checks ownership (EPERM).
+ * Such an unlock may come while the owner is still in its lock call, right
+ * after the CAS that took the word (a normal mutex used as a binary
+ * semaphore, which glibc allows as well): step 5's recording of a parked
+ * successor, and a broadcaster's of the first waiter it moved, is a CAS
+ * that finds a freed word and then serves the successor itself, as the
+ * unlock would have (record_head); WAKE never goes into a word with no
+ * owner, where no lock could take it and no unlock release it.  Two
+ * unlocks of one hold are undefined (glibc's too) and not guarded.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -331,6 +339,38 @@ static bool wake_new_head(const struct hl_node *d, void *arg)
 	return head_due(d, now, hl_handoff_ns(), now);
 }
 
+/* Records d, a parked head that nobody has signalled, for the unlock of m
+ * (step 5, and a broadcaster's deferred head): WAKE in the owned word,
+ * after `head` = d.  The word is ours, yet it may change under us: the
+ * pthread shim lets any thread unlock a normal mutex (glibc does too: a
+ * mutex used as a binary semaphore), so an unlock may free it before WAKE
+ * is in.  WAKE in a word with no owner would be stuck for good (no lock
+ * takes a non-zero word, no unlock finds an owner to release), so a CAS:
+ * if the word was freed meanwhile, d is served now as that unlock would
+ * have served it (claimed and told RELEASED, or, if it gave up, headship
+ * passed on); if another thread took it since, WAKE goes into its word and
+ * its unlock serves d.  Only the head sets flags and d waits, so any flags
+ * in the word are a fork parent's, replaced. */
+static void record_head(struct mutex *m, struct hl_node *d)
+{
+	uint32_t w = hl_load(&m->word, HL_RELAXED);
+	for (;;) {
+		if (!(w & OWNER_MASK)) {
+			bool parked;
+			if (hl_node_claim(d, &parked))
+				hl_node_post(d, HL_SIG_RELEASED, parked);
+			else
+				pass_head(m, d, 0);
+			return;
+		}
+		/* Release: pairs with the unlocker's acquire load of the
+		 * word, which then reads `head`.  Relaxed on failure: the
+		 * loop decides again from the word alone. */
+		if (hl_cas(&m->word, &w, (w & OWNER_MASK) | flags_now(false), HL_RELEASE))
+			return;
+	}
+}
+
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
@@ -338,11 +378,9 @@ static void leave_queue(struct mutex *m, struct hl_node *n)
 						   wake_new_head, NULL);
 	if (!d)
 		return;
-	/* Relaxed: published by the release fetch_or below. */
+	/* Relaxed: published by the release CAS below. */
 	hl_store(&m->head, d->index, HL_RELAXED);
-	/* Release: pairs with the unlocker's acquire load of the word, which
-	 * then reads `head`.  We own the word, so nobody else changes it. */
-	hl_fetch_or(&m->word, flags_now(false), HL_RELEASE);
+	record_head(m, d);
 }
 
 /* Step 5 and the return of a lock that took the lock with node n. */
@@ -695,16 +733,11 @@ void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_no
 	if (owned_by_me(w, tid) && !wake_new_head(first, NULL)) {
 		/* The caller owns m, as a broadcaster usually does: first is a
 		 * deferred head of step 5, which the caller's unlock wakes
-		 * when the lock is free, instead of now only to find it held.
-		 * Relaxed: published by the release CAS below. */
+		 * when the lock is free, instead of now only to find it held
+		 * (record_head: also if another thread's unlock frees it
+		 * meanwhile).  Relaxed: published by record_head's release. */
 		hl_store(&m->head, first->index, HL_RELAXED);
-		/* Release: pairs with the unlocker's acquire load of the word,
-		 * which then reads `head`.  A CAS, not fetch_or: any flags in
-		 * the word are a fork parent's, to be replaced (as a head's
-		 * CAS does); only this thread changes an owned word without
-		 * flags. */
-		while (!hl_cas(&m->word, &w, (w & OWNER_MASK) | flags_now(false), HL_RELEASE))
-			;
+		record_head(m, first);
 		return;
 	}
 	/* Free, or another's: first competes for it now.  It cannot have given

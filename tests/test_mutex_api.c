@@ -32,6 +32,7 @@
  *    values accepted. */
 #include "call.h"
 #include "common.h"
+#include "shim_api.h"
 
 #include <hotlock/hotlock.h>
 
@@ -579,6 +580,128 @@ static int env_config_main(char **argv)
 	return test_finish("test_mutex_api --env");
 }
 
+/* A mutex used as a binary semaphore (issue 24): three consumers lock it
+ * (P, hl__mutex_lock_any: the pthread shim's lock of a normal mutex, which
+ * waits even in its owner), a producer unlocks it whenever it is held (V:
+ * hl__mutex_unlock_any, the shim's unlock of a normal mutex by a thread
+ * that does not own it, which glibc allows too).  A V that lands while a consumer is
+ * still inside a slow-path acquire (between taking the word and recording
+ * its successor in it) must not leave the word stuck with no owner, which
+ * no lock and no unlock can change: the consumers keep getting it, for
+ * about a second of Vs. */
+static hl_mutex_t sem_m;
+static atomic_long sem_got;
+static atomic_int sem_stop;
+
+static void *sem_consumer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&sem_stop)) {
+		/* As the shim locks a normal mutex: its owner waits for an
+		 * unlock too (no EDEADLK). */
+		hl__mutex_lock_any(&sem_m, NULL);
+		atomic_fetch_add(&sem_got, 1);
+	}
+	return NULL;
+}
+
+/* The same with hl_cond: two waiters that hold the mutex between their
+ * waits (each wait releases and retakes it), and a broadcaster that takes
+ * it (P) and broadcasts while it holds it, which records the first moved
+ * waiter in the word it owns (deferred to its unlock, morph.h) while the
+ * producer's V may free that word.  The producer unlocks only the
+ * broadcaster's holds (sem_bc_holds), so that every hold is released once:
+ * two unlocks of one hold are undefined, here as on glibc. */
+static hl_cond_t sem_c;
+static atomic_int sem_bc_holds;
+
+static void *sem_waiter(void *arg)
+{
+	(void)arg;
+	hl__mutex_lock_any(&sem_m, NULL);
+	while (!atomic_load(&sem_stop)) {
+		struct timespec ts = deadline_in(CLOCK_MONOTONIC, 10 * NSEC_PER_MSEC);
+		if (hl_cond_timedwait(&sem_c, &sem_m, CLOCK_MONOTONIC, &ts) == 0)
+			atomic_fetch_add(&sem_got, 1);
+	}
+	hl__mutex_unlock_any(&sem_m);
+	return NULL;
+}
+
+static void *sem_broadcaster(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&sem_stop)) {
+		hl__mutex_lock_any(&sem_m, NULL);
+		atomic_store(&sem_bc_holds, 1);
+		hl_cond_broadcast(&sem_c);
+		atomic_fetch_add(&sem_got, 1);
+	}
+	return NULL;
+}
+
+/* One V: with_cond, only of a hold of the broadcaster's. */
+static bool sem_v(bool with_cond)
+{
+	if (with_cond) {
+		if (!atomic_exchange(&sem_bc_holds, 0))
+			return false;
+	} else if (hl_mutex_trylock(&sem_m) == 0) {
+		hl__mutex_unlock_any(&sem_m);   /* it was free: leave it so */
+		return false;
+	}
+	hl__mutex_unlock_any(&sem_m);
+	return true;
+}
+
+static void test_unlock_by_other(bool with_cond)
+{
+	pthread_t t[3];
+	hl_mutex_init(&sem_m);
+	hl_cond_init(&sem_c);
+	atomic_store(&sem_stop, 0);
+	atomic_store(&sem_got, 0);
+	if (!with_cond)
+		REQUIRE(hl_mutex_lock(&sem_m) == 0, "lock");
+	for (int i = 0; i < 3; i++)
+		REQUIRE(pthread_create(&t[i], NULL, !with_cond ? sem_consumer :
+				       i < 2 ? sem_waiter : sem_broadcaster, NULL) == 0,
+			"pthread_create");
+	int64_t start = now_ns(), last_progress = start;
+	long last = 0, vs = 0;
+	bool stuck = false;
+	char desc[256] = "";
+	while (now_ns() - start < NSEC_PER_SEC) {
+		vs += sem_v(with_cond);
+		long got = atomic_load(&sem_got);
+		if (got != last) {
+			last = got;
+			last_progress = now_ns();
+		} else if (now_ns() - last_progress > NSEC_PER_SEC / 2) {
+			hl_mutex_describe(&sem_m, desc, sizeof(desc));
+			stuck = true;
+			break;
+		}
+	}
+	CHECK(!stuck, "a mutex unlocked by another thread%s is stuck after %ld Vs and %ld Ps: %s",
+	      with_cond ? " (with hl_cond)" : "", vs, last, desc);
+	atomic_store(&sem_stop, 1);
+	if (stuck) {
+		printf("test_mutex_api: the consumers cannot finish; exiting\n");
+		test_finish("test_mutex_api");
+		_exit(1);
+	}
+	for (int i = 0; i < 3; i++) {
+		/* V until each consumer has seen the stop. */
+		while (pthread_tryjoin_np(t[i], NULL) == EBUSY) {
+			sem_v(with_cond);
+			sleep_ns(100000);
+		}
+	}
+	printf("test_mutex_api: binary semaphore%s: %ld Vs, %ld Ps in 1 s\n",
+	       with_cond ? " with hl_cond" : "", vs, last);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--env") == 0)
@@ -592,5 +715,7 @@ int main(int argc, char **argv)
 	test_timeouts_in_queue();
 	test_far_deadlines();
 	test_config();
+	test_unlock_by_other(false);
+	test_unlock_by_other(true);
 	return test_finish("test_mutex_api");
 }
