@@ -301,6 +301,11 @@ int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl_deadline *dl)
 
 /* ---- signal and broadcast ---------------------------------------------- */
 
+bool hl__cond_has_waiters(hl_cond_t *c)
+{
+	return list_first(C(c)) != NULL;
+}
+
 /* Step 2 for listed node n, taken off the list: keeps it, or leaves it to
  * its thread, which gave up (and does its own step 6).  Returns whether it
  * was kept. */

@@ -80,5 +80,7 @@ HL_HIDDEN int hl__rwlock_wrlock_kind(hl_rwlock_t *l, int kind, const struct hl_d
 /* hl_cond_timedwait with a prepared deadline (NULL: none), which may pass
  * by interrupt only (forever). */
 HL_HIDDEN int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl_deadline *dl);
+/* Whether c has waiters listed (a relaxed hint, as signal's first step). */
+HL_HIDDEN bool hl__cond_has_waiters(hl_cond_t *c);
 
 #endif

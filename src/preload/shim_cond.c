@@ -87,17 +87,38 @@ int shim_cond_destroy(pthread_cond_t *c)
 }
 SHIM_EXPORT(shim_cond_destroy, pthread_cond_destroy, "GLIBC_2.3.2");
 
+/* Signal or broadcast (wake: 1 or all) where the futex sequence has
+ * waiters.  The rule of every wake-up: a woken waiter may destroy the
+ * condvar and free it at once, so the wake is the waker's last access to it
+ * (hl_cond's signal and broadcast keep it; the futex call after the
+ * increment is harmless on freed memory).  So the count is read first and
+ * each kind served in an order that ends with a wake: hl_cond's waiters
+ * first, only if any are listed (both kinds at once means two mutexes in
+ * concurrent waits, which POSIX leaves undefined), then the sequence. */
+static void serve_sequence(struct shim_cond *sc, int wake)
+{
+	if (hl__cond_has_waiters(&sc->hl)) {
+		if (wake == 1)
+			hl_cond_signal(&sc->hl);
+		else
+			hl_cond_broadcast(&sc->hl);
+	}
+	hl_fetch_add(&sc->fseq, 1, HL_SEQ_CST);
+	hl_futex_wake((uint32_t *)&sc->fseq, wake);
+}
+
 int shim_cond_signal(pthread_cond_t *c)
 {
 	if (shim_cond_is_glibc(c))
 		return REAL(R_COND_SIGNAL, int (*)(pthread_cond_t *))(c);
 	struct shim_cond *sc = SC(c);
-	hl_cond_signal(&sc->hl);
-	/* seq_cst: pairs with the waiter's count (see the top). */
-	if (hl_load(&sc->fwaiters, HL_SEQ_CST)) {
-		hl_fetch_add(&sc->fseq, 1, HL_SEQ_CST);
-		hl_futex_wake((uint32_t *)&sc->fseq, 1);
+	/* seq_cst: pairs with the waiter's count (see the top).  Read
+	 * before any waiter is woken: see serve_sequence. */
+	if (!hl_load(&sc->fwaiters, HL_SEQ_CST)) {
+		hl_cond_signal(&sc->hl);
+		return 0;
 	}
+	serve_sequence(sc, 1);
 	return 0;
 }
 SHIM_EXPORT(shim_cond_signal, pthread_cond_signal, "GLIBC_2.3.2");
@@ -107,12 +128,12 @@ int shim_cond_broadcast(pthread_cond_t *c)
 	if (shim_cond_is_glibc(c))
 		return REAL(R_COND_BROADCAST, int (*)(pthread_cond_t *))(c);
 	struct shim_cond *sc = SC(c);
-	hl_cond_broadcast(&sc->hl);
 	/* seq_cst: as in signal. */
-	if (hl_load(&sc->fwaiters, HL_SEQ_CST)) {
-		hl_fetch_add(&sc->fseq, 1, HL_SEQ_CST);
-		hl_futex_wake((uint32_t *)&sc->fseq, INT32_MAX);
+	if (!hl_load(&sc->fwaiters, HL_SEQ_CST)) {
+		hl_cond_broadcast(&sc->hl);
+		return 0;
 	}
+	serve_sequence(sc, INT32_MAX);
 	return 0;
 }
 SHIM_EXPORT(shim_cond_broadcast, pthread_cond_broadcast, "GLIBC_2.3.2");
