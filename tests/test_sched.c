@@ -141,7 +141,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	if (kind == L_COND)
 		p->threads = 2 + (int)rng_below(&r, 4);         /* 2-5 */
 	if (kind == L_MUTEX_SEM)
-		p->threads = 2 + (int)rng_below(&r, 2);         /* 2-3 */
+		p->threads = 2 + (int)rng_below(&r, 3);         /* 2-4 */
 	if (kind == L_CHANNEL)
 		p->threads = 3 + (int)rng_below(&r, 2);         /* the server + 2-3 clients */
 	if (kind == L_SWAP)
@@ -633,9 +633,18 @@ static void cond_run(uint64_t seed)
  * borrows either token now and then with a timed lock of 0-5 us (or a
  * deadline passed: abandoned nodes in the queue) and gives it back at once.
  * Checked: the waiter of each round sees exactly the rounds posted before
- * (a lost post is a deadlock, a doubled one a count off). */
+ * (a lost post is a deadlock, a doubled one a count off).
+ *
+ * A third token, s3, is posted whenever it is taken: threads 2 and 3 (if
+ * any) wait for it now and then (timed, as the borrows), and thread 0 posts
+ * it in each round if it is held (trylock fails) without waiting for anyone
+ * to see the post, so that a post can land while a waiter is still inside
+ * its slow-path acquire, after it took the word and before it recorded its
+ * successor in it.  Checked: s3 is not left stuck (at the end it can be
+ * posted, taken and destroyed).  Only thread 0 posts s3: two unlocks of one
+ * hold are undefined. */
 struct semc {
-	hl_mutex_t s1, s2;
+	hl_mutex_t s1, s2, s3;
 	int posted, taken;
 };
 
@@ -657,6 +666,10 @@ static void *sem_main(void *arg)
 	hl_sched_thread_begin(w->index);
 	for (int i = 0; i < pl->ops; i++) {
 		if (w->index == 0) {
+			/* s3: posted if held (if free, the trylock took it and
+			 * the unlock gives it back). */
+			hl_mutex_trylock(&S->s3);
+			sem_check(hl__mutex_unlock_any(&S->s3), "post s3");
 			S->posted = i + 1;
 			sem_check(hl__mutex_unlock_any(&S->s1), "post s1");
 			sem_check(hl__mutex_lock_any(&S->s2, NULL), "wait s2");
@@ -669,15 +682,17 @@ static void *sem_main(void *arg)
 			S->taken = i + 1;
 			sem_check(hl__mutex_unlock_any(&S->s2), "post s2");
 		} else {
-			hl_mutex_t *s = rng_below(&r, 2) ? &S->s1 : &S->s2;
+			bool third = w->index == 3 || rng_below(&r, 2);
+			hl_mutex_t *s = third ? &S->s3 : rng_below(&r, 2) ? &S->s1 : &S->s2;
 			int64_t rel = rng_below(&r, 4) == 0 ? -1000 : (int64_t)rng_below(&r, 5001);
 			struct timespec ts = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
 			struct hl_deadline dl;
 			REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
 			int rc = hl__mutex_lock_any(s, &dl);
-			if (rc == 0)
-				sem_check(hl__mutex_unlock_any(s), "give back");
-			else if (rc != ETIMEDOUT)
+			if (rc == 0) {
+				if (!third)     /* s3 is posted by thread 0 */
+					sem_check(hl__mutex_unlock_any(s), "give back");
+			} else if (rc != ETIMEDOUT)
 				hl_sched_fail("borrow returned %d", rc);
 		}
 	}
@@ -701,9 +716,11 @@ static void sem_run(uint64_t seed)
 	const struct plan *pl = &the_plan;
 	memset(S, 0, sizeof(*S));
 	REQUIRE(hl_mutex_set_queue(&S->s1, HL_QUEUE_FIFO) == 0 &&
-		hl_mutex_set_queue(&S->s2, HL_QUEUE_FIFO) == 0, "queue");
+		hl_mutex_set_queue(&S->s2, HL_QUEUE_FIFO) == 0 &&
+		hl_mutex_set_queue(&S->s3, HL_QUEUE_FIFO) == 0, "queue");
 	hl_sched_name(&S->s1, sizeof(S->s1), "s1");
 	hl_sched_name(&S->s2, sizeof(S->s2), "s2");
+	hl_sched_name(&S->s3, sizeof(S->s3), "s3");
 	/* Both start locked, by a thread that is neither side. */
 	REQUIRE(hl_mutex_lock(&S->s1) == 0 && hl_mutex_lock(&S->s2) == 0, "set-up");
 	hl_sched_on_failure(semc_describe, S);
@@ -716,9 +733,11 @@ static void sem_run(uint64_t seed)
 		pthread_join(w[i].th, NULL);
 	if (S->taken != pl->ops)
 		hl_sched_fail("%d of %d rounds", S->taken, pl->ops);
-	/* Each is held (by its last waiter): unlock, and nothing is left. */
+	/* Each is held (by its last waiter; s3 maybe not): unlock, and
+	 * nothing is left. */
 	if (hl__mutex_unlock_any(&S->s1) || hl__mutex_unlock_any(&S->s2) ||
-	    hl_mutex_destroy(&S->s1) || hl_mutex_destroy(&S->s2))
+	    hl__mutex_unlock_any(&S->s3) || hl_mutex_destroy(&S->s1) ||
+	    hl_mutex_destroy(&S->s2) || hl_mutex_destroy(&S->s3))
 		hl_sched_fail("a semaphore is busy after every thread has ended");
 }
 
