@@ -1020,7 +1020,12 @@ static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 /* The last reader out, which took the count to 0 with live flags in old. */
 static HL_NOINLINE int last_reader_out(struct rwlock *l, uint64_t old)
 {
-	release_to_head(l, old - ONE_READER, 0);
+	/* A fork parent's flags left alone with no holder are dropped by
+	 * the next acquisition (take).  Looked at here, out of line: the
+	 * look at the fork generation (a fork check, thread.h) would cost
+	 * every read unlock a stack frame. */
+	if (has_live_flags(old))
+		release_to_head(l, old - ONE_READER, 0);
 	return 0;
 }
 
@@ -1037,10 +1042,8 @@ int hl_rwlock_unlock(hl_rwlock_t *pl)
 		 * the other readers' releases on to a head it hands the lock
 		 * to (release_to_head). */
 		uint64_t old = hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
-		if (hl_unlikely(readers(old) == 1 && has_live_flags(old)))
+		if (hl_unlikely(readers(old) == 1 && (old & FLAGS)))
 			return last_reader_out(l, old);
-		/* A fork parent's flags left alone with no holder are
-		 * dropped by the next acquisition (take). */
 		return 0;
 	}
 	/* Write-held by us, with no flags: the word becomes 0.  Release and
