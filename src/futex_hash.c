@@ -46,12 +46,16 @@
  * fork child, where the parent's records are reused and their indexes say
  * little, the registrations made there):
  *
- *   variable     meaning                                     written by
+ *   variable     meaning (regs, top, next, gen: auto_* in    written by
+ *                the code)
  *   -----------  ------------------------------------------  ---------------
  *   mode         AUTO, GLOBAL/FIXED (the program's call),    hl_futex_hash_set;
  *                NONE (no private hash here)                 look (NONE)
  *   regs, top    the thread estimate's two counts            registrations
- *   next         the estimate at which auto looks again      look, init, fork
+ *   next         the estimate at which auto looks again      look, init,
+ *                                                            step 1 (fork)
+ *   gen          thread.c's fork generation when regs, top   step 1
+ *                and next were started
  *   default_max  the largest default the kernel can make:    init
  *                4 x CPUs possible rounded up, at least 16
  *   resizer      0, or pid << 32 | TID of the thread that    look's caller
@@ -62,7 +66,9 @@
  *
  * A registration (hl__futex_hash_threads), on the registering thread's
  * first slow path, a lock path:
- *  1. mode is not AUTO: return.  Count regs, raise top.
+ *  1. mode is not AUTO: return.  The fork generation is not gen (a fork
+ *     child, whose table is new and whose threads are not the parent's):
+ *     start regs, top and next afresh.  Count regs, raise top.
  *  2. estimate < next: return (nothing to do: no syscall, no lock).
  *  3. Take resizer (a CAS; a value of another pid is a fork parent's, taken
  *     over).  Taken by another thread: return; its holder looks at the
@@ -92,17 +98,19 @@
  * program's mode and sets nothing, or the program sees the look under way
  * and sets after it: the program's size is the last one set.
  *
- * Fork: an atfork child handler resets the counts, next and resizer, and
- * rec carries its pid (and resizer the holder's), so a handler that runs
- * late (DESIGN.md, invariant 6) costs nothing worse than the registrations
- * made before it going uncounted.  docs/futex-hash.md has the measurements
- * behind the rule, and the cost of a resize on the lock path.
+ * Fork: no atfork handler of ours (it could run late, after other
+ * libraries' handlers took locks, or not at all after _Fork(): DESIGN.md,
+ * invariant 6).  thread.c brings the child's fork generation up to date
+ * before a registration in the child goes on (hl_fork_check), and step 1
+ * compares it; rec carries its pid and resizer its holder's, so a parent's
+ * record or look in flight is recognised as such.  docs/futex-hash.md has
+ * the measurements behind the rule, and the cost of a resize on the lock
+ * path.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -143,6 +151,11 @@ static _Atomic uint32_t auto_top;
 static _Atomic uint32_t auto_next;
 static _Atomic uint32_t default_max;
 static _Atomic uint64_t resizer;
+/* Relaxed: a CAS elects the registration that starts the counts afresh in
+ * a fork child; nothing is published with it (a registration that races
+ * the fresh start, in a child that started threads before any hotlock
+ * call, may go uncounted: the estimate is a little low, no worse). */
+static _Atomic uint32_t auto_gen;
 /* Read and written only by the holder of resizer, whose take (acquire)
  * and give-back (release) order them. */
 static struct {
@@ -355,6 +368,18 @@ void hl__futex_hash_threads(uint32_t record)
 	/* Relaxed: a hint; look reads mode again (step 4). */
 	if (hl_load(&mode, HL_RELAXED) != MODE_AUTO)
 		return;
+	/* Relaxed: hl__fork_gen changes only in hl__fork_child, which the
+	 * registration ran or waited for (hl_fork_check) before it called
+	 * this (futex_hash.h). */
+	uint32_t gen = hl_load(&hl__fork_gen, HL_RELAXED);
+	uint32_t seen = hl_load(&auto_gen, HL_RELAXED);        /* see auto_gen */
+	if (seen != gen && hl_cas(&auto_gen, &seen, gen, HL_RELAXED)) {
+		/* Relaxed: see auto_gen; the counts' later updates are
+		 * seq_cst. */
+		hl_store(&auto_regs, 0, HL_RELAXED);
+		hl_store(&auto_top, 0, HL_RELAXED);
+		hl_store(&auto_next, next_for(hl_load(&default_max, HL_RELAXED)), HL_RELAXED);
+	}
 	/* seq_cst: see auto_regs. */
 	hl_fetch_add(&auto_regs, 1, HL_SEQ_CST);
 	uint32_t top = hl_load(&auto_top, HL_RELAXED);  /* the CAS checks it */
@@ -372,17 +397,6 @@ void hl__futex_hash_threads(uint32_t record)
 	}
 }
 
-/* In a fork child: a new table (none until its first thread), no look
- * under way, no thread counted yet. */
-static void atfork_child(void)
-{
-	/* Relaxed: the child has one thread; rec is reset by its pid. */
-	hl_store(&resizer, 0, HL_RELAXED);
-	hl_store(&auto_regs, 0, HL_RELAXED);
-	hl_store(&auto_top, 0, HL_RELAXED);
-	hl_store(&auto_next, next_for(hl_load(&default_max, HL_RELAXED)), HL_RELAXED);
-}
-
 /* HOTLOCK_FUTEX_HASH, at load. */
 __attribute__((constructor)) static void futex_hash_init(void)
 {
@@ -397,7 +411,6 @@ __attribute__((constructor)) static void futex_hash_init(void)
 	/* Relaxed: see default_max and auto_next. */
 	hl_store(&auto_next, next_for(dmax), HL_RELAXED);
 	hl_store(&default_max, dmax, HL_RELAXED);
-	pthread_atfork(NULL, NULL, atfork_child);
 	const char *s = getenv("HOTLOCK_FUTEX_HASH");
 	if (!s || !*s || strcmp(s, "auto") == 0)
 		return;
