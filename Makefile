@@ -26,8 +26,10 @@ build-asan: deps
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTLOCK_SANITIZE=address -DHOTLOCK_BUILD_TESTS=ON $(CMAKE_FLAGS)
 	cmake --build build-asan
 
+# -j2: only the two spin-model tests run at once (side by side); every other
+# test is RUN_SERIAL (tests/CMakeLists.txt, hotlock_add_test).
 test-main: build
-	cd build && ctest $(CTEST_FLAGS)
+	cd build && ctest -j2 $(CTEST_FLAGS)
 
 test-tsan: build-tsan
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest $(CTEST_FLAGS)
