@@ -181,11 +181,12 @@ static inline void hl_fork_check(void)
 {
 	/* Acquire on the pointer: pairs with the release that publishes the
 	 * page after its canary was set to 1, so a thread that finds the
-	 * page reads 1 there until a fork wipes it.  Relaxed on the canary:
-	 * the wipe is the kernel's, done before the child runs; the update
-	 * of a child publishes with its own release (thread.c). */
+	 * page reads 1 there until a fork wipes it.  Acquire on the canary:
+	 * a 1 stored by a child's update (a release, thread.c) makes that
+	 * update visible, also to a thread that did not make it.  Both are
+	 * plain loads on x86. */
 	_Atomic uint32_t *c = hl_load(&hl__fork_canary, HL_ACQUIRE);
-	if (hl_unlikely(hl_load(c, HL_RELAXED) != 1))
+	if (hl_unlikely(hl_load(c, HL_ACQUIRE) != 1))
 		hl__fork_child(c);
 }
 
