@@ -5,10 +5,18 @@
 # The shim run must leave the shim's report at exit (HOTLOCK_SHIM_STATS,
 # into a file: test suites check their subprocesses' stderr), so that it
 # cannot pass on glibc by accident.
-# Usage: run_app.sh HOTLOCK_RUN TIMEOUT_S PATTERN -- command args...
+# Usage: run_app.sh HOTLOCK_RUN TIMEOUT_S PATTERN [--together] -- command args...
+# --together: the two runs at the same time, for a program that mostly
+# waits (CPython's thread tests: 10 s of CPU in 150 s), instead of one
+# after the other.
 set -uo pipefail
 run=$1 limit=$2 pattern=$3
 shift 3
+together=0
+if [ "$1" = --together ]; then
+	together=1
+	shift
+fi
 [ "$1" = -- ] && shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,12 +32,22 @@ result() {      # mode
 	fi
 	rc=$?
 	end=$(date +%s%N)
-	printf '%s: exit %d after %d ms\n' "$mode" "$rc" $(((end - start) / 1000000))
-	return $rc
+	printf '%s: exit %d after %d ms\n' "$mode" "$rc" $(((end - start) / 1000000)) \
+		>"$tmp/$mode.time"
+	echo "$rc" >"$tmp/$mode.rc"
 }
+if [ $together = 1 ]; then
+	result glibc "$@" &
+	result shim "$@" &
+	wait
+else
+	result glibc "$@"
+	result shim "$@"
+fi
 fails=0
 for mode in glibc shim; do
-	if ! result "$mode" "${@}"; then
+	cat "$tmp/$mode.time"
+	if [ "$(cat "$tmp/$mode.rc")" != 0 ]; then
 		echo "FAIL: the $mode run failed (124: timed out); its output ends:"
 		tail -n 20 "$tmp/$mode.out" "$tmp/$mode.err"
 		fails=1

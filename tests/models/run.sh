@@ -26,10 +26,11 @@
 # cannot fail is a defect.  CFLAGS overrides the optimization of pan
 # (below); PANFLAGS are added to pan's options.
 #
-# Usage: run.sh SPIN_BIN CC MODELS_DIR [MODEL | -MODEL]
-# With MODEL (rwlock.pml, say) only that model's rows run; with -MODEL every
-# row but its (make test runs rwlock.pml's rows as a test of their own, so
-# that each test stays within its timeout).
+# Usage: run.sh SPIN_BIN CC MODELS_DIR [MODELS | -MODELS]
+# With MODELS (rwlock.pml, or a comma-separated list: rwlock.pml,cna.pml)
+# only those models' rows run; with -MODELS every row but theirs (make test
+# runs the rows as two tests of about the same length, side by side, each
+# well within its timeout).
 set -uo pipefail
 spin_bin=$1
 cc=$2
@@ -209,8 +210,8 @@ for row in "${rows[@]}"; do
 	IFS='|' read -r model defs expect cflags panflags <<<"$row"
 	case "$only" in
 	"") ;;
-	-*) [ "$model" = "${only#-}" ] && continue ;;
-	*) [ "$model" = "$only" ] || continue ;;
+	-*) [[ ",${only#-}," == *",$model,"* ]] && continue ;;
+	*) [[ ",$only," == *",$model,"* ]] || continue ;;
 	esac
 	name="$model${defs:+ $defs}"
 	start=$(now_ds)
@@ -297,7 +298,7 @@ for row in "${rows[@]}"; do
 done
 echo "models: $passed passed, $failed failed, $(secs "$start_all")"
 if [ $((passed + failed)) = 0 ]; then
-	echo "run.sh: no row of model '$only'"
+	echo "run.sh: no row of model(s) '$only'"
 	exit 1
 fi
 [ "$failed" = 0 ]
