@@ -467,11 +467,36 @@ static void log_set(const struct grp *g, int from, int to, char *out, size_t len
 		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? " " : "", tmp[i]);
 }
 
+/* Runs pattern (R and W alternating, 3 readers) with handoff 1 s: the
+ * three readers must be granted first, together (any order), then the
+ * writers in order. */
+static void check_grouped(struct grp *g, const char *pattern, const char *writers,
+			  const char *why)
+{
+	char order[128], set[128], spaced[16];
+	size_t n = 0;
+	for (const char *p = pattern; *p && n + 2 < sizeof(spaced); p++) {
+		if (n)
+			spaced[n++] = ' ';
+		spaced[n++] = *p;
+	}
+	spaced[n] = 0;
+	group_run(pattern, g, order, sizeof(order));
+	printf("grant order, %s, handoff 1 s: %s (up to %d readers inside at once)\n", spaced,
+	       order, atomic_load(&g->max_inside));
+	log_set(g, 0, 3, set, sizeof(set));
+	CHECK(strcmp(set, "R1 R2 R3") == 0 && strstr(order, writers) == order + 9,
+	      "%s with handoff 1 s was granted %s, expected R1 R2 R3 (any order%s) then %s",
+	      spaced, order, why, writers);
+	CHECK(atomic_load(&g->max_inside) == 3, "%s: %d readers inside at once, "
+	      "expected the 3 granted together", spaced, atomic_load(&g->max_inside));
+}
+
 static void test_grouping(void)
 {
 	hl_config_t c0, c;
 	static struct grp g;
-	char order[128], set[128];
+	char order[128];
 
 	hl_config_get(&c0);
 	c = c0;
@@ -479,25 +504,8 @@ static void test_grouping(void)
 	c.handoff_ns = NSEC_PER_SEC;
 	CHECK_RC(hl_config_set(&c), 0);
 
-	group_run("RWRWRW", &g, order, sizeof(order));
-	printf("grant order, R W R W R W, handoff 1 s: %s (up to %d readers inside at once)\n",
-	       order, atomic_load(&g.max_inside));
-	log_set(&g, 0, 3, set, sizeof(set));
-	CHECK(strcmp(set, "R1 R2 R3") == 0 && strstr(order, "W1 W2 W3") == order + 9,
-	      "R W R W R W with handoff 1 s was granted %s, expected R1 R2 R3 (any order) then "
-	      "W1 W2 W3", order);
-	CHECK(atomic_load(&g.max_inside) == 3, "R W R W R W: %d readers inside at once, "
-	      "expected the 3 granted together", atomic_load(&g.max_inside));
-
-	group_run("RWRWR", &g, order, sizeof(order));
-	printf("grant order, R W R W R, handoff 1 s: %s (up to %d readers inside at once)\n",
-	       order, atomic_load(&g.max_inside));
-	log_set(&g, 0, 3, set, sizeof(set));
-	CHECK(strcmp(set, "R1 R2 R3") == 0 && strstr(order, "W1 W2") == order + 9,
-	      "R W R W R with handoff 1 s was granted %s, expected R1 R2 R3 (any order: R3, "
-	      "the last node, goes with the group) then W1 W2", order);
-	CHECK(atomic_load(&g.max_inside) == 3, "R W R W R: %d readers inside at once, "
-	      "expected the 3 granted together", atomic_load(&g.max_inside));
+	check_grouped(&g, "RWRWRW", "W1 W2 W3", "");
+	check_grouped(&g, "RWRWR", "W1 W2", ": R3, the last node, goes with the group");
 
 	c.handoff_ns = 0;
 	CHECK_RC(hl_config_set(&c), 0);
