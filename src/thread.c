@@ -227,17 +227,17 @@ void hl__fork_child(_Atomic uint32_t *c)
  * the first registration, whichever comes first. */
 static void canary_setup(void)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	void *p = mmap(NULL, page > 0 ? (size_t)page : 4096, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long pagesize = sysconf(_SC_PAGESIZE);
+	size_t len = pagesize > 0 ? (size_t)pagesize : 4096;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return;
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
 #endif
-	if (madvise(p, page > 0 ? (size_t)page : 4096, MADV_WIPEONFORK) != 0) {
+	if (madvise(p, len, MADV_WIPEONFORK) != 0) {
 		/* Before Linux 4.14: hotlock's atfork handler alone. */
-		munmap(p, page > 0 ? (size_t)page : 4096);
+		munmap(p, len);
 		return;
 	}
 	_Atomic uint32_t *c = p;
