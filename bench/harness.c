@@ -215,6 +215,11 @@ double bench_parse_seconds(const char *scenario, const char *opt,
 	return v;
 }
 
+unsigned bench_parse_busy(const char *scenario, const char *s)
+{
+	return (unsigned)bench_parse_ulong(scenario, "--busy", s, 0, BENCH_MAX_BUSY);
+}
+
 static int cmp_unsigned(const void *a, const void *b)
 {
 	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
@@ -328,6 +333,8 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--topology"))) {
 		set_topology(scenario, v);
 		c->topology = v;
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--busy"))) {
+		c->busy = bench_parse_busy(scenario, v);
 	} else {
 		return false;
 	}
@@ -376,8 +383,16 @@ void bench_common_help(FILE *f, const char *default_locks)
 		"                     than CPUs; with numa and llc a worker is on the node\n"
 		"                     of the CPU it runs on (no pinning).  Default: the\n"
 		"                     library's (HOTLOCK_TOPOLOGY, else numa)\n"
+		"  --busy N           N CPU-bound processes (0 to %u) beside the runs:\n"
+		"                     forks of the bench spinning on arithmetic at nice 0,\n"
+		"                     SCHED_OTHER, no affinity of their own (named\n"
+		"                     hotlock-busy), started before the first run and\n"
+		"                     killed after the last (also on an error, SIGINT,\n"
+		"                     SIGTERM).  Stated above the tables ('load:') and in\n"
+		"                     the JSON (config busy, each run's busy_cpus); the\n"
+		"                     'other load' notes leave them out (default 0)\n"
 		"  --help             this text\n",
-		default_locks, BENCH_MAX_THREADS, HL_TOPOLOGY_MAX_NODES);
+		default_locks, BENCH_MAX_THREADS, HL_TOPOLOGY_MAX_NODES, BENCH_MAX_BUSY);
 }
 
 /* ---- where a run comes from ------------------------------------------ */
@@ -546,26 +561,38 @@ double bench_machine_busy_s(void)
 	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
 }
 
-/* Where the rest of the machine stands: busy CPU seconds, ours, and when. */
+/* Where the rest of the machine stands: busy CPU seconds, ours, those of
+ * the --busy processes (0 without), and when. */
 struct machine_mark {
-	double busy_s, self_s, at_s;
+	double busy_s, self_s, load_s, at_s;
 };
 
 static void machine_mark(struct machine_mark *m)
 {
 	m->busy_s = bench_machine_busy_s();
 	m->self_s = clock_s(CLOCK_PROCESS_CPUTIME_ID, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+	m->load_s = bench_busy_cpu_s();
 	m->at_s = bench_now();
 }
 
-/* CPUs the rest of the machine kept busy between two marks, on average. */
+/* CPUs the rest of the machine kept busy between two marks, on average:
+ * neither this process nor the load it started itself (--busy). */
 static double other_cpus(const struct machine_mark *a, const struct machine_mark *b)
 {
-	double others = (b->busy_s - a->busy_s) - (b->self_s - a->self_s);
+	double others = (b->busy_s - a->busy_s) - (b->self_s - a->self_s) -
+			(b->load_s - a->load_s);
 
 	if (isnan(others) || b->at_s <= a->at_s)
 		return NAN;
 	return fmax(others, 0) / (b->at_s - a->at_s);
+}
+
+/* CPUs the --busy processes kept busy between two marks; NAN without. */
+static double busy_cpus(const struct machine_mark *a, const struct machine_mark *b)
+{
+	if (bench_busy_count() == 0 || isnan(b->load_s - a->load_s) || b->at_s <= a->at_s)
+		return NAN;
+	return (b->load_s - a->load_s) / (b->at_s - a->at_s);
 }
 
 /* ---- one run ------------------------------------------------------------- */
@@ -782,6 +809,7 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 
 	memset(out, 0, sizeof *out);
 	out->other_cpus = other_cpus(&before, &after);
+	out->busy_cpus = busy_cpus(&before, &after);
 	out->threads = n;
 	out->thread_ops = bench_xcalloc(n, sizeof *out->thread_ops);
 	out->futex_counted = spec->futex_counted;
@@ -913,7 +941,15 @@ static double most_other_cpus(const struct bench_sample *runs, unsigned n, doubl
 
 static void other_load_note(double others)
 {
-	if (others >= OTHER_CPUS_NOTE)
+	const unsigned busy = bench_busy_count();
+
+	if (others < OTHER_CPUS_NOTE)
+		return;
+	if (busy > 0)
+		printf("note: other processes, beyond the %u started by --busy, kept up to "
+		       "%.1f CPUs busy during these runs; expect noise (--repeat helps)\n",
+		       busy, others);
+	else
 		printf("note: other processes kept up to %.1f CPUs busy during these runs; "
 		       "expect noise (--repeat helps)\n", others);
 }
@@ -1229,6 +1265,8 @@ void bench_json_sample(struct bench_json *j, const struct bench_sample *s)
 	bench_json_number(j, "cpu_s_per_mop", v.cpu_per_mop);
 	bench_json_number(j, "wall_s", s->wall_s);
 	bench_json_number(j, "other_cpus", s->other_cpus);
+	if (bench_busy_count() > 0)
+		bench_json_number(j, "busy_cpus", s->busy_cpus);
 	/* Only where a handoff can cross nodes (see bench_handoff_note). */
 	if (s->handoffs_counted) {
 		bench_json_uint(j, "handoffs", s->handoffs);
@@ -1272,6 +1310,7 @@ void bench_json_environment(struct bench_json *j)
 	bench_json_string(j, "futex_interface", hl_futex_interface());
 	bench_json_string(j, "topology", topology);
 	bench_json_uint(j, "topology_nodes", (uint64_t)hl_topology_nodes());
+	bench_json_busy(j);
 	bench_json_run_info(j);
 	bench_json_object(j, "hotlock_config");
 	bench_json_uint(j, "spin_ns", cfg.spin_ns);
@@ -1367,6 +1406,7 @@ static void print_header(const struct bench_suite *s, const struct suite_out *o)
 		printf(" x %s)", s->limit_formula);
 	}
 	putchar('\n');
+	bench_busy_note(stdout);
 	if (s->locktorture_table) {
 		printf("Each cell: total ops of one run (x10^6), the mean over %u run%s "
 		       "(standard deviation);\nspeedup: that mean over %s's.\n",
@@ -1406,6 +1446,8 @@ int bench_suite_run(const struct bench_suite *s)
 	hl_topology_get(o.topology, sizeof o.topology);
 	o.nodes = hl_topology_nodes();
 	o.results = bench_xcalloc(c->nthreads * nl, sizeof *o.results);
+	/* Running before the first run (the calibration's included). */
+	bench_busy_start(c->busy);
 	bench_progress_start((unsigned)(c->nthreads * nl * c->repeat) + calibrate);
 
 	if (calibrate) {
@@ -1465,6 +1507,8 @@ int bench_suite_run(const struct bench_suite *s)
 		}
 		fflush(stdout);
 	}
+	/* The runs are over: the load with them. */
+	bench_busy_stop();
 	bench_progress_clear();
 	if (s->locktorture_table)
 		other_load_note(torture_others);

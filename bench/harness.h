@@ -1,7 +1,7 @@
 /* hotlock-bench: the harness every scenario shares.
  *
  * - command line: the options all scenarios take (--locks, --threads,
- *   --duration, --repeat, --json, --topology), number parsing, usage errors
+ *   --duration, --repeat, --json, --topology, --busy), number parsing, usage errors
  *   (exit 2);
  * - one run: T threads released together from a barrier, each running the
  *   scenario's body until the main thread sets the stop flag, each measuring
@@ -18,7 +18,9 @@
  *   per run, from the run's extra figures); or, for a locktorture-style
  *   suite, one table of each lock's mean total ops (standard deviation) and
  *   speedup over the first lock;
- * - optionally, the workers under SCHED_FIFO (bench_run_spec.fifo_priority).
+ * - optionally, the workers under SCHED_FIFO (bench_run_spec.fifo_priority);
+ * - --busy N: N CPU-bound processes beside the runs (busy.c), stated in the
+ *   output and the JSON and left out of the other load the runs report.
  *
  * A scenario supplies the body of one thread and a function that runs one
  * (lock, threads) measurement; see scenario_mutex.c.  One whose runs are not
@@ -40,6 +42,7 @@
 #define BENCH_MAX_THREAD_COUNTS 64u   /* entries in --threads */
 #define BENCH_MAX_LOCKS         32u   /* entries in --locks */
 #define BENCH_CACHELINE         64u
+#define BENCH_MAX_BUSY          1024u /* --busy */
 
 struct bench_json;
 
@@ -99,6 +102,9 @@ struct bench_common {
 	 * library's own choice (HOTLOCK_TOPOLOGY, else numa). */
 	const char *topology;
 	bool threads_given;     /* --threads was on the command line */
+	/* --busy N: CPU-bound processes beside the runs (bench_busy_start);
+	 * 0: none. */
+	unsigned busy;
 };
 
 /* If argv[*i] is option name ("--name VALUE" or "--name=VALUE"), returns its
@@ -112,6 +118,9 @@ unsigned long bench_parse_ulong(const char *scenario, const char *opt,
 /* Parses a positive finite number of seconds, at most max. */
 double bench_parse_seconds(const char *scenario, const char *opt,
 			   const char *s, double max);
+
+/* --busy's value: a whole number 0 to BENCH_MAX_BUSY; exits 2 otherwise. */
+unsigned bench_parse_busy(const char *scenario, const char *s);
 
 /* Calls item for each entry of a comma-separated list (a NUL-terminated
  * copy); exits 2 naming opt on an empty or overlong entry. */
@@ -257,9 +266,13 @@ struct bench_sample {
 	double cross_node_share; /* cross_handoffs / handoffs; NAN if not counted or none */
 	/* CPUs kept busy by everything else on the machine (other processes,
 	 * the hypervisor's steal), averaged over the run: /proc/stat's busy
-	 * time less this process's CPU time.  NAN when unknown.  On a shared
-	 * machine this tells a disturbed run from a slow lock. */
+	 * time less this process's CPU time and that of the --busy processes.
+	 * NAN when unknown.  On a shared machine this tells a disturbed run
+	 * from a slow lock. */
 	double other_cpus;
+	/* CPUs the --busy processes kept busy, averaged over the run; NAN
+	 * without --busy (or when their CPU clocks cannot be read). */
+	double busy_cpus;
 	/* The scenario's own figures for this run, set by its run function
 	 * after bench_run; released with free() by bench_sample_free. */
 	void *extra;
@@ -429,13 +442,13 @@ void bench_json_run_info(struct bench_json *j);
 void bench_json_discard(void);
 /* Writes, into the current JSON object (a "config"), where and under what
  * the runs were made: "futex_interface", "topology", "topology_nodes",
- * bench_json_run_info's members and "hotlock_config". */
+ * bench_json_busy's members, bench_json_run_info's and "hotlock_config". */
 void bench_json_environment(struct bench_json *j);
 /* Writes, into the current JSON object, the measured members of one run
  * that every suite writes: ops_per_sec, total_ops, thread_ops (and their
  * min, avg, max, per second too), futex_calls (null when not counted) and
  * per 1000 ops, csw and per 1000 ops, cpu_s and per million ops, wall_s,
- * other_cpus, and the handoffs where counted. */
+ * other_cpus, busy_cpus under --busy, and the handoffs where counted. */
 void bench_json_sample(struct bench_json *j, const struct bench_sample *s);
 /* Writes "runs": an array of an object per run, its members written by
  * members(ctx, j, &runs[k]). */
@@ -443,6 +456,31 @@ void bench_json_runs(struct bench_json *j, const struct bench_sample *runs, unsi
 		     void (*members)(const void *ctx, struct bench_json *j,
 				     const struct bench_sample *s),
 		     const void *ctx);
+
+/* ---- --busy: CPU-bound processes beside the runs (busy.c) ------------- */
+
+/* Starts n processes (none for 0; once per run of the bench: a second call
+ * does nothing), each a fork of the bench that spins on arithmetic until it
+ * is killed, at nice 0 under SCHED_OTHER, with no affinity of its own,
+ * named hotlock-busy; returns once every one of them is spinning.  Call it
+ * from the main thread, before the runs: a busy process is killed when the
+ * thread that forked it dies (PR_SET_PDEATHSIG), and bench_busy_stop runs
+ * at exit and on SIGINT, SIGTERM and SIGHUP (which then end the bench as
+ * before).  Exits 1 if one cannot be started. */
+void bench_busy_start(unsigned n);
+/* Kills (SIGKILL) and reaps them; the count stays what was asked for (the
+ * JSON states it).  Nothing to do when none runs. */
+void bench_busy_stop(void);
+/* How many were started (0 without --busy). */
+unsigned bench_busy_count(void);
+/* Their CPU seconds so far, summed (0 when none runs); NAN if unreadable. */
+double bench_busy_cpu_s(void);
+/* "load: N CPU-bound processes beside the runs (--busy N)" and a newline on
+ * f; nothing without --busy. */
+void bench_busy_note(FILE *f);
+/* Writes "busy": N into the current JSON object (a "config"), and with N > 0
+ * "busy_nice": the nice value they ran at. */
+void bench_json_busy(struct bench_json *j);
 
 /* ---- scenarios ------------------------------------------------------- */
 

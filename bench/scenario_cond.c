@@ -948,6 +948,8 @@ static void cond_help(FILE *f)
 		"                     the JSON keeps all (default 1)\n"
 		"  --json FILE        also write the results as JSON to FILE\n"
 		"  --topology SPEC    as for the other scenarios (see 'mutex --help')\n"
+		"  --busy N           N CPU-bound processes beside the runs, as for the\n"
+		"                     other scenarios (see 'mutex --help'; default 0)\n"
 		"  --help             this text\n"
 		"\n"
 		"Condvars (each with its mutex):\n",
@@ -1147,6 +1149,7 @@ static int cond_main(int argc, char **argv)
 
 	/* Opened first, so that an unwritable path fails before the runs. */
 	json = common.json ? bench_json_open(common.json) : NULL;
+	bench_busy_start(common.busy);
 	bench_progress_start((unsigned)(nk * c.nconds * common.repeat));
 	for (size_t i = 0; i < nk; i++) {
 		k[i].row = bench_xcalloc(c.nconds, sizeof *k[i].row);
@@ -1155,6 +1158,8 @@ static int cond_main(int argc, char **argv)
 		if (i == 0 || k[i].k.kind != k[i - 1].k.kind) {
 			if (i > 0)
 				putchar('\n');
+			else
+				bench_busy_note(stdout);
 			print_kind_header(&c, &common, k[i].k.kind);
 		} else {
 			putchar('\n');
@@ -1162,6 +1167,7 @@ static int cond_main(int argc, char **argv)
 		print_config(&c, &k[i]);
 		fflush(stdout);
 	}
+	bench_busy_stop();
 	bench_progress_clear();
 	if (json)
 		write_json(&c, &common, k, nk, json);
