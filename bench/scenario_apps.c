@@ -22,6 +22,9 @@
  * per run (user + sys of the program, from wait4: memcached's own for the
  * memcached rows, the load generator's apart in the JSON).
  *
+ * --busy N: N CPU-bound processes (the harness's, busy.c) run from before
+ * the first run to after the last, beside the glibc and the shim runs alike.
+ *
  * The shim's own cost: hotlock-shim-pair (bench/shim_pair.c, not linked with
  * hotlock) times uncontended pthread_mutex_lock + unlock pairs, best of 5
  * trials a run, in a single-threaded process and with a second, idle thread
@@ -95,6 +98,7 @@ struct app_run {
 	uint64_t ops;           /* locks, events, operations */
 	double loadgen_cpu_s;   /* memcached: memaslap's; NAN otherwise */
 	double other_cpus;      /* the rest of the machine, CPUs on average */
+	double busy_cpus;       /* the --busy processes; NAN without */
 	bool stats;             /* the shim's line at exit was seen */
 	uint64_t fx_wait, fx_wake;
 	double trials_ns[PAIR_TRIALS];
@@ -126,6 +130,7 @@ struct apps {
 	char skip[APP_NPROGRAMS + 1][PATH_MAX + 256]; /* why a workload is left out */
 	char sysbench_version[64], memcached_version[64];
 	unsigned loadgen_threads;       /* memaslap -T, for each T: min(2T, cores) */
+	unsigned busy;                  /* --busy */
 };
 
 /* ---- children ------------------------------------------------------------ */
@@ -385,7 +390,7 @@ static void check_side(const char *label, enum side s, const struct app_run *r)
 /* ---- the rest of the machine -------------------------------------------- */
 
 struct mark {
-	double busy_s, self_s, at_s;
+	double busy_s, self_s, load_s, at_s;
 };
 
 static double self_cpu_s(void)
@@ -400,21 +405,25 @@ static void mark(struct mark *m)
 {
 	m->busy_s = bench_machine_busy_s();
 	m->self_s = self_cpu_s();
+	m->load_s = bench_busy_cpu_s();
 	m->at_s = bench_now();
 }
 
-/* CPUs kept busy since m by others than us and our children (children_s of
- * CPU time), on average. */
-static double other_cpus(const struct mark *m, double children_s)
+/* Into r: the CPUs kept busy since m by others than us, our children
+ * (children_s of CPU time) and the --busy processes, on average; and those
+ * the --busy processes kept busy (NAN without). */
+static void load_since(const struct mark *m, double children_s, struct app_run *r)
 {
 	struct mark now;
 	double others;
 
 	mark(&now);
-	others = (now.busy_s - m->busy_s) - (now.self_s - m->self_s) - children_s;
-	if (isnan(others) || now.at_s <= m->at_s)
-		return NAN;
-	return fmax(others, 0) / (now.at_s - m->at_s);
+	others = (now.busy_s - m->busy_s) - (now.self_s - m->self_s) - children_s -
+		 (now.load_s - m->load_s);
+	r->other_cpus = isnan(others) || now.at_s <= m->at_s ? NAN :
+		fmax(others, 0) / (now.at_s - m->at_s);
+	r->busy_cpus = bench_busy_count() == 0 || isnan(now.load_s - m->load_s) ||
+		now.at_s <= m->at_s ? NAN : (now.load_s - m->load_s) / (now.at_s - m->at_s);
 }
 
 /* ---- one run of each workload -------------------------------------------- */
@@ -506,7 +515,7 @@ static void run_sysbench(const struct apps *a, enum app_kind k, unsigned t, enum
 	mark(&m);
 	run_to_end(a, label, s, "sysbench", argv, timeout, &c, &o);
 	r->cpu_s = child_cpu(&c);
-	r->other_cpus = other_cpus(&m, r->cpu_s);
+	load_since(&m, r->cpu_s, r);
 	r->wall_s = c.wall_s;
 	r->loadgen_cpu_s = NAN;
 	if (!find_number(o.out, "total time:", &total) || !(total > 0))
@@ -640,7 +649,7 @@ static void run_memcached(const struct apps *a, unsigned t, enum side s, struct 
 	r->cpu_s = child_cpu(&srv);
 	r->loadgen_cpu_s = child_cpu(&gen);
 	r->wall_s = srv.wall_s;
-	r->other_cpus = other_cpus(&m, r->cpu_s + r->loadgen_cpu_s);
+	load_since(&m, r->cpu_s + r->loadgen_cpu_s, r);
 	shim_stats(so.err, r);
 	output_free(&so);
 	output_free(&go);
@@ -671,7 +680,7 @@ static void run_pair(const struct apps *a, enum app_kind k, enum side s, struct 
 	mark(&m);
 	run_to_end(a, label, s, "hotlock-shim-pair", argv, 120, &c, &o);
 	r->cpu_s = child_cpu(&c);
-	r->other_cpus = other_cpus(&m, r->cpu_s);
+	load_since(&m, r->cpu_s, r);
 	r->wall_s = c.wall_s;
 	r->work_s = r->loadgen_cpu_s = NAN;
 	r->ops = a->pairs;
@@ -831,6 +840,8 @@ static void json_run(struct bench_json *j, enum app_kind k, enum side s, const s
 		bench_json_number(j, "loadgen_cpu_s", r->loadgen_cpu_s);
 	bench_json_number(j, "wall_s", r->wall_s);
 	bench_json_number(j, "other_cpus", r->other_cpus);
+	if (bench_busy_count() > 0)
+		bench_json_number(j, "busy_cpus", r->busy_cpus);
 	if (s == SHIM) {
 		bench_json_uint(j, "futex_wait", r->fx_wait);
 		bench_json_uint(j, "futex_wake", r->fx_wake);
@@ -938,6 +949,7 @@ static void write_json(const struct apps *a, const struct app_row *rows, size_t 
 		bench_json_number(j, "get_share", 0.9);
 		bench_json_end(j);
 	}
+	bench_json_busy(j);
 	bench_json_run_info(j);
 	bench_json_end(j);
 	bench_json_array(j, "skipped");
@@ -1079,7 +1091,7 @@ static void apps_help(FILE *f)
 		"Usage: hotlock-bench apps [--quick] [--threads T,...] [--repeat R]\n"
 		"                          [--duration S] [--workloads W,...] [--json FILE]\n"
 		"                          [--pairs N] [--hotlock-run PATH] [--shim-pair PATH]\n"
-		"                          [--queue fifo|cna] [--spin-ns N]\n"
+		"                          [--queue fifo|cna] [--spin-ns N] [--busy N]\n"
 		"\n"
 		"Real programs on glibc's locks and on hotlock's through the pthread shim\n"
 		"(hotlock-run, libhotlock-preload.so), and the shim's own cost:\n"
@@ -1115,6 +1127,14 @@ static void apps_help(FILE *f)
 		"                     ./hotlock-run, beside this executable)\n"
 		"  --shim-pair PATH   hotlock-shim-pair (default: beside this executable)\n"
 		"  --queue fifo|cna, --spin-ns N  passed to hotlock-run\n"
+		"  --busy N           N CPU-bound processes (0 to %u) beside every run, glibc's\n"
+		"                     and the shim's alike: forks of hotlock-bench spinning\n"
+		"                     on arithmetic at nice 0, SCHED_OTHER, no affinity of\n"
+		"                     their own (named hotlock-busy), from before the first\n"
+		"                     run to after the last (killed on an error, SIGINT and\n"
+		"                     SIGTERM too); stated as 'load:' above the tables and\n"
+		"                     in the JSON (config busy, each run's busy_cpus), and\n"
+		"                     left out of each run's other load (default 0)\n"
 		"  --help             this text\n"
 		"\n"
 		"Progress on stderr, one line per run.  JSON: \"results\" has a member per\n"
@@ -1126,7 +1146,7 @@ static void apps_help(FILE *f)
 		"Exit status: 0 ok (skipped workloads included), 1 a run failed or\n"
 		"hotlock-run was not found, 2 bad command line.\n",
 		MUTEX_NUM, MUTEX_LOOPS, MUTEX_LOCKS_PER_S, THREAD_LOCKS, THREAD_YIELDS,
-		PAIR_TRIALS, BENCH_MAX_THREADS);
+		PAIR_TRIALS, BENCH_MAX_THREADS, BENCH_MAX_BUSY);
 }
 
 static void threads_item(void *ctx, const char *entry)
@@ -1208,6 +1228,8 @@ static int apps_main(int argc, char **argv)
 		} else if ((v = bench_opt_value(me, argc, argv, &i, "--spin-ns"))) {
 			bench_parse_ulong(me, "--spin-ns", v, 0, 10000000);
 			a.spin_ns = v;
+		} else if ((v = bench_opt_value(me, argc, argv, &i, "--busy"))) {
+			a.busy = bench_parse_busy(me, v);
 		} else if (argv[i][0] == '-') {
 			bench_usage_error(me, "unknown option '%s'", argv[i]);
 		} else {
@@ -1246,6 +1268,9 @@ static int apps_main(int argc, char **argv)
 		if (a.want[k] && a.skip[k][0])
 			printf("%s: skipped: %s\n", k < APP_NPROGRAMS ? app_info[k].name : "pair",
 			       a.skip[k]);
+	/* Beside every run, glibc's and the shim's alike. */
+	bench_busy_start(a.busy);
+	bench_busy_note(stdout);
 	fflush(stdout);
 
 	total = (unsigned)nrows * 2 * a.repeat;
@@ -1291,6 +1316,7 @@ static int apps_main(int argc, char **argv)
 			print_app_row(row);
 		fflush(stdout);
 	}
+	bench_busy_stop();
 	bench_progress_clear();
 	if (json)
 		write_json(&a, rows, nrows, json);
