@@ -16,11 +16,29 @@
  *                     Debian 12): 2T connections, 90% get and 10% set, for
  *                     --duration seconds; measure: its operations per second.
  *                     The server is stopped with SIGTERM and reaped.
+ *   stress-ng-mutex   stress-ng --mutex 1 --mutex-procs T: one worker
+ *                     process whose T threads (2 to 64) each loop { take a
+ *                     random SCHED_FIFO priority (EPERM unless root); lock
+ *                     the one mutex; drop to the lowest; sched_yield;
+ *                     unlock } for --duration seconds; measure: bogo ops
+ *                     (loops) per second of real time, as stress-ng reports
+ *                     it (--metrics-brief).  stress-ng 0.15 (Debian 12's)
+ *                     runs 2 threads whatever --mutex-procs says: the
+ *                     threads the worker ran are looked at in /proc and a
+ *                     row says so when they are not T.  Opt-in; skipped
+ *                     where stress-ng is not installed.
+ *   the -x2 forms     sysbench-mutex-x2, sysbench-threads-x2,
+ *                     stress-ng-mutex-x2: two instances of the program, each
+ *                     with T threads, started together (both on glibc, or
+ *                     both under hotlock-run); measure: the sum of the two
+ *                     instances' rates, each over its own time.  Opt-in
+ *                     (--workloads).
  * Each (workload, T) runs on glibc and under hotlock-run alternately, glibc
  * first, --repeat times; a row shows each side's median, its range over the
  * repeats, shim ÷ glibc (> 1: the shim is faster) and each side's CPU time
  * per run (user + sys of the program, from wait4: memcached's own for the
- * memcached rows, the load generator's apart in the JSON).
+ * memcached rows, the load generator's apart in the JSON; the -x2 rows' both
+ * instances together, each apart in the JSON).
  *
  * --busy N: N CPU-bound processes (the harness's, busy.c) run from before
  * the first run to after the last, beside the glibc and the shim runs alike.
@@ -35,6 +53,7 @@
  * futex calls at exit, which tells that it was (a shim run without that line,
  * or a glibc run with it, is an error), and how contended its locks were. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -56,21 +75,37 @@
 
 static const char *const me = "apps";
 
-/* What a run is: the three programs, then the two forms of the pair. */
-enum app_kind { APP_MUTEX, APP_THREADS, APP_MEMCACHED, PAIR_SINGLE, PAIR_IDLE, APP_NKINDS };
-#define APP_NPROGRAMS 3
+/* What a run is: the programs (the workloads --workloads names, in the
+ * order of the table), then the two forms of the pair. */
+enum app_kind {
+	APP_MUTEX, APP_THREADS, APP_MEMCACHED, APP_MUTEX_X2, APP_THREADS_X2,
+	APP_STRESS, APP_STRESS_X2, PAIR_SINGLE, PAIR_IDLE, APP_NKINDS
+};
+#define APP_NPROGRAMS 7
+#define APP_MAX_INSTANCES 2
+
+/* The program a workload runs. */
+enum app_program { PROG_SYSBENCH, PROG_MEMCACHED, PROG_STRESS_NG, PROG_PAIR };
 
 static const struct app_info {
 	const char *name;
 	const char *unit;       /* the table's */
 	double scale;           /* per second over this is the table's unit */
 	const char *json_unit;  /* per second, in the JSON's ops_per_sec */
+	enum app_program program;
+	unsigned instances;     /* run at once, their rates summed */
+	bool by_default;        /* without --workloads */
+	enum app_kind single;   /* the one-instance form of the workload */
 } app_info[APP_NKINDS] = {
-	[APP_MUTEX] = { "sysbench-mutex", "Mlock/s", 1e6, "locks/s" },
-	[APP_THREADS] = { "sysbench-threads", "kevent/s", 1e3, "events/s" },
-	[APP_MEMCACHED] = { "memcached", "kop/s", 1e3, "ops/s" },
-	[PAIR_SINGLE] = { "single thread", "ns/pair", 1, "pairs/s" },
-	[PAIR_IDLE] = { "idle 2nd thread", "ns/pair", 1, "pairs/s" },
+	[APP_MUTEX] = { "sysbench-mutex", "Mlock/s", 1e6, "locks/s", PROG_SYSBENCH, 1, true, APP_MUTEX },
+	[APP_THREADS] = { "sysbench-threads", "kevent/s", 1e3, "events/s", PROG_SYSBENCH, 1, true, APP_THREADS },
+	[APP_MEMCACHED] = { "memcached", "kop/s", 1e3, "ops/s", PROG_MEMCACHED, 1, true, APP_MEMCACHED },
+	[APP_MUTEX_X2] = { "sysbench-mutex-x2", "Mlock/s", 1e6, "locks/s", PROG_SYSBENCH, 2, false, APP_MUTEX },
+	[APP_THREADS_X2] = { "sysbench-threads-x2", "kevent/s", 1e3, "events/s", PROG_SYSBENCH, 2, false, APP_THREADS },
+	[APP_STRESS] = { "stress-ng-mutex", "kbogo/s", 1e3, "bogo-ops/s", PROG_STRESS_NG, 1, false, APP_STRESS },
+	[APP_STRESS_X2] = { "stress-ng-mutex-x2", "kbogo/s", 1e3, "bogo-ops/s", PROG_STRESS_NG, 2, false, APP_STRESS },
+	[PAIR_SINGLE] = { "single thread", "ns/pair", 1, "pairs/s", PROG_PAIR, 1, true, PAIR_SINGLE },
+	[PAIR_IDLE] = { "idle 2nd thread", "ns/pair", 1, "pairs/s", PROG_PAIR, 1, true, PAIR_IDLE },
 };
 /* The JSON's names of the pair's forms. */
 static const char *const pair_json[2] = { "mutex-pair-1thread", "mutex-pair-idle-thread" };
@@ -84,24 +119,43 @@ static const char *const side_names[2] = { "glibc", "shim" };
 #define MUTEX_LOCKS_PER_S  10000000ul   /* total locks per --duration second */
 #define THREAD_YIELDS      100
 #define THREAD_LOCKS       1
+#define STRESS_MIN_THREADS 2            /* stress-ng's --mutex-procs range */
+#define STRESS_MAX_THREADS 64
+#define STRESS_T_WHY       "stress-ng's --mutex-procs takes 2 to 64 threads"
 #define PAIR_TRIALS        5
 #define APPS_DEFAULT_THREADS "2,4,8"
 #define APPS_QUICK_THREADS   "2,4"
 
+/* What one instance of a program measured (the -x2 forms run two). */
+struct app_instance {
+	double value;           /* per second, over its own work_s */
+	double cpu_s;           /* user + sys */
+	double wall_s;          /* spawn to reap */
+	double work_s;          /* its own time (sysbench's total time...) */
+	uint64_t ops;
+	/* stress-ng: the threads its worker ran (its tasks less its main
+	 * thread, seen while it ran); 0 unknown. */
+	unsigned threads_seen;
+};
+
 /* One run of one side. */
 struct app_run {
-	double value;           /* per second (workloads), ns per pair (the pair) */
-	double cpu_s;           /* user + sys of the program */
-	double wall_s;          /* spawn to reap, as seen from here */
+	double value;           /* per second (workloads: the instances' sum),
+				 * ns per pair (the pair) */
+	double cpu_s;           /* user + sys of the program (its instances) */
+	double wall_s;          /* spawn to reap, as seen from here (the longest) */
 	double work_s;          /* the program's own time: sysbench's total time,
-				 * memaslap's run time; NAN for the pair */
-	uint64_t ops;           /* locks, events, operations */
+				 * memaslap's run time, stress-ng's real time
+				 * (the longest instance's); NAN for the pair */
+	uint64_t ops;           /* locks, events, operations, bogo ops */
 	double loadgen_cpu_s;   /* memcached: memaslap's; NAN otherwise */
 	double other_cpus;      /* the rest of the machine, CPUs on average */
 	double busy_cpus;       /* the --busy processes; NAN without */
 	bool stats;             /* the shim's line at exit was seen */
 	uint64_t fx_wait, fx_wake;
 	double trials_ns[PAIR_TRIALS];
+	unsigned ninst;         /* instances (the -x2 forms: 2) */
+	struct app_instance inst[APP_MAX_INSTANCES];
 };
 
 /* One (workload, T): both sides' runs and what the table shows. */
@@ -112,6 +166,8 @@ struct app_row {
 	double med[2], min[2], max[2], cpu[2];
 	unsigned median[2];             /* the index of the median run */
 	double ratio;                   /* > 1: the shim is faster */
+	/* stress-ng: the fewest and most threads a worker ran (0: unknown). */
+	unsigned seen_min, seen_max;
 };
 
 struct apps {
@@ -127,16 +183,21 @@ struct apps {
 	char hotlock_run[PATH_MAX];
 	char shim_pair[PATH_MAX];       /* "" when not found */
 	char sysbench[PATH_MAX], memcached[PATH_MAX], memaslap[PATH_MAX];
+	char stress_ng[PATH_MAX];
 	char skip[APP_NPROGRAMS + 1][PATH_MAX + 256]; /* why a workload is left out */
-	char sysbench_version[64], memcached_version[64];
+	char sysbench_version[64], memcached_version[64], stress_ng_version[96];
 	unsigned loadgen_threads;       /* memaslap -T, for each T: min(2T, cores) */
 	unsigned busy;                  /* --busy */
+	int namew;                      /* the table's workload column */
+	/* (workload, T) left out: stress-ng takes 2 to 64 threads. */
+	struct { enum app_kind kind; unsigned threads; } tskip[2 * BENCH_MAX_THREAD_COUNTS];
+	size_t ntskip;
 };
 
 /* ---- children ------------------------------------------------------------ */
 
 /* Children still running, killed at exit (bench_fatal's included). */
-static pid_t live[4];
+static pid_t live[2 * APP_MAX_INSTANCES];
 
 static void live_set(pid_t pid, bool on)
 {
@@ -467,71 +528,301 @@ static void run_to_end(const struct apps *a, const char *label, enum side s,
 		child_failed(label, c, o, NULL);
 }
 
+/* Starts n instances of a program at once (one right after the other). */
+static void spawn_together(const struct apps *a, enum side s, const char *what,
+			   char *const *argv, unsigned n, struct child *c)
+{
+	for (unsigned i = 0; i < n; i++)
+		spawn(&c[i], a, s == SHIM, what, argv);
+}
+
+/* Reaps the n instances as each ends (so that each one's wall time is its
+ * own), within timeout_s of now, and checks their exit status.  On a
+ * failure the others are killed at exit (kill_live). */
+static void reap_together(const char *label, unsigned n, double timeout_s,
+			  struct child *c, struct output *o)
+{
+	const double deadline = bench_now() + timeout_s;
+	bool done[APP_MAX_INSTANCES] = { false };
+	unsigned left = n;
+
+	while (left > 0) {
+		for (unsigned i = 0; i < n; i++)
+			if (!done[i] && reap(&c[i], false, 0)) {
+				done[i] = true;
+				left--;
+			}
+		if (left == 0)
+			break;
+		if (bench_now() > deadline)
+			for (unsigned i = 0; i < n; i++)
+				if (!done[i]) {
+					reap(&c[i], true, 0);   /* kills it */
+					child_output(&c[i], &o[i]);
+					child_failed(label, &c[i], &o[i],
+						     "did not end in time and was killed");
+				}
+		sleep_s(0.002);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		child_output(&c[i], &o[i]);
+		if (!WIFEXITED(c[i].status) || WEXITSTATUS(c[i].status) != 0)
+			child_failed(label, &c[i], &o[i], NULL);
+	}
+}
+
+/* The shim's lines at exit of every instance, into r: each must have (or,
+ * on glibc, lack) one; the futex calls are summed. */
+static void shim_stats_all(const char *label, enum side s, const struct output *o,
+			   unsigned n, struct app_run *r)
+{
+	uint64_t wait = 0, wake = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		shim_stats(o[i].err, r);
+		check_side(label, s, r);
+		wait += r->fx_wait;
+		wake += r->fx_wake;
+	}
+	r->fx_wait = wait;
+	r->fx_wake = wake;
+}
+
+/* r's totals from its instances: rates, CPU and ops summed, the longest
+ * times. */
+static void sum_instances(struct app_run *r)
+{
+	r->value = r->cpu_s = 0;
+	r->wall_s = r->work_s = 0;
+	r->ops = 0;
+	for (unsigned i = 0; i < r->ninst; i++) {
+		r->value += r->inst[i].value;
+		r->cpu_s += r->inst[i].cpu_s;
+		r->ops += r->inst[i].ops;
+		r->wall_s = fmax(r->wall_s, r->inst[i].wall_s);
+		r->work_s = fmax(r->work_s, r->inst[i].work_s);
+	}
+}
+
 static void run_sysbench(const struct apps *a, enum app_kind k, unsigned t, enum side s,
 			 struct app_run *r)
 {
+	const enum app_kind single = app_info[k].single;
+	const unsigned n = app_info[k].instances;
 	char label[128], threads[32], p1[48], p2[48], p3[48];
 	char *argv[10];
-	struct child c;
-	struct output o;
+	struct child c[APP_MAX_INSTANCES];
+	struct output o[APP_MAX_INSTANCES];
 	struct mark m;
 	double total, events, timeout;
 	uint64_t per_thread = 0;
-	size_t n = 0;
+	size_t na = 0;
 
 	run_label(label, sizeof label, k, t, s);
 	argf(threads, sizeof threads, "--threads=%u", t);
-	argv[n++] = (char *)a->sysbench;
-	if (k == APP_MUTEX) {
+	argv[na++] = (char *)a->sysbench;
+	if (single == APP_MUTEX) {
 		/* The total is fixed: each thread's share of it. */
 		per_thread = MUTEX_LOCKS_PER_S * a->duration / t;
 		if (per_thread == 0)
 			per_thread = 1;
-		argv[n++] = "mutex";
-		argv[n++] = threads;
+		argv[na++] = "mutex";
+		argv[na++] = threads;
 		argf(p1, sizeof p1, "--mutex-num=%d", MUTEX_NUM);
 		argf(p2, sizeof p2, "--mutex-locks=%llu", (unsigned long long)per_thread);
 		argf(p3, sizeof p3, "--mutex-loops=%d", MUTEX_LOOPS);
 		/* No time limit of sysbench's own (its default is 10 s). */
-		argv[n++] = p1;
-		argv[n++] = p2;
-		argv[n++] = p3;
-		argv[n++] = "--time=0";
-		timeout = 60.0 * a->duration + 60;
+		argv[na++] = p1;
+		argv[na++] = p2;
+		argv[na++] = p3;
+		argv[na++] = "--time=0";
+		timeout = 60.0 * a->duration * n + 60;
 	} else {
-		argv[n++] = "threads";
-		argv[n++] = threads;
+		argv[na++] = "threads";
+		argv[na++] = threads;
 		argf(p1, sizeof p1, "--thread-yields=%d", THREAD_YIELDS);
 		argf(p2, sizeof p2, "--thread-locks=%d", THREAD_LOCKS);
 		argf(p3, sizeof p3, "--time=%u", a->duration);
-		argv[n++] = p1;
-		argv[n++] = p2;
-		argv[n++] = p3;
+		argv[na++] = p1;
+		argv[na++] = p2;
+		argv[na++] = p3;
 		timeout = a->duration + 60.0;
 	}
-	argv[n++] = "run";
-	argv[n] = NULL;
+	argv[na++] = "run";
+	argv[na] = NULL;
 
 	mark(&m);
-	run_to_end(a, label, s, "sysbench", argv, timeout, &c, &o);
-	r->cpu_s = child_cpu(&c);
-	load_since(&m, r->cpu_s, r);
-	r->wall_s = c.wall_s;
-	r->loadgen_cpu_s = NAN;
-	if (!find_number(o.out, "total time:", &total) || !(total > 0))
-		child_failed(label, &c, &o, "printed no 'total time:'");
-	r->work_s = total;
-	if (k == APP_MUTEX) {
-		r->ops = per_thread * t;
-	} else {
-		if (!find_number(o.out, "total number of events:", &events) || events < 0)
-			child_failed(label, &c, &o, "printed no 'total number of events:'");
-		r->ops = (uint64_t)events;
+	spawn_together(a, s, "sysbench", argv, n, c);
+	reap_together(label, n, timeout, c, o);
+	r->ninst = n;
+	for (unsigned i = 0; i < n; i++) {
+		struct app_instance *in = &r->inst[i];
+
+		in->cpu_s = child_cpu(&c[i]);
+		in->wall_s = c[i].wall_s;
+		if (!find_number(o[i].out, "total time:", &total) || !(total > 0))
+			child_failed(label, &c[i], &o[i], "printed no 'total time:'");
+		in->work_s = total;
+		if (single == APP_MUTEX) {
+			in->ops = per_thread * t;
+		} else {
+			if (!find_number(o[i].out, "total number of events:", &events) ||
+			    events < 0)
+				child_failed(label, &c[i], &o[i],
+					     "printed no 'total number of events:'");
+			in->ops = (uint64_t)events;
+		}
+		in->value = (double)in->ops / total;
 	}
-	r->value = (double)r->ops / total;
-	shim_stats(o.err, r);
-	output_free(&o);
-	check_side(label, s, r);
+	sum_instances(r);
+	load_since(&m, r->cpu_s, r);
+	r->loadgen_cpu_s = NAN;
+	shim_stats_all(label, s, o, n, r);
+	for (unsigned i = 0; i < n; i++)
+		output_free(&o[i]);
+}
+
+/* stress-ng's --metrics-brief line of the mutex stressor: "stress-ng:
+ * metrc: [PID] mutex BOGO-OPS REAL-S USR-S SYS-S OPS/S-REAL OPS/S-CPU"
+ * (stress-ng 0.15 writes it on stderr; the caller searches stdout too). */
+static bool stress_metrics(const char *text, double *ops, double *real_s, double *rate)
+{
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *q = strstr(p, "] mutex ");
+		const char *eol = strchr(p, '\n');
+		double usr, sys, rate_cpu;
+
+		if (!q || (eol && q > eol))
+			continue;
+		if (sscanf(q + strlen("] mutex "), "%lf %lf %lf %lf %lf %lf", ops, real_s,
+			   &usr, &sys, rate, &rate_cpu) == 6 && *real_s > 0)
+			return true;
+	}
+	return false;
+}
+
+/* The first child of pid (/proc/PID/task/PID/children), or 0. */
+static pid_t first_child(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	int child = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &child) != 1)
+		child = 0;
+	fclose(f);
+	return child;
+}
+
+/* Tasks (threads) of pid, 0 if it is gone. */
+static unsigned task_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Into seen[i]: the threads of the mutex worker that stress-ng instance
+ * c[i] forked, its most tasks less its main thread over 5 looks 10 ms apart
+ * once it is found (stress-ng 0.15 ignores --mutex-procs and runs 2); 0
+ * when it cannot be seen within limit_s (no /proc/.../children, or it ended
+ * first).  Counted in looks, not time: as root the worker's SCHED_FIFO
+ * threads can starve this thread for long stretches. */
+static void stress_threads(const struct child *c, unsigned n, double limit_s,
+			   unsigned *seen)
+{
+	const double give_up = bench_now() + limit_s;
+	pid_t worker[APP_MAX_INSTANCES] = { 0 };
+	unsigned looks[APP_MAX_INSTANCES] = { 0 }, most[APP_MAX_INSTANCES] = { 0 };
+	unsigned left = n;
+
+	while (left > 0 && bench_now() < give_up) {
+		for (unsigned i = 0; i < n; i++) {
+			if (looks[i] == 5)
+				continue;
+			if (!worker[i])
+				worker[i] = first_child(c[i].pid);
+			if (worker[i]) {
+				const unsigned t = task_count(worker[i]);
+
+				most[i] = t > most[i] ? t : most[i];
+				if (++looks[i] == 5)
+					left--;
+			}
+		}
+		sleep_s(0.01);
+	}
+	for (unsigned i = 0; i < n; i++)
+		seen[i] = most[i] > 1 ? most[i] - 1 : 0;
+}
+
+static void run_stress(const struct apps *a, enum app_kind k, unsigned t, enum side s,
+		       struct app_run *r)
+{
+	const unsigned n = app_info[k].instances;
+	char label[128], procs[32], secs[32];
+	char *argv[12];
+	struct child c[APP_MAX_INSTANCES];
+	struct output o[APP_MAX_INSTANCES];
+	unsigned seen[APP_MAX_INSTANCES];
+	struct mark m;
+	size_t na = 0;
+
+	run_label(label, sizeof label, k, t, s);
+	argf(procs, sizeof procs, "%u", t);
+	argf(secs, sizeof secs, "%us", a->duration);
+	argv[na++] = (char *)a->stress_ng;
+	argv[na++] = "--mutex";
+	argv[na++] = "1";
+	argv[na++] = "--mutex-procs";
+	argv[na++] = procs;
+	argv[na++] = "--timeout";
+	argv[na++] = secs;
+	argv[na++] = "--metrics-brief";
+	argv[na] = NULL;
+
+	mark(&m);
+	spawn_together(a, s, "stress-ng", argv, n, c);
+	/* While they run (--duration is a second at least). */
+	stress_threads(c, n, a->duration, seen);
+	for (unsigned i = 0; i < n; i++)
+		r->inst[i].threads_seen = seen[i];
+	reap_together(label, n, a->duration + 60.0, c, o);
+	r->ninst = n;
+	for (unsigned i = 0; i < n; i++) {
+		struct app_instance *in = &r->inst[i];
+		double ops, real_s, rate;
+
+		if (!stress_metrics(o[i].err, &ops, &real_s, &rate) &&
+		    !stress_metrics(o[i].out, &ops, &real_s, &rate))
+			child_failed(label, &c[i], &o[i], "printed no metrics line of the "
+				     "mutex stressor ('] mutex BOGO-OPS REAL-TIME ...')");
+		in->cpu_s = child_cpu(&c[i]);
+		in->wall_s = c[i].wall_s;
+		in->work_s = real_s;
+		in->ops = (uint64_t)ops;
+		in->value = rate;
+	}
+	sum_instances(r);
+	load_since(&m, r->cpu_s, r);
+	r->loadgen_cpu_s = NAN;
+	shim_stats_all(label, s, o, n, r);
+	for (unsigned i = 0; i < n; i++)
+		output_free(&o[i]);
 }
 
 /* A TCP port of 127.0.0.1 nobody listens on now. */
@@ -711,10 +1002,13 @@ static void run_one(const struct apps *a, enum app_kind k, unsigned t, enum side
 		    struct app_run *r)
 {
 	memset(r, 0, sizeof *r);
-	if (k == APP_MEMCACHED)
+	r->ninst = 1;
+	if (app_info[k].program == PROG_MEMCACHED)
 		run_memcached(a, t, s, r);
-	else if (k >= PAIR_SINGLE)
+	else if (app_info[k].program == PROG_PAIR)
 		run_pair(a, k, s, r);
+	else if (app_info[k].program == PROG_STRESS_NG)
+		run_stress(a, k, t, s, r);
 	else
 		run_sysbench(a, k, t, s, r);
 }
@@ -759,6 +1053,16 @@ static void row_figures(struct app_row *row, unsigned repeat)
 			row->max[s] = fmax(row->max[s], r[i].value);
 		}
 	}
+	for (int s = 0; s < 2; s++)
+		for (unsigned i = 0; i < repeat; i++)
+			for (unsigned k = 0; k < row->runs[s][i].ninst; k++) {
+				const unsigned seen = row->runs[s][i].inst[k].threads_seen;
+
+				if (seen && (!row->seen_min || seen < row->seen_min))
+					row->seen_min = seen;
+				if (seen > row->seen_max)
+					row->seen_max = seen;
+			}
 	/* > 1: the shim is faster. */
 	row->ratio = row->kind >= PAIR_SINGLE ? row->med[GLIBC] / row->med[SHIM] :
 		row->med[SHIM] / row->med[GLIBC];
@@ -798,23 +1102,42 @@ static void print_pair_row(const struct app_row *row)
 	       cell(g, sizeof g, row, GLIBC), cell(h, sizeof h, row, SHIM), row->ratio);
 }
 
-static void print_app_header(const struct apps *a)
+static void print_app_header(const struct apps *a, const struct app_row *rows, size_t nrows)
 {
+	bool x2 = false, stress = false;
+
+	for (size_t i = 0; i < nrows; i++) {
+		x2 |= app_info[rows[i].kind].instances > 1;
+		stress |= app_info[rows[i].kind].program == PROG_STRESS_NG;
+	}
 	printf("Programs on glibc and under hotlock-run, alternately (glibc first), median\n"
 	       "[min-max] of %u runs of about %u s; ratio = shim / glibc, > 1: the shim is\n"
 	       "faster; cpu-s = user + sys seconds of the program per run (median;\n"
 	       "memcached: the server's)\n", a->repeat, a->duration);
-	printf("%-16s %3s %-8s %-24s %-24s %6s %6s %6s\n", "workload", "T", "unit",
+	if (x2)
+		printf("-x2: two instances of the program at once, T threads each, both on\n"
+		       "glibc or both under hotlock-run; their rates and CPU seconds summed\n");
+	if (stress)
+		printf("stress-ng: bogo ops per second of real time, as stress-ng reports it\n");
+	printf("%-*s %3s %-8s %-24s %-24s %6s %6s %6s\n", a->namew, "workload", "T", "unit",
 	       "glibc", "shim", "ratio", "cpu-g", "cpu-s");
 }
 
-static void print_app_row(const struct app_row *row)
+static void print_app_row(const struct apps *a, const struct app_row *row)
 {
 	char g[96], h[96];
 
-	printf("%-16s %3u %-8s %-24s %-24s %6.2f %6.2f %6.2f\n", app_info[row->kind].name,
-	       row->threads, app_info[row->kind].unit, cell(g, sizeof g, row, GLIBC),
-	       cell(h, sizeof h, row, SHIM), row->ratio, row->cpu[GLIBC], row->cpu[SHIM]);
+	printf("%-*s %3u %-8s %-24s %-24s %6.2f %6.2f %6.2f\n", a->namew,
+	       app_info[row->kind].name, row->threads, app_info[row->kind].unit,
+	       cell(g, sizeof g, row, GLIBC), cell(h, sizeof h, row, SHIM), row->ratio,
+	       row->cpu[GLIBC], row->cpu[SHIM]);
+	/* A stress-ng that ignores --mutex-procs (0.15 runs 2 threads). */
+	if (row->seen_max && (row->seen_min != row->threads || row->seen_max != row->threads)) {
+		printf("  note: stress-ng's worker ran %u", row->seen_min);
+		if (row->seen_max != row->seen_min)
+			printf("-%u", row->seen_max);
+		printf(" threads, not %u: this stress-ng ignores --mutex-procs\n", row->threads);
+	}
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -842,7 +1165,36 @@ static void json_run(struct bench_json *j, enum app_kind k, enum side s, const s
 	bench_json_number(j, "other_cpus", r->other_cpus);
 	if (bench_busy_count() > 0)
 		bench_json_number(j, "busy_cpus", r->busy_cpus);
-	if (s == SHIM) {
+	if (app_info[k].program == PROG_STRESS_NG && app_info[k].instances == 1) {
+		if (r->inst[0].threads_seen)
+			bench_json_uint(j, "threads_seen", r->inst[0].threads_seen);
+		else
+			bench_json_null(j, "threads_seen");
+	}
+	if (app_info[k].instances > 1) {
+		bench_json_array(j, "instances");
+		for (unsigned i = 0; i < r->ninst; i++) {
+			const struct app_instance *in = &r->inst[i];
+
+			bench_json_object(j, NULL);
+			bench_json_number(j, "ops_per_sec", in->value);
+			bench_json_uint(j, "ops", in->ops);
+			bench_json_number(j, "work_s", in->work_s);
+			bench_json_number(j, "cpu_s", in->cpu_s);
+			bench_json_number(j, "wall_s", in->wall_s);
+			if (app_info[k].program == PROG_STRESS_NG) {
+				if (in->threads_seen)
+					bench_json_uint(j, "threads_seen", in->threads_seen);
+				else
+					bench_json_null(j, "threads_seen");
+			}
+			bench_json_end(j);
+		}
+		bench_json_end(j);
+	}
+	/* stress-ng's worker, a fork that ends with _exit, prints no line of
+	 * its own: the calls it made are unknown. */
+	if (s == SHIM && app_info[k].program != PROG_STRESS_NG) {
 		bench_json_uint(j, "futex_wait", r->fx_wait);
 		bench_json_uint(j, "futex_wake", r->fx_wake);
 	} else {
@@ -866,6 +1218,8 @@ static void json_row(struct bench_json *j, const struct apps *a, const struct ap
 		bench_json_string(j, "side", side_names[s]);
 		bench_json_string(j, "workload", wl);
 		bench_json_uint(j, "threads", row->threads);
+		if (!pair)
+			bench_json_uint(j, "instances", app_info[row->kind].instances);
 		if (pair) {
 			bench_json_number(j, "ns_per_pair", row->med[s]);
 			bench_json_number(j, "ns_per_pair_min", row->min[s]);
@@ -940,6 +1294,15 @@ static void write_json(const struct apps *a, const struct app_row *rows, size_t 
 		bench_json_uint(j, "thread_locks", THREAD_LOCKS);
 		bench_json_end(j);
 	}
+	if (a->stress_ng[0] && (a->want[APP_STRESS] || a->want[APP_STRESS_X2])) {
+		bench_json_object(j, "stress_ng_mutex");
+		bench_json_string(j, "version", a->stress_ng_version);
+		bench_json_uint(j, "workers", 1);
+		bench_json_string(j, "threads_option", "--mutex-procs");
+		bench_json_string(j, "measure", "bogo ops per second of real time (stress-ng "
+				  "--metrics-brief)");
+		bench_json_end(j);
+	}
 	if (a->memcached[0] && a->memaslap[0]) {
 		bench_json_object(j, "memcached");
 		bench_json_string(j, "version", a->memcached_version);
@@ -960,6 +1323,13 @@ static void write_json(const struct apps *a, const struct app_row *rows, size_t 
 			bench_json_string(j, "why", a->skip[k]);
 			bench_json_end(j);
 		}
+	for (size_t i = 0; i < a->ntskip; i++) {
+		bench_json_object(j, NULL);
+		bench_json_string(j, "workload", app_info[a->tskip[i].kind].name);
+		bench_json_uint(j, "threads", a->tskip[i].threads);
+		bench_json_string(j, "why", STRESS_T_WHY);
+		bench_json_end(j);
+	}
 	bench_json_end(j);
 	bench_json_array(j, "results");
 	for (size_t i = 0; i < nrows; i++)
@@ -1065,12 +1435,23 @@ static void find_programs(struct apps *a, const char *hotlock_run, const char *s
 	}
 
 	if (!in_path("sysbench", a->sysbench, sizeof a->sysbench))
-		for (int k = APP_MUTEX; k <= APP_THREADS; k++)
-			snprintf(a->skip[k], sizeof a->skip[0],
-				 "sysbench not installed (apt-get install sysbench)");
-	else if (a->want[APP_MUTEX] || a->want[APP_THREADS])
+		for (int k = 0; k < APP_NPROGRAMS; k++) {
+			if (app_info[k].program == PROG_SYSBENCH)
+				snprintf(a->skip[k], sizeof a->skip[0],
+					 "sysbench not installed (apt-get install sysbench)");
+		}
+	else if (a->want[APP_MUTEX] || a->want[APP_THREADS] || a->want[APP_MUTEX_X2] ||
+		 a->want[APP_THREADS_X2])
 		version_of(a->sysbench, "--version", a->sysbench_version,
 			   sizeof a->sysbench_version);
+	/* Not needed to build or to run the default workloads. */
+	if (!in_path("stress-ng", a->stress_ng, sizeof a->stress_ng))
+		for (int k = APP_STRESS; k <= APP_STRESS_X2; k++)
+			snprintf(a->skip[k], sizeof a->skip[0],
+				 "stress-ng not installed (apt-get install stress-ng)");
+	else if (a->want[APP_STRESS] || a->want[APP_STRESS_X2])
+		version_of(a->stress_ng, "--version", a->stress_ng_version,
+			   sizeof a->stress_ng_version);
 	if (!in_path("memcached", a->memcached, sizeof a->memcached))
 		snprintf(a->skip[APP_MEMCACHED], sizeof a->skip[0],
 			 "memcached not installed (apt-get install memcached)");
@@ -1107,11 +1488,25 @@ static void apps_help(FILE *f)
 		"                    hotlock-shim-pair (not linked with hotlock), best of %d\n"
 		"                    trials a run, single-threaded and with an idle second\n"
 		"                    thread; ns per pair\n"
+		"Only when named in --workloads:\n"
+		"  stress-ng-mutex   stress-ng --mutex 1 --mutex-procs T --timeout S\n"
+		"                    --metrics-brief: one worker whose T threads (2 to 64)\n"
+		"                    each loop { take a random SCHED_FIFO priority (refused\n"
+		"                    unless root); lock the one mutex; drop to the lowest;\n"
+		"                    sched_yield; unlock }; kbogo/s, stress-ng's bogo ops\n"
+		"                    per second of real time.  stress-ng 0.15 runs 2 threads\n"
+		"                    whatever T: a note under the row says so\n"
+		"  sysbench-mutex-x2, sysbench-threads-x2, stress-ng-mutex-x2\n"
+		"                    two instances of that program at once, T threads each,\n"
+		"                    both on glibc or both under hotlock-run: the sum of the\n"
+		"                    two instances' rates (each over its own time), and\n"
+		"                    their CPU seconds summed (each apart in the JSON)\n"
 		"A workload whose program is missing is skipped with a line naming the\n"
-		"Debian package (sysbench, memcached, libmemcached-tools).  Every (workload,\n"
-		"T) runs on glibc and under hotlock-run alternately, R times; the table shows\n"
-		"the median and [min-max] of each side, the ratio (> 1: the shim is faster)\n"
-		"and each side's CPU seconds per run (user + sys of the program, wait4).\n"
+		"Debian package (sysbench, memcached, libmemcached-tools, stress-ng).  Every\n"
+		"(workload, T) runs on glibc and under hotlock-run alternately, R times; the\n"
+		"table shows the median and [min-max] of each side, the ratio (> 1: the shim\n"
+		"is faster) and each side's CPU seconds per run (user + sys of the program,\n"
+		"wait4).\n"
 		"\n"
 		"Options:\n"
 		"  --quick            T = " APPS_QUICK_THREADS ", runs of 1 s, 4000000 pairs (about\n"
@@ -1119,8 +1514,9 @@ static void apps_help(FILE *f)
 		"  --threads T,...    thread counts, 1 to %u (default " APPS_DEFAULT_THREADS ")\n"
 		"  --repeat R         runs of each side, median shown (default 3)\n"
 		"  --duration S       whole seconds per run, 1 to 600 (default 2)\n"
-		"  --workloads W,...  of sysbench-mutex, sysbench-threads, memcached, pair\n"
-		"                     (default all)\n"
+		"  --workloads W,...  of sysbench-mutex, sysbench-threads, memcached, pair,\n"
+		"                     stress-ng-mutex, sysbench-mutex-x2, sysbench-threads-x2,\n"
+		"                     stress-ng-mutex-x2 (default: the first four)\n"
 		"  --pairs N          pairs per trial of the pair (default 10000000)\n"
 		"  --json FILE        also write the results as JSON to FILE\n"
 		"  --hotlock-run PATH hotlock-run (default: ../bin/hotlock-run, then\n"
@@ -1140,8 +1536,9 @@ static void apps_help(FILE *f)
 		"Progress on stderr, one line per run.  JSON: \"results\" has a member per\n"
 		"(side, workload, T) named SIDE/WORKLOAD (glibc/memcached, shim/sysbench-mutex,\n"
 		"glibc/mutex-pair-1thread), its ops_per_sec the median (pairs per second for\n"
-		"the pair), every run under \"runs\", so that 'hotlock-bench compare' can\n"
-		"compare two runs; \"skipped\" names what could not run and why.\n"
+		"the pair), every run under \"runs\" (an -x2 run's two instances under its\n"
+		"\"instances\"), so that 'hotlock-bench compare' can compare two runs;\n"
+		"\"skipped\" names what could not run and why.\n"
 		"\n"
 		"Exit status: 0 ok (skipped workloads included), 1 a run failed or\n"
 		"hotlock-run was not found, 2 bad command line.\n",
@@ -1176,7 +1573,8 @@ static void workload_item(void *ctx, const char *entry)
 		return;
 	}
 	bench_usage_error(me, "--workloads: unknown workload '%s' (valid: sysbench-mutex, "
-			  "sysbench-threads, memcached, pair)", entry);
+			  "sysbench-threads, memcached, pair, stress-ng-mutex, sysbench-mutex-x2, "
+			  "sysbench-threads-x2, stress-ng-mutex-x2)", entry);
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -1193,8 +1591,9 @@ static int apps_main(int argc, char **argv)
 
 	memset(&a, 0, sizeof a);
 	a.repeat = 3;
-	for (int k = 0; k <= APP_NPROGRAMS; k++)
-		a.want[k] = true;
+	for (int k = 0; k < APP_NPROGRAMS; k++)
+		a.want[k] = app_info[k].by_default;
+	a.want[APP_NPROGRAMS] = true;   /* the pair */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			apps_help(stdout);
@@ -1253,11 +1652,23 @@ static int apps_main(int argc, char **argv)
 		for (int k = PAIR_SINGLE; k <= PAIR_IDLE; k++)
 			rows[nrows++] = (struct app_row){ .kind = (enum app_kind)k, .threads = 1 };
 	npair = nrows;
+	a.namew = 16;
 	for (int k = 0; k < APP_NPROGRAMS; k++)
 		if (a.want[k] && !a.skip[k][0])
-			for (size_t i = 0; i < a.nthreads; i++)
+			for (size_t i = 0; i < a.nthreads; i++) {
+				const unsigned t = a.threads[i];
+
+				if (app_info[k].program == PROG_STRESS_NG &&
+				    (t < STRESS_MIN_THREADS || t > STRESS_MAX_THREADS)) {
+					a.tskip[a.ntskip].kind = (enum app_kind)k;
+					a.tskip[a.ntskip++].threads = t;
+					continue;
+				}
 				rows[nrows++] = (struct app_row){ .kind = (enum app_kind)k,
-								  .threads = a.threads[i] };
+								  .threads = t };
+				if ((int)strlen(app_info[k].name) > a.namew)
+					a.namew = (int)strlen(app_info[k].name);
+			}
 
 	/* Opened first, so that an unwritable path fails before the runs. */
 	json = a.json ? bench_json_open(a.json) : NULL;
@@ -1268,6 +1679,9 @@ static int apps_main(int argc, char **argv)
 		if (a.want[k] && a.skip[k][0])
 			printf("%s: skipped: %s\n", k < APP_NPROGRAMS ? app_info[k].name : "pair",
 			       a.skip[k]);
+	for (size_t i = 0; i < a.ntskip; i++)
+		printf("%s T=%u: skipped: %s\n", app_info[a.tskip[i].kind].name,
+		       a.tskip[i].threads, STRESS_T_WHY);
 	/* Beside every run, glibc's and the shim's alike. */
 	bench_busy_start(a.busy);
 	bench_busy_note(stdout);
@@ -1308,12 +1722,12 @@ static int apps_main(int argc, char **argv)
 		}
 		if (i == npair) {
 			putchar('\n');
-			print_app_header(&a);
+			print_app_header(&a, rows + npair, nrows - npair);
 		}
 		if (row->kind >= PAIR_SINGLE)
 			print_pair_row(row);
 		else
-			print_app_row(row);
+			print_app_row(&a, row);
 		fflush(stdout);
 	}
 	bench_busy_stop();
@@ -1329,6 +1743,6 @@ static int apps_main(int argc, char **argv)
 
 const struct bench_scenario bench_scenario_apps = {
 	.name = "apps",
-	.summary = "real programs (sysbench, memcached) on glibc and under hotlock-run, and the shim's own cost",
+	.summary = "real programs (sysbench, memcached, stress-ng) on glibc and under hotlock-run, and the shim's own cost",
 	.main = apps_main,
 };
