@@ -93,6 +93,10 @@ struct pair {
 	const char *skipped;    /* why it is not compared; NULL: it is */
 	char **diffs;           /* config differences, "key OLD -> NEW" */
 	size_t ndiffs;
+	/* config's "busy" (--busy: CPU-bound processes beside the runs) of each
+	 * side; 0 where absent (a file from before --busy, or a scenario
+	 * without it). */
+	double busy_o, busy_n;
 	struct row *rows;
 	size_t nrows;
 };
@@ -452,11 +456,21 @@ static void add_diff(struct pair *p, const char *key, const struct jv *o,
 }
 
 /* Keys of "config" that differ between any two runs, whatever they
- * measured: how the run was started and when. */
+ * measured: how the run was started and when; and "busy" and "busy_nice",
+ * compared apart (compare_pair). */
 static bool config_ignored(const char *prefix, const char *key)
 {
 	return prefix[0] == '\0' &&
-		(strcmp(key, "command") == 0 || strcmp(key, "date") == 0);
+		(strcmp(key, "command") == 0 || strcmp(key, "date") == 0 ||
+		 strcmp(key, "busy") == 0 || strcmp(key, "busy_nice") == 0);
+}
+
+/* A config's --busy: its "busy", 0 where absent (no load was started). */
+static double busy_of(const struct jv *config)
+{
+	double b;
+
+	return jv_number(jv_get(config, "busy"), &b) ? b : 0;
 }
 
 /* Records every member of two config objects that differs, by its dotted
@@ -509,6 +523,20 @@ static void compare_pair(struct pair *p, double threshold, struct totals *t)
 
 	if (!(o->bench && n->bench && strcmp(o->bench, n->bench) == 0))
 		add_diff(p, "bench", jv_get(&o->root, "bench"), jv_get(&n->root, "bench"));
+	/* First, so that it is among the differences shown. */
+	p->busy_o = busy_of(o->config);
+	p->busy_n = busy_of(n->config);
+	if (p->busy_o != p->busy_n) {
+		p->diffs = realloc(p->diffs, (p->ndiffs + 1) * sizeof *p->diffs);
+		if (!p->diffs)
+			bench_fatal("out of memory");
+		p->diffs[p->ndiffs++] = xasprintf("busy %g -> %g", p->busy_o, p->busy_n);
+	} else if (p->busy_o > 0 && !jv_equal(jv_get(o->config, "busy_nice"),
+					      jv_get(n->config, "busy_nice"))) {
+		/* The same load at another priority. */
+		add_diff(p, "busy_nice", jv_get(o->config, "busy_nice"),
+			 jv_get(n->config, "busy_nice"));
+	}
 	diff_config(p, "", o->config, n->config);
 	p->rows = bench_xcalloc(o->n, sizeof *p->rows);
 	for (size_t i = 0; i < o->n; i++) {
@@ -611,6 +639,10 @@ static void print_pair(const struct pair *p)
 	printf("\n== %s: %s ==\n", p->name, p->o->bench ? p->o->bench : "?");
 	print_origin("OLD", p->o);
 	print_origin("NEW", p->n);
+	if (p->busy_o != p->busy_n)
+		printf("warning: OLD ran beside %g and NEW beside %g CPU-bound processes "
+		       "of --busy: a different load, not only a different lock, moves "
+		       "these figures\n", p->busy_o, p->busy_n);
 	if (p->ndiffs) {
 		printf("warning: config differs:");
 		for (i = 0; i < p->ndiffs && i < MAX_DIFFS_SHOWN; i++)
@@ -708,7 +740,9 @@ static void help(FILE *f)
 		"Each file's table is headed by the commands that made OLD and NEW (when\n"
 		"recorded) and a warning if their config differs other than in command\n"
 		"and date (durations, cs, the hotlock_config from HOTLOCK_* variables,\n"
-		"the machine...).  A summary line counts the rows of each mark.\n"
+		"the machine...); runs made beside different --busy loads (config busy,\n"
+		"0 in a file without it) get a warning line of their own.  A summary line\n"
+		"counts the rows of each mark.\n"
 		"\n"
 		"Options:\n"
 		"  --threshold PCT    a mark also needs |NEW/OLD - 1| >= PCT%% (default 0:\n"
