@@ -32,7 +32,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Prints "LOCK_INSTRUCTIONS UNLOCK_INSTRUCTIONS" per call for one run.
 count() {
-	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$bench" "$@" \
+	# --fair-sched: without it valgrind may leave the main thread, which
+	# stops the run, unscheduled behind a worker that makes no syscall
+	# (a read-locked rwlock loop ran 40-100 s instead of 0.2).
+	valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$tmp/cg" "$bench" "$@" \
 		--threads 1 --duration 0.2 >/dev/null 2>"$tmp/err" ||
 		{ echo "fastpath-cost: hotlock-bench $* failed:" >&2; cat "$tmp/err" >&2; exit 1; }
 	# The loop's calls into the adapter: "> file:function (Nx)" lines under
