@@ -252,7 +252,7 @@ int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t 
 	return err == ETIMEDOUT && !caller_time ? 0 : err;
 }
 
-static void to_stats(const uint64_t c[HL_FX_KINDS], hl_futex_stats_t *out)
+static void to_stats(const uint64_t c[HL_COUNTERS], hl_futex_stats_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->wait = c[HL_FX_WAIT];
@@ -263,14 +263,14 @@ static void to_stats(const uint64_t c[HL_FX_KINDS], hl_futex_stats_t *out)
 
 void hl_futex_stats_thread(hl_futex_stats_t *out)
 {
-	uint64_t c[HL_FX_KINDS];
+	uint64_t c[HL_COUNTERS];
 	hl_thread_stats(c);
 	to_stats(c, out);
 }
 
 void hl_futex_stats_total(hl_futex_stats_t *out)
 {
-	uint64_t c[HL_FX_KINDS];
+	uint64_t c[HL_COUNTERS];
 	hl_process_stats(c);
 	to_stats(c, out);
 }

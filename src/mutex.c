@@ -18,8 +18,10 @@
  *   queue (u32)   bits  0-7   the queue order, hl_queue_policy_t (0: FIFO
  *                             or CNA as the topology and HOTLOCK_QUEUE say,
  *                             decided at each handover)
- *                 bits  8-31  with CNA, 1 + the node of the last slow-path
+ *                 bits  8-23  with CNA, 1 + the node of the last slow-path
  *                             owner: a hint for contenders (step 1b)
+ *                 bits 24-26  the spin record (wait.h): what spinning
+ *                             achieved on this lock lately (steps 1b, 3)
  *
  *   word value              meaning
  *   ----------------------  -------------------------------------------------
@@ -127,6 +129,7 @@
 #include <string.h>
 
 #include <hotlock/mutex.h>
+#include <hotlock/topology.h>
 
 #include "config.h"
 #include "morph.h"
@@ -197,9 +200,15 @@ static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 
 /* The queue word: the policy (hl_queue_policy_t) in bits 0-7; with CNA,
  * 1 + the node of the thread that last took the lock on a slow path in bits
- * 8-31 (0: not known), a hint for step 1b. */
+ * 8-23 (0: not known), a hint for step 1b; the spin record in bits 24-26.
+ * The two hints are changed by a single CAS each, which fails, and leaves
+ * the hint as it is, if the word changed meanwhile: either hint is only a
+ * hint, and the policy bits are never changed once the mutex is shared. */
 #define QUEUE_POLICY      0xffu
 #define HOLDER_NODE_SHIFT 8
+#define HOLDER_NODE_MASK  0xffffu
+#define SPIN_REC_SHIFT    24
+_Static_assert(HL_TOPOLOGY_MAX_NODES < HOLDER_NODE_MASK, "1 + a node fits in bits 8-23");
 
 static inline uint32_t queue_word(struct mutex *m)
 {
@@ -223,9 +232,28 @@ static void note_holder_node(struct mutex *m)
 	uint32_t q = queue_word(m);
 	if (!(queue_opts(q) & HL_PASS_CNA))
 		return;
-	uint32_t nq = (q & QUEUE_POLICY) | ((hl_topo_node() + 1) & 0xffffff) << HOLDER_NODE_SHIFT;
+	uint32_t nq = (q & ~(HOLDER_NODE_MASK << HOLDER_NODE_SHIFT)) |
+		      ((hl_topo_node() + 1) & HOLDER_NODE_MASK) << HOLDER_NODE_SHIFT;
 	if (nq != q)
-		hl_store(&m->queue, nq, HL_RELAXED);    /* relaxed: see queue_word */
+		hl_cas(&m->queue, &q, nq, HL_RELAXED);  /* relaxed: see queue_word */
+}
+
+/* m's spin record (wait.h), for hl_spin_begin. */
+static inline unsigned spin_rec(struct mutex *m)
+{
+	return (queue_word(m) >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK;
+}
+
+/* Ends a spin phase on m that ended as `outcome`: the slot goes back and
+ * the record learns (one CAS, see the queue word). */
+static void spin_done(struct mutex *m, int outcome)
+{
+	hl_spin_end(outcome);
+	uint32_t q = queue_word(m);
+	unsigned rec = (q >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK, nrec = hl_spin_learn(rec, outcome);
+	if (nrec != rec)
+		hl_cas(&m->queue, &q, (q & ~(HL_SPIN_REC_MASK << SPIN_REC_SHIFT)) | nrec << SPIN_REC_SHIFT,
+		       HL_RELAXED);    /* relaxed: see queue_word */
 }
 
 /* hl_queue_pass_head in m's order. */
@@ -252,7 +280,7 @@ static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsi
 static bool gives_way_to_holder(struct mutex *m, uint32_t node, uint32_t node_flags,
 				uint64_t waited_ns)
 {
-	uint32_t q = queue_word(m), holder_node = q >> HOLDER_NODE_SHIFT;
+	uint32_t q = queue_word(m), holder_node = (q >> HOLDER_NODE_SHIFT) & HOLDER_NODE_MASK;
 	return holder_node && holder_node - 1 != node &&
 	       !(node_flags & (HL_NODE_F_RT | HL_NODE_F_PRIO)) &&
 	       waited_ns < hl_cna_threshold_ns() && (queue_opts(q) & HL_PASS_CNA);
@@ -274,10 +302,10 @@ static inline bool try_free_word(bool give_way, unsigned *free_polls)
  * Returns 0 or EAGAIN (go and queue). */
 static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
 {
-	uint64_t budget = hl_spin_begin();
+	uint64_t budget = hl_spin_begin(spin_rec(m));
 	if (!budget)
 		return EAGAIN;
-	int err = EAGAIN;
+	int err = EAGAIN, outcome = HL_SPIN_LOST;
 	uint64_t start = hl_now_ns();
 	bool give_way = gives_way_to_holder(m, hl_topo_node(), hl__thread_prio ? HL_NODE_F_PRIO : 0, 0);
 	struct hl_thread *self = give_way ? hl_self() : NULL;
@@ -297,11 +325,16 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 		}
 		free_polls = 0;
 		hl_cpu_relax();
-		if (i % HL_SPIN_CLOCK_EVERY == 0 &&
-		    (hl_now_ns() - start >= budget || hl_deadline_passed(dl)))
+		if (i % HL_SPIN_CLOCK_EVERY)
+			continue;
+		if (hl_now_ns() - start >= budget)
 			break;
+		if (hl_deadline_passed(dl)) {
+			outcome = HL_SPIN_CUT;
+			break;
+		}
 	}
-	hl_spin_end();
+	spin_done(m, err ? outcome : HL_SPIN_WON);
 	if (!err)
 		note_holder_node(m);
 	return err;
@@ -408,11 +441,15 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 	const uint64_t handoff_ns = hl_handoff_ns();
 	/* n is the head, competing since head_since; budget != 0 while we
 	 * hold a spinner slot (wait.h). */
-	uint64_t budget = hl_spin_begin();
+	uint64_t budget = hl_spin_begin(spin_rec(m));
 	uint64_t spin_start = hl_now_ns(), head_since = spin_start, now;
 	bool give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	unsigned free_polls = 0;
 	int err = 0;
+	/* Whether this spin phase found the lock held: one that finds it free
+	 * at once (a head woken by RELEASED) did not wait by spinning, and
+	 * teaches the record nothing. */
+	bool held_seen = false;
 	for (unsigned i = 1;; i++) {
 		uint32_t w = hl_load(&m->word, HL_RELAXED);
 		if (!w) {
@@ -425,6 +462,7 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 			continue;
 		}
 		free_polls = 0;
+		held_seen = true;
 		if (budget && i % HL_SPIN_CLOCK_EVERY) {
 			hl_cpu_relax();
 			continue;
@@ -451,8 +489,10 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 		 * comes at the owner's next unlock, likely within the spin
 		 * budget, and then costs no syscall. */
 		sig = hl_node_wait(n, dl, due ? budget : 0);
+		/* Not due: the spin ran out and we parked.  Due: we wait for
+		 * a handover, which says nothing of what spinning achieves. */
 		if (budget)
-			hl_spin_end();
+			spin_done(m, due ? HL_SPIN_CUT : HL_SPIN_LOST);
 		budget = 0;
 		if (sig == HL_SIG_HANDED)
 			break;
@@ -462,12 +502,13 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 			return ETIMEDOUT;
 		}
 		/* RELEASED: race for it again, with a new budget. */
-		budget = hl_spin_begin();
+		budget = hl_spin_begin(spin_rec(m));
 		spin_start = hl_now_ns();
+		held_seen = false;
 		give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
 	}
 	if (budget)
-		hl_spin_end();
+		spin_done(m, !err && held_seen ? HL_SPIN_WON : HL_SPIN_CUT);
 	if (!err)
 		return lock_owned(m, self, n);
 	/* Timed out as the head, no flag of ours in the word: hand headship
@@ -693,11 +734,11 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 	/* From the recorded head, if the word says it is current. */
 	size_t used = t && has_live_flags(w) ? hl_queue_describe(q, sizeof(q), head, t) : 0;
 	q[used] = 0;
-	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u %s%s%s",
+	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u %s spin-record=%u%s%s",
 			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
 			(w & FLAGS) && !has_live_flags(w) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
-			queue_opts(qw) ? "cna" : "fifo",
+			queue_opts(qw) ? "cna" : "fifo", (qw >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK,
 			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""), q);
 }
 

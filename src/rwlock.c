@@ -17,7 +17,9 @@
  *                bits 32-63  reader count
  *   tail  (u32)  last queued waiter node (queue.h), 0 when none
  *   head  (u32)  bits 0-23: the node that set WAKE/HANDOFF (valid while
- *                either is set); bits 24-31: the kind, written by init only
+ *                either is set); bits 24-27: the kind, written by init
+ *                only; bits 28-30: the spin record (wait.h), what spinning
+ *                achieved on this lock lately (steps 1b, 3)
  *
  *   state                      meaning
  *   -------------------------  ----------------------------------------------
@@ -202,12 +204,36 @@ static inline bool is_reader(const struct hl_node *n)
 /* ---- `head`: the recorded head's node index, and the kind ---------------- */
 
 #define KIND_SHIFT HL_NODE_INDEX_BITS
+#define KIND_MASK 0xfu
+#define SPIN_REC_SHIFT (KIND_SHIFT + 4)
 
 static inline int lock_kind(struct rwlock *l)
 {
 	/* Relaxed: the kind bits are written by init only, before the lock is
 	 * shared. */
-	return (int)(hl_load(&l->head, HL_RELAXED) >> KIND_SHIFT);
+	return (int)((hl_load(&l->head, HL_RELAXED) >> KIND_SHIFT) & KIND_MASK);
+}
+
+/* l's spin record (wait.h), for hl_spin_begin. */
+static inline unsigned spin_rec(struct rwlock *l)
+{
+	/* Relaxed: a hint. */
+	return (hl_load(&l->head, HL_RELAXED) >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK;
+}
+
+/* Ends a spin phase on l that ended as `outcome`: the slot goes back and
+ * the record learns.  One CAS, relaxed: the record is a hint, and the CAS
+ * fails, leaving it as it was, if set_head changed the word meanwhile
+ * (a racing set_head may likewise put back the record it read: a lost
+ * update of a hint). */
+static void spin_done(struct rwlock *l, int outcome)
+{
+	hl_spin_end(outcome);
+	uint32_t h = hl_load(&l->head, HL_RELAXED);
+	unsigned rec = (h >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK, nrec = hl_spin_learn(rec, outcome);
+	if (nrec != rec)
+		hl_cas(&l->head, &h, (h & ~(HL_SPIN_REC_MASK << SPIN_REC_SHIFT)) | nrec << SPIN_REC_SHIFT,
+		       HL_RELAXED);
 }
 
 static inline uint32_t head_index(struct rwlock *l)
@@ -220,8 +246,10 @@ static inline uint32_t head_index(struct rwlock *l)
 static inline void set_head(struct rwlock *l, uint32_t index)
 {
 	/* Relaxed: published by the release that sets the flags; the kind
-	 * bits are kept (only one thread records a head at a time: the one
-	 * that is about to set flags on a word that has none). */
+	 * and record bits are kept (only one thread records a head at a
+	 * time: the one that is about to set flags on a word that has none;
+	 * spin_done's CAS fails if this store comes between its load and
+	 * its CAS). */
 	uint32_t h = hl_load(&l->head, HL_RELAXED);
 	hl_store(&l->head, (h & ~HL_QUEUE_INDEX_MASK) | index, HL_RELAXED);
 }
@@ -323,10 +351,10 @@ static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, int kind,
 static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		     const struct hl_deadline *dl)
 {
-	uint64_t budget = hl_spin_begin();
+	uint64_t budget = hl_spin_begin(spin_rec(l));
 	if (!budget)
 		return EAGAIN;
-	int err = EAGAIN;
+	int err = EAGAIN, outcome = HL_SPIN_LOST;
 	uint64_t start = hl_now_ns();
 	for (unsigned i = 1;; i++) {
 		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
@@ -339,14 +367,21 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		 * for the budget like any spin: their holds have no bound, but
 		 * short ones drain within it, and a writer that queued instead
 		 * would sleep behind the queue (docs/rwlock.md). */
-		if ((clean(s) & HANDOFF) && !(reader && kind == HL_RWLOCK_PREFER_READER))
+		if ((clean(s) & HANDOFF) && !(reader && kind == HL_RWLOCK_PREFER_READER)) {
+			outcome = HL_SPIN_CUT;
 			break;
+		}
 		hl_cpu_relax();
-		if (i % HL_SPIN_CLOCK_EVERY == 0 &&
-		    (hl_now_ns() - start >= budget || hl_deadline_passed(dl)))
+		if (i % HL_SPIN_CLOCK_EVERY)
+			continue;
+		if (hl_now_ns() - start >= budget)
 			break;
+		if (hl_deadline_passed(dl)) {
+			outcome = HL_SPIN_CUT;
+			break;
+		}
 	}
-	hl_spin_end();
+	spin_done(l, err ? outcome : HL_SPIN_WON);
 	return err;
 }
 
@@ -674,9 +709,13 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 	}
 
 	/* Steps 3 and 4: n is the head. */
-	budget = hl_spin_begin();
+	budget = hl_spin_begin(spin_rec(l));
 	uint64_t spin_start = hl_now_ns();
 	unsigned peer_spins = 0;
+	/* Whether this spin phase found the lock taken: one that gets it at
+	 * its first look (a head woken by RELEASED) teaches the record
+	 * nothing. */
+	bool held_seen = false;
 	for (unsigned i = 1;; i++) {
 		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
 		if (ns) {
@@ -686,6 +725,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 				goto owned;
 			continue;
 		}
+		held_seen = true;
 		if (budget && i % HL_SPIN_CLOCK_EVERY) {
 			hl_cpu_relax();
 			continue;
@@ -720,8 +760,10 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		if (!hl_cas(&l->state, &s, flagged, HL_RELEASE))
 			continue;
 		sig = wait_node(l, n, dl, due ? budget : 0, due, handoff_ns);
+		/* Not due: the spin ran out and we parked.  Due: we wait for
+		 * a handover, which says nothing of what spinning achieves. */
 		if (budget)
-			hl_spin_end();
+			spin_done(l, due ? HL_SPIN_CUT : HL_SPIN_LOST);
 		budget = 0;
 		if (sig == HL_WAIT_TIMEDOUT) {
 			sig = give_up(l, n, &how);
@@ -730,13 +772,14 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		}
 		if (sig == HL_SIG_HANDED)
 			goto owned;
-		budget = hl_spin_begin();       /* RELEASED: race again */
+		budget = hl_spin_begin(spin_rec(l));    /* RELEASED: race again */
 		spin_start = hl_now_ns();
+		held_seen = false;
 	}
 
 owned:
 	if (budget)
-		hl_spin_end();
+		spin_done(l, held_seen ? HL_SPIN_WON : HL_SPIN_CUT);
 	if (reader)
 		grant_group(l, n, kind);
 	leave_queue(l, n, reader, kind);
@@ -745,7 +788,7 @@ owned:
 
 timeout_head:
 	if (budget)
-		hl_spin_end();
+		spin_done(l, HL_SPIN_CUT);
 	hl_queue_pass_head(&l->tail, n, 0);
 	hl_thread_node_put(self);
 	return ETIMEDOUT;
@@ -1134,11 +1177,12 @@ int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 	size_t used = t && has_live_flags(s) ? hl_queue_describe(q, sizeof(q), head, t) : 0;
 	q[used] = 0;
 	return snprintf(buf, len,
-			"hl_rwlock state=0x%016llx writer=%u readers=%u%s%s%s tail=%s%u head=%u%s%s",
+			"hl_rwlock state=0x%016llx writer=%u readers=%u%s%s%s tail=%s%u head=%u "
+			"spin-record=%u%s%s",
 			(unsigned long long)s, writer(s), readers(s), (s & WAKE) ? " WAKE" : "",
 			(s & HANDOFF) ? " HANDOFF" : "",
 			(s & FLAGS) && !has_live_flags(s) ? " (stale: fork parent's)" : "",
-			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
+			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head, spin_rec(l),
 			used ? " queue (tid@node:state):" :
 			       (t ? " queue: (head active, not recorded)" : ""), q);
 }

@@ -44,15 +44,16 @@
  * whole time slice, about 3x worse than sleeping.  So a wait spins only
  * when each of these holds, and parks at once otherwise:
  *  - the budget (HOTLOCK_SPIN_NS, twice it for a swap: a parked peer's
- *    wake-up alone takes 12-25 us here) is not 0, and the system has more
- *    than one CPU online;
+ *    wake-up alone takes 12-25 us here) is not 0;
  *  - in a swap, the peer does not wait on the caller's CPU (the CPU each
  *    waiter last waited on is recorded in its point): a peer preempted
  *    there, or parked there and about to be woken there, needs this CPU;
- *  - the machine is not overloaded: the kernel's count of runnable threads
- *    (/proc/loadavg, sampled at most every 10 ms by one thread) is at most
- *    the number of online CPUs.  With more runnable threads than CPUs a
- *    spinner takes a CPU that a runnable thread, likely its peer, needs;
+ *  - the waiting core's rules 3 and 4 (wait.h, hl_cpu_free): the process
+ *    may use two CPUs or more (affinity, cgroup quota), and the machine has
+ *    one free (the runnable threads of every process, less the lock
+ *    spinners, fewer than those CPUs).  With more runnable threads than
+ *    CPUs a spinner takes a CPU that a runnable thread, likely its peer,
+ *    needs;
  *  - the waiter's own record: its last wait was answered within the
  *    budget (a wake taken at once, during the spin, or after a park that
  *    lasted no longer than the budget).  Every wait is timed from its
@@ -93,6 +94,7 @@
 #include "config.h"
 #include "internal.h"
 #include "swap.h"
+#include "wait.h"
 
 enum { IDLE = 0, WOKEN = 1, SPINNING = 2, PARKED = 3 };
 
@@ -110,27 +112,7 @@ static struct point *pt(hl_swap_point_t *p)
 	return (struct point *)p;
 }
 
-#define LOAD_PERIOD_NS 10000000ull      /* /proc/loadavg at most every 10 ms */
-
 /* ---- the policy ----------------------------------------------------------- */
-
-static int online_cpus(void)
-{
-	static _Atomic int cached;
-	/* Relaxed: an idempotent cache. */
-	int n = hl_load(&cached, HL_RELAXED);
-	if (!n) {
-#ifdef HOTLOCK_SCHED
-		n = hl__sched_cpus();
-#else
-		n = get_nprocs();
-#endif
-		if (n < 1)
-			n = 1;
-		hl_store(&cached, n, HL_RELAXED);
-	}
-	return n;
-}
 
 static uint32_t current_cpu1(void)
 {
@@ -142,69 +124,6 @@ static uint32_t current_cpu1(void)
 #endif
 }
 
-#ifdef HOTLOCK_SCHED
-static bool overloaded(void)
-{
-	return false;           /* the controlled schedules explore both ways by the other rules */
-}
-#else
-/* The 4th field of /proc/loadavg, "runnable/total": runnable kernel tasks
- * now, over all CPUs (the reading thread is one of them). */
-static long read_runnable(void)
-{
-	static _Atomic int fd = -2;
-	/* Acquire: pairs with the release of the CAS that published the fd,
-	 * so that its open happens before this thread's pread (ThreadSanitizer
-	 * tracks file descriptors as memory). */
-	int f = hl_load(&fd, HL_ACQUIRE);
-	if (f == -2) {
-		int mine = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-		int expect = -2;
-		/* Release on success: publishes the open.  Acquire on failure:
-		 * another thread's open, as above.  A loser closes its own. */
-		if (hl_cas(&fd, &expect, mine, HL_ACQ_REL)) {
-			f = mine;
-		} else {
-			if (mine >= 0)
-				close(mine);
-			f = expect;
-		}
-	}
-	if (f < 0)
-		return -1;
-	char buf[128];
-	ssize_t n = pread(f, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *s = buf;
-	for (int field = 0; field < 3; field++) {
-		while (*s && *s != ' ')
-			s++;
-		while (*s == ' ')
-			s++;
-	}
-	char *end;
-	long r = strtol(s, &end, 10);
-	return end == s || *end != '/' ? -1 : r;
-}
-
-static bool overloaded(void)
-{
-	static _Atomic uint64_t sampled_ns;
-	static _Atomic bool over;
-	uint64_t now = hl_now_ns(), last = hl_load(&sampled_ns, HL_RELAXED);
-	/* Relaxed: the CAS elects the one thread that samples; `over` is a
-	 * hint that only chooses between spinning and parking. */
-	if ((now - last >= LOAD_PERIOD_NS || !last) &&
-	    hl_cas(&sampled_ns, &last, now, HL_RELAXED)) {
-		long r = read_runnable();
-		hl_store(&over, r > online_cpus(), HL_RELAXED);
-	}
-	return hl_load(&over, HL_RELAXED);
-}
-#endif
-
 /* The spin budget for a wait (0: park at once), from `budget`, the most
  * the caller would spin, and `slow`, the waiter's record (rule 4).
  * peer_cpu1 is the CPU the woken peer last waited on (+1, 0: unknown or
@@ -212,7 +131,7 @@ static bool overloaded(void)
 static uint64_t spin_budget(_Atomic uint32_t *slow, uint64_t budget, uint32_t peer_cpu1,
 			    uint32_t my_cpu1)
 {
-	if (!budget || online_cpus() < 2)
+	if (!budget)
 		return 0;
 	if (peer_cpu1 && peer_cpu1 == my_cpu1)
 		return 0;
@@ -220,7 +139,7 @@ static uint64_t spin_budget(_Atomic uint32_t *slow, uint64_t budget, uint32_t pe
 	 * thread (rule 4); it orders nothing. */
 	if (hl_load(slow, HL_RELAXED))
 		return 0;
-	if (overloaded())
+	if (!hl_cpu_free())
 		return 0;
 	return budget;
 }

@@ -300,7 +300,7 @@ struct hl_thread *hl__thread_register(void)
 	hl_store(&t->depth, 0, HL_RELAXED);     /* not shared yet */
 	for (int k = 0; k < HL_NEST; k++)
 		t->nodes[k] = node_alloc();
-	for (int k = 0; k < HL_FX_KINDS; k++)
+	for (int k = 0; k < HL_COUNTERS; k++)
 		t->fx_base[k] = hl_load(&t->fx[k], HL_RELAXED);
 	t->rt_checked_ns = 0;
 	t->rt = false;
@@ -397,18 +397,18 @@ bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns)
 	return self->rt;
 }
 
-/* ---- futex counters -------------------------------------------------------- */
+/* ---- counters (futex syscalls, waiting policy) -------------------------------------------------------- */
 
-void hl_thread_stats(uint64_t out[HL_FX_KINDS])
+void hl_thread_stats(uint64_t out[HL_COUNTERS])
 {
 	struct hl_thread *t = hl__self_ptr;
-	for (int k = 0; k < HL_FX_KINDS; k++)
+	for (int k = 0; k < HL_COUNTERS; k++)
 		out[k] = t ? hl_load(&t->fx[k], HL_RELAXED) - t->fx_base[k] : 0;
 }
 
-void hl_process_stats(uint64_t out[HL_FX_KINDS])
+void hl_process_stats(uint64_t out[HL_COUNTERS])
 {
-	for (int k = 0; k < HL_FX_KINDS; k++)
+	for (int k = 0; k < HL_COUNTERS; k++)
 		out[k] = 0;
 	if (!threads)
 		return;
@@ -416,7 +416,7 @@ void hl_process_stats(uint64_t out[HL_FX_KINDS])
 	 * so neither does the sum.  Relaxed: statistics, nothing published. */
 	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
 	for (uint32_t i = 1; i < n; i++)
-		for (int k = 0; k < HL_FX_KINDS; k++)
+		for (int k = 0; k < HL_COUNTERS; k++)
 			out[k] += hl_load(&threads[i].fx[k], HL_RELAXED);
 }
 

@@ -40,7 +40,16 @@
 #include "wait.h"
 
 #define HL_NEST 4
-enum { HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER, HL_FX_KINDS };
+/* A thread record's counters: futex syscalls by kind (futex.c), then the
+ * waiting policy's decisions (wait.c, hl_spin_stats_t). */
+enum {
+	HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER,
+	HL_SP_SPUN,             /* spin phases begun */
+	HL_SP_WON,              /* ... that ended in what they waited for */
+	HL_SP_NO_CPU,           /* would have spun, but the machine had no free CPU */
+	HL_SP_LEARNED_OFF,      /* did not spin: the place's record said it does not pay */
+	HL_COUNTERS
+};
 #define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */
 #define HL_MAX_NODES (1u << 20)         /* 64 MiB of address space */
 #define HL_MAX_THREADS (1u << 17)       /* 32 MiB of address space */
@@ -56,8 +65,8 @@ struct hl_thread {
 	 * reset: a recycled record keeps counting, so the process total (the
 	 * sum over all records) never goes down; a thread's own counts are the
 	 * counters minus fx_base, taken when it got the record. */
-	_Atomic uint64_t fx[HL_FX_KINDS];
-	uint64_t fx_base[HL_FX_KINDS];
+	_Atomic uint64_t fx[HL_COUNTERS];
+	uint64_t fx_base[HL_COUNTERS];
 	uint64_t rt_checked_ns;         /* when rt was last read from the kernel */
 	bool rt;                        /* SCHED_FIFO or SCHED_RR */
 	/* The thread's CPU affinity, for the spinner slots (wait.c): written
@@ -204,12 +213,12 @@ static inline uint32_t hl_fork_gen(void)
 	return hl_load(&hl__fork_gen, HL_RELAXED) & 0xff;
 }
 
-/* The calling thread's futex counts (zeros before its first slow path). */
-HL_HIDDEN void hl_thread_stats(uint64_t out[HL_FX_KINDS]);
+/* The calling thread's counters (zeros before its first slow path). */
+HL_HIDDEN void hl_thread_stats(uint64_t out[HL_COUNTERS]);
 /* The sum over every thread that ever ran (monotonic). */
-HL_HIDDEN void hl_process_stats(uint64_t out[HL_FX_KINDS]);
+HL_HIDDEN void hl_process_stats(uint64_t out[HL_COUNTERS]);
 
-/* Futex counter bump, by the owning thread only. */
+/* Counter bump, by the owning thread only. */
 static inline void hl_counter_add(_Atomic uint64_t *c, uint64_t v)
 {
 	/* Relaxed load and store, not an RMW: only the owning thread writes;

@@ -1,48 +1,67 @@
 /* The waiting core: spin on the node, then park on it; signal a node.
- * The state machine is in wait.h.
- *
- * Spinner slots (the policy is in wait.h):
+ * The state machine is in wait.h, and so is the waiting policy's list of
+ * rules; here is how each is kept.
  *
  *   variable        meaning                                  written by
  *   --------------  ---------------------------------------  --------------
  *   spinners        threads holding a slot now               hl_spin_begin/end
- *   spinner_slots   CPUs in the union of the threads'        the recomputing
- *                   affinity masks, less one (-1: not yet)   thread
- *   slots_ns        CLOCK_MONOTONIC of the last recompute    CAS, see step 2
+ *   spinner_slots   the CPUs this process may use, less one  the recomputing
+ *                   (-1: not known yet)                      thread
+ *   slots_ns        CLOCK_MONOTONIC of the last recompute    CAS, see b
+ *   quota_cpus      the cgroup's CPU quota, rounded up       the recomputing
+ *                   (0: none), and quota_ns, when read       thread
  *   spin_held       slots the calling thread holds (TLS)     its thread
  *   cpu_mask[]      a thread's affinity mask, in its record  its thread
+ *   sampled_ns,     when /proc/loadavg was last read, and    CAS, see d
+ *   busy            which of the last 4 samples showed no
+ *                   free CPU (a bit each)
  *
- * hl_spin_begin, on a slow path:
- *   1. If the caller's cpu_mask is 100 ms old (SLOTS_PERIOD_NS), it reads
+ * hl_spin_begin(rec), on a slow path:
+ *   a. The record (wait.h rule 2): below HL_SPIN_REC_OFF the configured
+ *      budget; at OFF, 0, except every HL_SPIN_PROBE_EVERY-th call of the
+ *      thread (a TLS count), which probes with the configured budget.
+ *   b. If the caller's cpu_mask is 100 ms old (SLOTS_PERIOD_NS), it reads
  *      its affinity again (sched_getaffinity).  A record gets its first mask
- *      at registration (hl_spin_thread_init).
- *   2. If spinner_slots is 100 ms old, the one thread whose CAS moves
- *      slots_ns to now ORs the masks of the records in use
- *      (hl_thread_affinity_cpus, stopping once every online CPU is in the
- *      union, as get_nprocs says) and stores the count less one; the
- *      others use the cached value.  So a first thread pinned to one CPU
- *      does not decide for the whole process, and a process whose threads
- *      all share one CPU does not spin.
- *   3. A slot is taken if fewer than spinner_slots are held.
- * Cost: a clock read and two compares per call; every 100 ms at most, a
+ *      at registration (hl_spin_thread_init).  If spinner_slots is 100 ms
+ *      old, the one thread whose CAS moves slots_ns to now ORs the masks of
+ *      the records in use (hl_thread_affinity_cpus, stopping once every
+ *      online CPU is in the union, as get_nprocs says), caps the count by
+ *      the online CPUs and the cgroup quota (read again if a second old),
+ *      and stores it less one; the others use the cached value.
+ *   c. A slot is taken if fewer than spinner_slots are held.
+ *   d. If the last sample of /proc/loadavg is 10 ms old (LOAD_PERIOD_NS),
+ *      the one thread whose CAS moves sampled_ns to now reads it again:
+ *      the sample is full when runnable - 1 - (other spinners) >=
+ *      spinner_slots + 1.  The runnable count includes the sampler and
+ *      this process's spinners, which hold CPUs only for a budget; every
+ *      other runnable thread, ours or another program's, needs a CPU.
+ *      busy = the last 4 samples were full.  Busy: give the slot back,
+ *      park.
+ * Cost: a clock read and a few compares per call; every 10 ms at most an
+ * open, read and close of /proc/loadavg (no descriptor is kept, which a
+ * program that closes or reuses descriptors could take); every 100 ms a
  * sched_getaffinity per thread, and per process a get_nprocs and a scan of
- * the records; none on a fast path.  Everything here is relaxed: the counts
- * and masks are hints that bound spinning, nothing is published through
- * them, and a mask read while its owner rewrites it is at worst a mix of
- * two masks of that thread.
+ * the records; every second the cgroup files; none on a fast path.
+ * Everything here is relaxed: the counts, masks and flags are hints that
+ * bound spinning, nothing is published through them, and a mask read while
+ * its owner rewrites it is at worst a mix of two masks of that thread.
  *
  * In a fork child the forking thread is alone: spinners becomes its own
  * spin_held (the slots of the parent's other threads are not held by anyone
  * there) and the next hl_spin_begin recomputes the slots.  In the
  * controlled-schedule build the slot count is the schedule's CPUs less one,
- * read once, as it has always been.
+ * read once, as it has always been, and no CPU is ever busy (the schedule
+ * has no other processes).
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
+#include <hotlock/config.h>
 #include <hotlock/futex.h>
 
 #include "config.h"
@@ -50,7 +69,11 @@
 #include "wait.h"
 
 #define SLOTS_PERIOD_NS 100000000ull    /* 100 ms */
+#define QUOTA_PERIOD_NS 1000000000ull   /* 1 s */
+#define LOAD_PERIOD_NS 10000000ull      /* 10 ms */
+#define BUSY_SAMPLES_MASK 0xfu          /* busy: the last 4 samples showed no free CPU */
 
+_Atomic bool hl__spin_ignore_load;
 static _Atomic int spinners;             /* threads in a spin phase */
 static _Atomic int spinner_slots = -1;   /* CPUs - 1; -1: not known yet */
 static _Atomic uint64_t slots_ns;        /* when spinner_slots was computed; 0: never */
@@ -74,7 +97,7 @@ void hl_spin_thread_init(struct hl_thread *t)
 	(void)t;
 }
 #else
-/* Step 1: t's mask as the kernel has it now (all CPUs if it will not say:
+/* Step b: t's mask as the kernel has it now (all CPUs if it will not say:
  * more than CPU_SETSIZE of them).  Only t's own thread calls it. */
 static void read_affinity(struct hl_thread *t, uint64_t now)
 {
@@ -97,13 +120,144 @@ void hl_spin_thread_init(struct hl_thread *t)
 	read_affinity(t, hl_now_ns());
 }
 
-/* Step 2: the union of the threads' masks, capped by the online CPUs. */
-static int recompute_slots(void)
+/* The first two numbers of a small file ("max" reads as -1); 0 if it
+ * cannot be read. */
+static long read_file_longs(const char *path, long *a, long *b)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[64];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *end;
+	*a = strncmp(buf, "max", 3) == 0 ? -1 : strtol(buf, &end, 10);
+	char *s = buf;
+	while (*s && *s != ' ')
+		s++;
+	*b = *s ? strtol(s, &end, 10) : 0;
+	return 1;
+}
+
+/* One cgroup directory's CPU quota in CPUs, rounded up (0: none or not
+ * readable): v2's cpu.max ("max 100000" or "QUOTA PERIOD"), else v1's
+ * cpu.cfs_quota_us (-1: none) over cpu.cfs_period_us. */
+static int dir_quota_cpus(const char *dir, bool v2)
+{
+	char path[4300];       /* dir is at most 4200 bytes (path_quota_cpus) */
+	long q = -1, p = 0, unused;
+	if (v2) {
+		snprintf(path, sizeof(path), "%s/cpu.max", dir);
+		if (!read_file_longs(path, &q, &p))
+			return 0;
+	} else {
+		snprintf(path, sizeof(path), "%s/cpu.cfs_quota_us", dir);
+		if (!read_file_longs(path, &q, &unused))
+			return 0;
+		snprintf(path, sizeof(path), "%s/cpu.cfs_period_us", dir);
+		if (q > 0 && !read_file_longs(path, &p, &unused))
+			return 0;
+	}
+	if (q <= 0 || p <= 0)
+		return 0;
+	long cpus = (q + p - 1) / p;
+	return cpus > 1 << 20 ? 1 << 20 : (int)cpus;
+}
+
+/* The smallest quota from base+path up to base (0: none). */
+static int path_quota_cpus(const char *base, const char *path, bool v2)
+{
+	char dir[4200];
+	int best = 0;
+	int len = snprintf(dir, sizeof(dir), "%s%s", base, path);
+	if (len <= 0 || (size_t)len >= sizeof(dir))
+		return 0;
+	while (len > 0 && dir[len - 1] == '/')
+		dir[--len] = 0;
+	size_t base_len = strlen(base);
+	for (;;) {
+		int c = dir_quota_cpus(dir, v2);
+		if (c && (!best || c < best))
+			best = c;
+		if ((size_t)len <= base_len)
+			break;
+		while (len > (int)base_len && dir[len - 1] != '/')
+			len--;
+		while (len > (int)base_len && dir[len - 1] == '/')
+			len--;
+		dir[len] = 0;
+	}
+	return best;
+}
+
+/* The CPU quota of this process's cgroup, in CPUs rounded up (0: none or
+ * not known), from /proc/self/cgroup: the v2 line ("0::PATH", under
+ * /sys/fs/cgroup or /sys/fs/cgroup/unified) and the v1 line whose
+ * controllers include cpu (under /sys/fs/cgroup/cpu or cpu,cpuacct). */
+static int cgroup_quota_cpus(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return 0;
+	char line[4200];
+	int best = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = 0;
+		const char *ctl = c1 + 1, *path = c2 + 1;
+		int q = 0;
+		if (strcmp(line, "0") == 0 && !*ctl) {
+			q = path_quota_cpus("/sys/fs/cgroup", path, true);
+			int u = path_quota_cpus("/sys/fs/cgroup/unified", path, true);
+			if (u && (!q || u < q))
+				q = u;
+		} else {
+			bool cpu = false;
+			for (const char *t = ctl; *t;) {
+				size_t n = strcspn(t, ",");
+				cpu |= n == 3 && strncmp(t, "cpu", 3) == 0;
+				t += n + (t[n] == ',');
+			}
+			if (!cpu)
+				continue;
+			q = path_quota_cpus("/sys/fs/cgroup/cpu", path, false);
+			if (!q)
+				q = path_quota_cpus("/sys/fs/cgroup/cpu,cpuacct", path, false);
+		}
+		if (q && (!best || q < best))
+			best = q;
+	}
+	fclose(f);
+	return best;
+}
+
+/* Step b: the union of the threads' masks, capped by the online CPUs and
+ * the cgroup quota; the slots are one less. */
+static _Atomic uint64_t quota_ns;       /* when quota_cpus was read; 0: never */
+static _Atomic int quota_cpus;
+
+static int recompute_slots(uint64_t now)
+{
+	/* Relaxed: only the recomputing thread (elected by slots_ns's CAS)
+	 * gets here; the atomics only keep a fork child's or a racing
+	 * thread's view defined. */
+	if (!hl_load(&quota_ns, HL_RELAXED) || now - hl_load(&quota_ns, HL_RELAXED) >= QUOTA_PERIOD_NS) {
+		hl_store(&quota_cpus, cgroup_quota_cpus(), HL_RELAXED);
+		hl_store(&quota_ns, now, HL_RELAXED);
+	}
 	int online = get_nprocs();
 	int cpus = hl_thread_affinity_cpus(online > 0 ? online : 1);
 	if (online > 0 && cpus > online)
 		cpus = online;
+	int quota = hl_load(&quota_cpus, HL_RELAXED);
+	if (quota > 0 && cpus > quota)
+		cpus = quota;
 	return cpus > 1 ? cpus - 1 : 0;
 }
 
@@ -118,30 +272,142 @@ static int slots(void)
 	if ((now - last >= SLOTS_PERIOD_NS || !last) &&
 	    hl_cas(&slots_ns, &last, now, HL_RELAXED)) {
 		/* Relaxed: a hint read by hl_spin_begin, see above. */
-		hl_store(&spinner_slots, recompute_slots(), HL_RELAXED);
+		hl_store(&spinner_slots, recompute_slots(now), HL_RELAXED);
 	}
 	return hl_load(&spinner_slots, HL_RELAXED);
 }
 #endif
 
-uint64_t hl_spin_begin(void)
+/* ---- step d: whether the machine has a free CPU ------------------------ */
+
+#ifdef HOTLOCK_SCHED
+static bool no_free_cpu(int usable, bool holds_slot)
+{
+	(void)usable;
+	(void)holds_slot;
+	return false;   /* the schedules have no other processes */
+}
+#else
+/* The 4th field of /proc/loadavg, "runnable/total": the kernel's count of
+ * runnable tasks now, over all CPUs and processes (the reading thread is one
+ * of them); -1 if it cannot be read (no /proc, a sandbox).  Opened and
+ * closed each time (at most every LOAD_PERIOD_NS): no descriptor is kept
+ * that a program which closes or reuses descriptors could take from us. */
+static long read_runnable(void)
+{
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[128];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *s = buf;
+	for (int field = 0; field < 3; field++) {
+		while (*s && *s != ' ')
+			s++;
+		while (*s == ' ')
+			s++;
+	}
+	char *end;
+	long r = strtol(s, &end, 10);
+	return end == s || *end != '/' ? -1 : r;
+}
+
+/* Whether the machine has no CPU free for a spinner, as last sampled;
+ * usable: the CPUs this process may use; holds_slot: whether the caller
+ * counts in `spinners`. */
+static bool no_free_cpu(int usable, bool holds_slot)
+{
+	static _Atomic uint64_t sampled_ns;
+	static _Atomic unsigned busy;   /* the last samples, newest in bit 0 */
+	uint64_t now = hl_now_ns(), last = hl_load(&sampled_ns, HL_RELAXED);
+	/* Relaxed: the CAS elects the one thread that samples; `busy` is a
+	 * hint that only chooses between spinning and parking. */
+	if ((now - last >= LOAD_PERIOD_NS || !last) &&
+	    hl_cas(&sampled_ns, &last, now, HL_RELAXED)) {
+		long r = read_runnable();
+		/* The sampler and this process's spinners are among the
+		 * runnable; the spinners give their CPUs back within a
+		 * budget.  Every other runnable thread needs a CPU. */
+		long others = r - 1 - (hl_load(&spinners, HL_RELAXED) - holds_slot);
+		if (hl_unlikely(hl_load(&hl__spin_ignore_load, HL_RELAXED)))  /* a test switch */
+			others = 0;
+		unsigned b = hl_load(&busy, HL_RELAXED);
+		hl_store(&busy, (b << 1 | (r >= 0 && others >= usable)) & BUSY_SAMPLES_MASK, HL_RELAXED);
+	}
+	return hl_load(&busy, HL_RELAXED) == BUSY_SAMPLES_MASK;
+}
+#endif
+
+/* ---- the budget --------------------------------------------------------- */
+
+/* Step a: the budget a place's record allows, or 0.  Counted: a wait the
+ * record kept from spinning. */
+static uint64_t record_budget(struct hl_thread *self, uint64_t budget, unsigned rec)
+{
+	static __thread unsigned probe __attribute__((tls_model("initial-exec")));
+	if (rec < HL_SPIN_REC_OFF || ++probe % HL_SPIN_PROBE_EVERY == 0)
+		return budget;
+	if (self)
+		hl_counter_add(&self->fx[HL_SP_LEARNED_OFF], 1);
+	return 0;
+}
+
+uint64_t hl_spin_begin(unsigned rec)
 {
 	uint64_t budget = hl_spin_ns();
 	if (!budget)
 		return 0;
+	struct hl_thread *self = hl_self();
+	budget = record_budget(self, budget, rec);
+	if (!budget)
+		return 0;
 	/* Relaxed: a count, nothing is published through it. */
-	if (hl_fetch_add(&spinners, 1, HL_RELAXED) < slots()) {
-		spin_held++;
-		return budget;
+	int usable = slots() + 1;
+	if (hl_fetch_add(&spinners, 1, HL_RELAXED) < usable - 1) {
+		if (!no_free_cpu(usable, true)) {
+			spin_held++;
+			if (self)
+				hl_counter_add(&self->fx[HL_SP_SPUN], 1);
+			return budget;
+		}
+		if (self)
+			hl_counter_add(&self->fx[HL_SP_NO_CPU], 1);
 	}
 	hl_fetch_add(&spinners, -1, HL_RELAXED);
 	return 0;
 }
 
-void hl_spin_end(void)
+bool hl_cpu_free(void)
+{
+	int usable = slots() + 1;
+	return usable > 1 && !no_free_cpu(usable, false);
+}
+
+void hl_spin_end(int outcome)
 {
 	spin_held--;
 	hl_fetch_add(&spinners, -1, HL_RELAXED);
+	struct hl_thread *self;
+	if (outcome == HL_SPIN_WON && (self = hl_self()))
+		hl_counter_add(&self->fx[HL_SP_WON], 1);
+}
+
+void hl_spin_stats_thread(hl_spin_stats_t *out)
+{
+	uint64_t c[HL_COUNTERS];
+	hl_thread_stats(c);
+	*out = (hl_spin_stats_t){ c[HL_SP_SPUN], c[HL_SP_WON], c[HL_SP_NO_CPU], c[HL_SP_LEARNED_OFF] };
+}
+
+void hl_spin_stats_total(hl_spin_stats_t *out)
+{
+	uint64_t c[HL_COUNTERS];
+	hl_process_stats(c);
+	*out = (hl_spin_stats_t){ c[HL_SP_SPUN], c[HL_SP_WON], c[HL_SP_NO_CPU], c[HL_SP_LEARNED_OFF] };
 }
 
 void hl_spin_atfork_child(void)
@@ -149,6 +415,11 @@ void hl_spin_atfork_child(void)
 	/* Relaxed: the child has one thread, this one. */
 	hl_store(&spinners, spin_held, HL_RELAXED);
 	hl_store(&slots_ns, 0, HL_RELAXED);
+#ifndef HOTLOCK_SCHED
+	/* A child is often moved to a cgroup of its own: read the quota
+	 * again at the next recompute. */
+	hl_store(&quota_ns, 0, HL_RELAXED);
+#endif
 }
 
 /* A waker that claimed the node posts the signal a few instructions later;

@@ -128,24 +128,83 @@ struct hl_node {
 
 _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
 
-/* The spin policy, in one place.  A thread may spin only while it holds one
- * of a process-wide number of spinner slots: the CPUs this process may run
- * on, less one.  On an oversubscribed machine more spinners than that would
- * take the CPUs that lock owners and threads with useful work need; on one
- * CPU nobody spins.  hl_spin_begin returns the budget in nanoseconds (the
- * configured spin time, or 0 when no slot is free); every call that returned
- * a budget is matched by hl_spin_end.
+/* The waiting policy, in one place: whether a waiter spins, and for how
+ * long.  hl_spin_begin(rec) returns a budget in nanoseconds, 0 for "park at
+ * once"; every call that returned a budget is matched by hl_spin_end.  A
+ * waiter spins only if all of these allow it (wait.c has the steps):
  *
- * "The CPUs this process may run on" is the union of the affinity masks of
- * its threads (those with a thread record), as last seen: each thread
- * records its own mask at registration and again, on a slow path, when it
- * is 100 ms old; the slot count is recomputed from the records at most
- * every 100 ms (wait.c has the steps).  So one thread pinned to a CPU does
- * not stop the others from spinning, and changes of affinity take effect
- * within about 200 ms.  A fork child gets its slots back (hl_spin_atfork_child,
- * from thread.c's atfork handler): the parent's spinners do not exist there. */
-HL_HIDDEN uint64_t hl_spin_begin(void);
-HL_HIDDEN void hl_spin_end(void);
+ *  1. The configured budget (HOTLOCK_SPIN_NS) is not 0.
+ *  2. The place's spin record `rec` (below) has not learned that spinning
+ *     fails there: at HL_SPIN_REC_OFF only a probe every
+ *     HL_SPIN_PROBE_EVERY-th wait of a thread spins.
+ *  3. A spinner slot is free: the CPUs this process may use, less one.
+ *     "May use": the union of the affinity masks of its threads (those with
+ *     a thread record, as last seen), capped by the online CPUs and by the
+ *     CPU quota of its cgroup (cgroup v2 cpu.max or v1 cpu.cfs_quota_us,
+ *     the smallest along the path to the root, rounded up).  Each thread
+ *     records its own mask at registration and again, on a slow path, when
+ *     it is 100 ms old; the count is recomputed at most every 100 ms, the
+ *     quota read at most every second.  So one thread pinned to a CPU does
+ *     not stop the others from spinning, and on one CPU nobody spins.
+ *  4. The machine has a free CPU: the kernel's count of runnable threads,
+ *     of every process (/proc/loadavg, sampled at most every 10 ms by one
+ *     thread), less this process's spinners, was below the CPUs this
+ *     process may use in at least one of the last 4 samples.  Otherwise a
+ *     spinner takes a CPU that a lock holder or another runnable thread
+ *     needs (another program's spinners and holders count as much as
+ *     ours): it parks instead.  Four samples, because this process's own
+ *     waiters, woken and not yet parked again, fill the count for moments
+ *     (an oversubscribed run of its own: 2-4% of the samples on 2 CPUs);
+ *     another program's CPU-bound threads fill it all the time.
+ *
+ * A spin record is HL_SPIN_REC_BITS bits that a lock keeps in its own bytes
+ * (all-zero: spinning pays), updated with hl_spin_learn after each spin
+ * phase: a spin that ended in what it waited for moves it a step towards
+ * 0, one that ran out of budget and parked a step towards HL_SPIN_REC_OFF,
+ * and at OFF no waiter spins but the probes, a won one of which starts
+ * spinning again.  So a lock whose holders block or hold it longer than
+ * the budget stops spinning after a few failed spins (and then costs a
+ * spin of a budget per HL_SPIN_PROBE_EVERY waits of a thread), while one
+ * where at least half the spins win keeps spinning.  The record decides
+ * whether to spin, not how long: a spin ends as soon as the lock is free,
+ * so the budget is only ever spent in full by a spin that loses, and a
+ * budget cut in steps was measured to turn spinning off on locks where it
+ * pays (docs/core.md, "Waiting").
+ *
+ * A fork child gets its slots back (hl_spin_atfork_child, from thread.c's
+ * fork check): the parent's spinners do not exist there. */
+#define HL_SPIN_REC_BITS 3
+#define HL_SPIN_REC_MASK ((1u << HL_SPIN_REC_BITS) - 1)
+#define HL_SPIN_REC_OFF HL_SPIN_REC_MASK
+#define HL_SPIN_PROBE_EVERY 16
+
+/* How a spin phase ended, for hl_spin_end and hl_spin_learn. */
+enum {
+	HL_SPIN_WON,    /* the waiter got what it spun for (the lock, a signal) */
+	HL_SPIN_LOST,   /* the budget ran out: it parks */
+	HL_SPIN_CUT,    /* neither (a deadline, a handoff due): nothing learned */
+};
+
+HL_HIDDEN uint64_t hl_spin_begin(unsigned rec);
+HL_HIDDEN void hl_spin_end(int outcome);
+/* Rules 3 and 4 for a waiter that spins without a slot (hl_swap: its peer
+ * is one thread, whose CPU it looks at itself): whether this process may
+ * use two CPUs or more and the machine has one free. */
+HL_HIDDEN bool hl_cpu_free(void);
+/* Tests only: rule 4 as if the machine had no other load (never busy), so
+ * that a test of rules 1-3 does not depend on what else runs. */
+HL_HIDDEN extern _Atomic bool hl__spin_ignore_load;
+
+/* The record after a spin phase that ended as `outcome`. */
+static inline unsigned hl_spin_learn(unsigned rec, int outcome)
+{
+	if (outcome == HL_SPIN_WON)
+		return rec ? rec - 1 : 0;
+	if (outcome == HL_SPIN_LOST)
+		return rec < HL_SPIN_REC_OFF ? rec + 1 : rec;
+	return rec;
+}
+
 HL_HIDDEN void hl_spin_atfork_child(void);
 
 /* A thread record's affinity mask: CPU_SETSIZE bits. */

@@ -33,6 +33,22 @@ void hl_config_get(hl_config_t *out);
 /* EINVAL if a field is out of range; nothing is changed then. */
 int hl_config_set(const hl_config_t *cfg);
 
+/* What the waiting policy decided (docs/core.md, "Waiting"): counted per
+ * thread, always on, never reset. */
+typedef struct hl_spin_stats {
+	uint64_t spins;         /* spin phases begun */
+	uint64_t won;           /* ... that ended in what they waited for */
+	uint64_t no_cpu;        /* waits that parked at once: no CPU free on
+				   the machine (other processes count) */
+	uint64_t learned_off;   /* waits that parked at once: the lock's
+				   record says spinning fails there */
+} hl_spin_stats_t;
+
+/* The calling thread's counts since it started. */
+void hl_spin_stats_thread(hl_spin_stats_t *out);
+/* The whole process: threads alive now plus every thread that has exited. */
+void hl_spin_stats_total(hl_spin_stats_t *out);
+
 #ifdef __cplusplus
 }
 #endif
