@@ -248,7 +248,7 @@ static inline unsigned spin_rec(struct mutex *m)
  * the record learns (one CAS, see the queue word). */
 static void spin_done(struct mutex *m, int outcome)
 {
-	hl_spin_end(outcome);
+	outcome = hl_spin_end(outcome);
 	uint32_t q = queue_word(m);
 	unsigned rec = (q >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK, nrec = hl_spin_learn(rec, outcome);
 	if (nrec != rec)

@@ -228,7 +228,7 @@ static inline unsigned spin_rec(struct rwlock *l)
  * update of a hint). */
 static void spin_done(struct rwlock *l, int outcome)
 {
-	hl_spin_end(outcome);
+	outcome = hl_spin_end(outcome);
 	uint32_t h = hl_load(&l->head, HL_RELAXED);
 	unsigned rec = (h >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK, nrec = hl_spin_learn(rec, outcome);
 	if (nrec != rec)

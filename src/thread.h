@@ -46,7 +46,7 @@ enum {
 	HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER,
 	HL_SP_SPUN,             /* spin phases begun */
 	HL_SP_WON,              /* ... that ended in what they waited for */
-	HL_SP_NO_CPU,           /* would have spun, but the machine had no free CPU */
+	HL_SP_BUSY,             /* ... begun while the machine had no free CPU */
 	HL_SP_LEARNED_OFF,      /* did not spin: the place's record said it does not pay */
 	HL_COUNTERS
 };

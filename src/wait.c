@@ -35,8 +35,9 @@
  *      spinner_slots + 1.  The runnable count includes the sampler and
  *      this process's spinners, which hold CPUs only for a budget; every
  *      other runnable thread, ours or another program's, needs a CPU.
- *      busy = the last 4 samples were full.  Busy: give the slot back,
- *      park.
+ *      busy = the last 4 samples were full.  A phase begun busy is
+ *      counted, and remembered (spin_busy, TLS) until hl_spin_end, which
+ *      then reports a lost spin as HL_SPIN_LOST_BUSY (two record steps).
  * Cost: a clock read and a few compares per call; every 10 ms at most an
  * open, read and close of /proc/loadavg (no descriptor is kept, which a
  * program that closes or reuses descriptors could take); every 100 ms a
@@ -74,6 +75,7 @@
 #define BUSY_SAMPLES_MASK 0xfu          /* busy: the last 4 samples showed no free CPU */
 
 _Atomic bool hl__spin_ignore_load;
+_Atomic bool hl__spin_force_busy;
 static _Atomic int spinners;             /* threads in a spin phase */
 static _Atomic int spinner_slots = -1;   /* CPUs - 1; -1: not known yet */
 static _Atomic uint64_t slots_ns;        /* when spinner_slots was computed; 0: never */
@@ -323,6 +325,8 @@ static bool no_free_cpu(int usable, bool holds_slot)
 {
 	static _Atomic uint64_t sampled_ns;
 	static _Atomic unsigned busy;   /* the last samples, newest in bit 0 */
+	if (hl_unlikely(hl_load(&hl__spin_force_busy, HL_RELAXED)))   /* a test switch */
+		return true;
 	uint64_t now = hl_now_ns(), last = hl_load(&sampled_ns, HL_RELAXED);
 	/* Relaxed: the CAS elects the one thread that samples; `busy` is a
 	 * hint that only chooses between spinning and parking. */
@@ -356,6 +360,9 @@ static uint64_t record_budget(struct hl_thread *self, uint64_t budget, unsigned 
 	return 0;
 }
 
+/* Whether the calling thread's spin phase began with no free CPU. */
+static __thread bool spin_busy __attribute__((tls_model("initial-exec")));
+
 uint64_t hl_spin_begin(unsigned rec)
 {
 	uint64_t budget = hl_spin_ns();
@@ -367,18 +374,18 @@ uint64_t hl_spin_begin(unsigned rec)
 		return 0;
 	/* Relaxed: a count, nothing is published through it. */
 	int usable = slots() + 1;
-	if (hl_fetch_add(&spinners, 1, HL_RELAXED) < usable - 1) {
-		if (!no_free_cpu(usable, true)) {
-			spin_held++;
-			if (self)
-				hl_counter_add(&self->fx[HL_SP_SPUN], 1);
-			return budget;
-		}
-		if (self)
-			hl_counter_add(&self->fx[HL_SP_NO_CPU], 1);
+	if (hl_fetch_add(&spinners, 1, HL_RELAXED) >= usable - 1) {
+		hl_fetch_add(&spinners, -1, HL_RELAXED);
+		return 0;
 	}
-	hl_fetch_add(&spinners, -1, HL_RELAXED);
-	return 0;
+	spin_held++;
+	spin_busy = no_free_cpu(usable, true);
+	if (self) {
+		hl_counter_add(&self->fx[HL_SP_SPUN], 1);
+		if (spin_busy)
+			hl_counter_add(&self->fx[HL_SP_BUSY], 1);
+	}
+	return budget;
 }
 
 bool hl_cpu_free(void)
@@ -387,27 +394,30 @@ bool hl_cpu_free(void)
 	return usable > 1 && !no_free_cpu(usable, false);
 }
 
-void hl_spin_end(int outcome)
+int hl_spin_end(int outcome)
 {
 	spin_held--;
 	hl_fetch_add(&spinners, -1, HL_RELAXED);
 	struct hl_thread *self;
 	if (outcome == HL_SPIN_WON && (self = hl_self()))
 		hl_counter_add(&self->fx[HL_SP_WON], 1);
+	/* Step e: a spin lost on a busy machine took a CPU that a runnable
+	 * thread needed: it counts twice. */
+	return outcome == HL_SPIN_LOST && spin_busy ? HL_SPIN_LOST_BUSY : outcome;
 }
 
 void hl_spin_stats_thread(hl_spin_stats_t *out)
 {
 	uint64_t c[HL_COUNTERS];
 	hl_thread_stats(c);
-	*out = (hl_spin_stats_t){ c[HL_SP_SPUN], c[HL_SP_WON], c[HL_SP_NO_CPU], c[HL_SP_LEARNED_OFF] };
+	*out = (hl_spin_stats_t){ c[HL_SP_SPUN], c[HL_SP_WON], c[HL_SP_BUSY], c[HL_SP_LEARNED_OFF] };
 }
 
 void hl_spin_stats_total(hl_spin_stats_t *out)
 {
 	uint64_t c[HL_COUNTERS];
 	hl_process_stats(c);
-	*out = (hl_spin_stats_t){ c[HL_SP_SPUN], c[HL_SP_WON], c[HL_SP_NO_CPU], c[HL_SP_LEARNED_OFF] };
+	*out = (hl_spin_stats_t){ c[HL_SP_SPUN], c[HL_SP_WON], c[HL_SP_BUSY], c[HL_SP_LEARNED_OFF] };
 }
 
 void hl_spin_atfork_child(void)

@@ -131,7 +131,8 @@ _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
 /* The waiting policy, in one place: whether a waiter spins, and for how
  * long.  hl_spin_begin(rec) returns a budget in nanoseconds, 0 for "park at
  * once"; every call that returned a budget is matched by hl_spin_end.  A
- * waiter spins only if all of these allow it (wait.c has the steps):
+ * waiter spins only if rules 1-3 allow it, and rule 4 weighs what its spin
+ * teaches (wait.c has the steps):
  *
  *  1. The configured budget (HOTLOCK_SPIN_NS) is not 0.
  *  2. The place's spin record `rec` (below) has not learned that spinning
@@ -146,16 +147,21 @@ _Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
  *     it is 100 ms old; the count is recomputed at most every 100 ms, the
  *     quota read at most every second.  So one thread pinned to a CPU does
  *     not stop the others from spinning, and on one CPU nobody spins.
- *  4. The machine has a free CPU: the kernel's count of runnable threads,
- *     of every process (/proc/loadavg, sampled at most every 10 ms by one
- *     thread), less this process's spinners, was below the CPUs this
- *     process may use in at least one of the last 4 samples.  Otherwise a
- *     spinner takes a CPU that a lock holder or another runnable thread
- *     needs (another program's spinners and holders count as much as
- *     ours): it parks instead.  Four samples, because this process's own
- *     waiters, woken and not yet parked again, fill the count for moments
- *     (an oversubscribed run of its own: 2-4% of the samples on 2 CPUs);
- *     another program's CPU-bound threads fill it all the time.
+ *  4. A spin lost while the machine has no free CPU counts twice in the
+ *     record.  No free CPU: the kernel's count of runnable threads, of
+ *     every process (/proc/loadavg, sampled at most every 10 ms by one
+ *     thread), less this process's spinners, reached the CPUs this process
+ *     may use in each of the last 4 samples.  A spin lost then took a CPU
+ *     that a lock holder or another runnable thread needed (another
+ *     program's spinners and holders count as much as ours), so the record
+ *     turns spinning off in half the lost spins; a spin that wins there
+ *     took its CPU from a thread that holds no lock of ours, while the
+ *     holder ran, and spinning goes on.  Parking every waiter of a busy
+ *     machine was measured and dropped (docs/core.md): 0.62-0.92 of the
+ *     best peer's rate where this rule keeps 0.79-1.05.  Four samples,
+ *     because this process's own waiters, woken and not yet parked again,
+ *     fill the count for moments; another program's CPU-bound threads
+ *     fill it all the time.
  *
  * A spin record is HL_SPIN_REC_BITS bits that a lock keeps in its own bytes
  * (all-zero: spinning pays), updated with hl_spin_learn after each spin
@@ -183,17 +189,24 @@ enum {
 	HL_SPIN_WON,    /* the waiter got what it spun for (the lock, a signal) */
 	HL_SPIN_LOST,   /* the budget ran out: it parks */
 	HL_SPIN_CUT,    /* neither (a deadline, a handoff due): nothing learned */
+	HL_SPIN_LOST_BUSY,      /* from hl_spin_end only: lost on a busy machine */
 };
 
 HL_HIDDEN uint64_t hl_spin_begin(unsigned rec);
-HL_HIDDEN void hl_spin_end(int outcome);
-/* Rules 3 and 4 for a waiter that spins without a slot (hl_swap: its peer
- * is one thread, whose CPU it looks at itself): whether this process may
- * use two CPUs or more and the machine has one free. */
+/* Ends the spin phase; returns the outcome for the record to learn
+ * (hl_spin_learn): `outcome`, or HL_SPIN_LOST_BUSY for a spin lost while
+ * the machine had no free CPU. */
+HL_HIDDEN int hl_spin_end(int outcome);
+/* For a waiter that spins without a slot (hl_swap: its peer is one
+ * thread, whose CPU it looks at itself): whether this process may use two
+ * CPUs or more (rule 3's count) and the machine has one free (rule 4's
+ * samples). */
 HL_HIDDEN bool hl_cpu_free(void);
 /* Tests only: rule 4 as if the machine had no other load (never busy), so
- * that a test of rules 1-3 does not depend on what else runs. */
+ * that a test of rules 1-3 does not depend on what else runs; or as if it
+ * had no free CPU at every sample. */
 HL_HIDDEN extern _Atomic bool hl__spin_ignore_load;
+HL_HIDDEN extern _Atomic bool hl__spin_force_busy;
 
 /* The record after a spin phase that ended as `outcome`. */
 static inline unsigned hl_spin_learn(unsigned rec, int outcome)
@@ -202,6 +215,8 @@ static inline unsigned hl_spin_learn(unsigned rec, int outcome)
 		return rec ? rec - 1 : 0;
 	if (outcome == HL_SPIN_LOST)
 		return rec < HL_SPIN_REC_OFF ? rec + 1 : rec;
+	if (outcome == HL_SPIN_LOST_BUSY)
+		return rec + 2 < HL_SPIN_REC_OFF ? rec + 2 : HL_SPIN_REC_OFF;
 	return rec;
 }
 

@@ -13,9 +13,12 @@
  *     The waiter's spins stay within the few it takes to learn plus the
  *     probes, it counts learned_off, and the lock's record reads OFF;
  *     before the policy learned, every one of those waits spun its 20 us;
- *  3. with every CPU this process may use taken by another process's
- *     CPU-bound threads, no waiter spins (a contended mutex counts no spin
- *     and some no_cpu), and hl_swap's rule (hl_cpu_free) says no free CPU;
+ *  3. rule 4: a spin lost while the machine has no free CPU moves the
+ *     record two steps (a sleeping holder's waiter then reaches OFF in half
+ *     the lost spins); with every CPU this process may use taken by another
+ *     process's CPU-bound threads, every spin phase of a contended mutex is
+ *     counted as begun busy, and hl_swap's rule (hl_cpu_free) says no free
+ *     CPU;
  *  4. a cgroup CPU quota of one CPU leaves no spinner slot, where the
  *     machine can make one (root, a writable cgroup cpu controller);
  *     skipped with a line otherwise.
@@ -60,6 +63,9 @@ static void test_record_rule(void)
 	CHECK(hl_spin_learn(0, HL_SPIN_WON) == 0, "record below 0");
 	CHECK(hl_spin_learn(2, HL_SPIN_WON) == 1 && hl_spin_learn(2, HL_SPIN_LOST) == 3,
 	      "one step per spin");
+	CHECK(hl_spin_learn(2, HL_SPIN_LOST_BUSY) == 4 &&
+	      hl_spin_learn(HL_SPIN_REC_OFF - 1, HL_SPIN_LOST_BUSY) == HL_SPIN_REC_OFF,
+	      "a spin lost on a busy machine: two steps, up to OFF");
 
 	if (usable_cpus() < 2) {
 		printf("record budgets: SKIP, one usable CPU (no spinner slot)\n");
@@ -168,14 +174,15 @@ static void *sleepy_waiter(void *p)
 		atomic_store(&s->round, i + 1);
 	}
 	hl_spin_stats_thread(&z);
-	s->waiter = (hl_spin_stats_t){ z.spins - a.spins, z.won - a.won, z.no_cpu - a.no_cpu,
+	s->waiter = (hl_spin_stats_t){ z.spins - a.spins, z.won - a.won, z.busy - a.busy,
 				       z.learned_off - a.learned_off };
 	return NULL;
 }
 
-static void test_sleepy_holder(int kind)
+static void test_sleepy_holder(int kind, bool busy)
 {
 	struct sleepy s = { .kind = kind };
+	hl__spin_force_busy = busy;
 	pthread_t h, w;
 	char desc[1024];
 	hl_mutex_init(&s.m);
@@ -191,11 +198,17 @@ static void test_sleepy_holder(int kind)
 	/* Learning takes OFF lost spins per phase kind (a waiter's spin, then
 	 * its spin as the queue head), each probe may spin once more, and a
 	 * won probe (the holder's unlock can meet it) costs a few more. */
-	unsigned long long most = 2 * HL_SPIN_REC_OFF + 2 * SLEEPY_ROUNDS / HL_SPIN_PROBE_EVERY + 8;
-	printf("%s, holder asleep %lld ms: the waiter's %d waits spun %llu times (won %llu), "
-	       "learned_off %llu; %s\n", kind_names[kind], SLEEPY_HOLD_NS / NSEC_PER_MSEC,
-	       SLEEPY_ROUNDS, (unsigned long long)s.waiter.spins, (unsigned long long)s.waiter.won,
-	       (unsigned long long)s.waiter.learned_off, desc);
+	unsigned steps = busy ? (HL_SPIN_REC_OFF + 1) / 2 : HL_SPIN_REC_OFF;
+	unsigned long long most = 2 * steps + 2 * SLEEPY_ROUNDS / HL_SPIN_PROBE_EVERY + 8;
+	printf("%s, holder asleep %lld ms%s: the waiter's %d waits spun %llu times (won %llu, "
+	       "busy %llu), learned_off %llu; %s\n", kind_names[kind],
+	       SLEEPY_HOLD_NS / NSEC_PER_MSEC, busy ? ", machine busy" : "", SLEEPY_ROUNDS,
+	       (unsigned long long)s.waiter.spins, (unsigned long long)s.waiter.won,
+	       (unsigned long long)s.waiter.busy, (unsigned long long)s.waiter.learned_off, desc);
+	if (busy)
+		CHECK(s.waiter.busy == s.waiter.spins, "%s: %llu of %llu spins counted busy",
+		      kind_names[kind], (unsigned long long)s.waiter.busy,
+		      (unsigned long long)s.waiter.spins);
 	CHECK(s.waiter.spins <= most,
 	      "%s: the waiter spun %llu times in %d waits for a sleeping holder, expected at "
 	      "most %llu", kind_names[kind], (unsigned long long)s.waiter.spins, SLEEPY_ROUNDS, most);
@@ -206,6 +219,7 @@ static void test_sleepy_holder(int kind)
 	      kind_names[kind], desc);
 	hl_mutex_destroy(&s.m);
 	hl_rwlock_destroy(&s.rw);
+	hl__spin_force_busy = false;
 }
 
 /* ---- 3. a machine with no free CPU ---- */
@@ -284,12 +298,12 @@ static void test_busy_machine(void)
 		pthread_join(th[i], NULL);
 	hl_spin_stats_total(&z);
 	stop_hogs();
-	unsigned long long spins = z.spins - a.spins, no_cpu = z.no_cpu - a.no_cpu;
+	unsigned long long spins = z.spins - a.spins, busy = z.busy - a.busy;
 	printf("busy machine (%d CPU-bound processes, %d CPUs): 4 threads, %llu acquisitions, "
-	       "%llu spins, %llu waits parked for want of a CPU; hl_cpu_free %d\n", cpus, cpus,
-	       (unsigned long long)atomic_load(&c.ops), spins, no_cpu, free_cpu);
-	CHECK(spins == 0, "%llu spins with every CPU taken by another process", spins);
-	CHECK(no_cpu > 0, "no wait was counted as parked for want of a CPU");
+	       "%llu spins, %llu begun busy; hl_cpu_free %d\n", cpus, cpus,
+	       (unsigned long long)atomic_load(&c.ops), spins, busy, free_cpu);
+	CHECK(busy == spins, "%llu of %llu spins counted busy with every CPU taken by another "
+	      "process", busy, spins);
 	CHECK(!free_cpu, "hl_cpu_free: a free CPU with every CPU taken");
 	hl_mutex_destroy(&c.m);
 	hl__spin_ignore_load = true;
@@ -392,9 +406,11 @@ int main(void)
 	printf("test_spin_policy: %d usable CPUs\n", usable_cpus());
 	hl__spin_ignore_load = true;
 	test_record_rule();
-	test_sleepy_holder(K_MUTEX);
-	test_sleepy_holder(K_RW_READ);
-	test_sleepy_holder(K_RW_WRITE);
+	for (int busy = 0; busy < 2; busy++) {
+		test_sleepy_holder(K_MUTEX, busy);
+		test_sleepy_holder(K_RW_READ, busy);
+		test_sleepy_holder(K_RW_WRITE, busy);
+	}
 	test_cgroup_quota();
 	test_busy_machine();
 	return test_finish("test_spin_policy");
