@@ -81,11 +81,8 @@
  * why FUTEX_WAKE_OP and futex_waitv cannot express a swap.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/sysinfo.h>
-#include <unistd.h>
 
 #include <hotlock/futex.h>
 #include <hotlock/swap.h>
