@@ -248,21 +248,17 @@ static void note_holder_node(struct mutex *m)
 static inline unsigned spin_rec(struct mutex *m)
 {
 	uint32_t q = queue_word(m);
-	return queue_opts(q) & HL_PASS_CNA ? 0 : (q >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK;
+	return queue_opts(q) & HL_PASS_CNA ? 0 : hl_spin_rec_at(q, SPIN_REC_SHIFT);
 }
 
 /* Ends a spin phase on m that ended as `outcome`: the slot goes back and
- * the record learns (one CAS, see the queue word). */
+ * the record learns (wait.h, hl_spin_rec_learn). */
 static void spin_done(struct mutex *m, int outcome)
 {
 	outcome = hl_spin_end(outcome);
 	uint32_t q = queue_word(m);
-	if (queue_opts(q) & HL_PASS_CNA)
-		return;
-	unsigned rec = (q >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK, nrec = hl_spin_learn(rec, outcome);
-	if (nrec != rec)
-		hl_cas(&m->queue, &q, (q & ~(HL_SPIN_REC_MASK << SPIN_REC_SHIFT)) | nrec << SPIN_REC_SHIFT,
-		       HL_RELAXED);    /* relaxed: see queue_word */
+	if (!(queue_opts(q) & HL_PASS_CNA))
+		hl_spin_rec_learn(&m->queue, q, SPIN_REC_SHIFT, outcome);
 }
 
 /* hl_queue_pass_head in m's order. */
@@ -747,7 +743,7 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
 			(w & FLAGS) && !has_live_flags(w) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
-			queue_opts(qw) ? "cna" : "fifo", (qw >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK,
+			queue_opts(qw) ? "cna" : "fifo", hl_spin_rec_at(qw, SPIN_REC_SHIFT),
 			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""), q);
 }
 

@@ -218,22 +218,18 @@ static inline int lock_kind(struct rwlock *l)
 static inline unsigned spin_rec(struct rwlock *l)
 {
 	/* Relaxed: a hint. */
-	return (hl_load(&l->head, HL_RELAXED) >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK;
+	return hl_spin_rec_at(hl_load(&l->head, HL_RELAXED), SPIN_REC_SHIFT);
 }
 
 /* Ends a spin phase on l that ended as `outcome`: the slot goes back and
- * the record learns.  One CAS, relaxed: the record is a hint, and the CAS
- * fails, leaving it as it was, if set_head changed the word meanwhile
- * (a racing set_head may likewise put back the record it read: a lost
- * update of a hint). */
+ * the record learns (wait.h, hl_spin_rec_learn: its CAS fails if set_head
+ * changed the word meanwhile, and a racing set_head may put back the
+ * record it read). */
 static void spin_done(struct rwlock *l, int outcome)
 {
 	outcome = hl_spin_end(outcome);
-	uint32_t h = hl_load(&l->head, HL_RELAXED);
-	unsigned rec = (h >> SPIN_REC_SHIFT) & HL_SPIN_REC_MASK, nrec = hl_spin_learn(rec, outcome);
-	if (nrec != rec)
-		hl_cas(&l->head, &h, (h & ~(HL_SPIN_REC_MASK << SPIN_REC_SHIFT)) | nrec << SPIN_REC_SHIFT,
-		       HL_RELAXED);
+	/* Relaxed: a hint, as above. */
+	hl_spin_rec_learn(&l->head, hl_load(&l->head, HL_RELAXED), SPIN_REC_SHIFT, outcome);
 }
 
 static inline uint32_t head_index(struct rwlock *l)

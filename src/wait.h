@@ -220,6 +220,27 @@ static inline unsigned hl_spin_learn(unsigned rec, int outcome)
 	return rec;
 }
 
+/* A record kept in bits [shift, shift + HL_SPIN_REC_BITS) of a lock word
+ * w, as loaded from `word`. */
+static inline unsigned hl_spin_rec_at(uint32_t w, unsigned shift)
+{
+	return (w >> shift) & HL_SPIN_REC_MASK;
+}
+
+/* Teaches that record (loaded as w) a spin phase's outcome, as hl_spin_end
+ * returned it: one CAS, relaxed, because the record is a hint and nothing
+ * is published through it.  The CAS fails, and the record stays as it
+ * was, if the word changed since w was loaded; and a writer of the word's
+ * other bits that read it before this CAS may put the old record back: a
+ * lost update of a hint. */
+static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigned shift,
+				     int outcome)
+{
+	unsigned rec = hl_spin_rec_at(w, shift), nrec = hl_spin_learn(rec, outcome);
+	if (nrec != rec)
+		hl_cas(word, &w, (w & ~(HL_SPIN_REC_MASK << shift)) | nrec << shift, HL_RELAXED);
+}
+
 HL_HIDDEN void hl_spin_atfork_child(void);
 
 /* A thread record's affinity mask: CPU_SETSIZE bits. */
