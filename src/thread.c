@@ -17,6 +17,7 @@
 
 #include "futex_hash.h"
 #include "thread.h"
+#include "wait.h"
 
 struct hl_node *hl__nodes;
 static struct hl_thread *threads;

@@ -37,7 +37,7 @@
 
 #include "atomics.h"
 #include "internal.h"
-#include "wait.h"
+#include "node.h"
 
 #define HL_NEST 4
 /* A thread record's counters: futex syscalls by kind (futex.c), then the
@@ -53,6 +53,8 @@ enum {
 #define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */
 #define HL_MAX_NODES (1u << 20)         /* 64 MiB of address space */
 #define HL_MAX_THREADS (1u << 17)       /* 32 MiB of address space */
+/* A thread record's affinity mask: CPU_SETSIZE bits. */
+#define HL_CPU_WORDS 16
 
 struct hl_thread {
 	uint32_t tid;
@@ -212,6 +214,11 @@ static inline uint32_t hl_fork_gen(void)
 	 * calls this has run or waited for (hl_fork_check). */
 	return hl_load(&hl__fork_gen, HL_RELAXED) & 0xff;
 }
+
+/* The number of CPUs in the union of the affinity masks of the records in
+ * use, counted until it reaches `enough` (for the waiting core's spinner
+ * slots, wait.c). */
+HL_HIDDEN int hl_thread_affinity_cpus(int enough);
 
 /* The calling thread's counters (zeros before its first slow path). */
 HL_HIDDEN void hl_thread_stats(uint64_t out[HL_COUNTERS]);

@@ -9,7 +9,8 @@
  * is woken without a syscall.  The lock words themselves are never futexes,
  * so they can hold whatever the lock needs.
  *
- * Node state word:
+ * Node state word (the values, and the node's layout, are in node.h: the
+ * arena in thread.c holds nodes):
  *
  *   value         set by        meaning
  *   ------------  ------------  ------------------------------------------
@@ -56,29 +57,7 @@
 
 #include "atomics.h"
 #include "internal.h"
-
-enum {
-	HL_NODE_FREE = 0,
-	HL_NODE_WAITING = 1,
-	HL_NODE_PARKED = 2,
-	HL_NODE_ABANDONED = 3,
-	HL_NODE_CLAIMED = 4,
-	HL_NODE_WAITING_KEPT = 5,
-	HL_NODE_PARKED_KEPT = 6,
-};
-
-/* Whether state s is a wait in progress that a waker may signal. */
-static inline bool hl_node_armed(uint32_t s)
-{
-	return s == HL_NODE_WAITING || s == HL_NODE_PARKED || s == HL_NODE_WAITING_KEPT ||
-	       s == HL_NODE_PARKED_KEPT;
-}
-
-/* Whether state s is a waiter asleep in futex_wait (a signal must wake it). */
-static inline bool hl_node_parked(uint32_t s)
-{
-	return s == HL_NODE_PARKED || s == HL_NODE_PARKED_KEPT;
-}
+#include "node.h"
 
 /* Signals.  The waiting core does not interpret them; locks define their
  * meaning.  HL_WAIT_TIMEDOUT is returned by hl_node_wait, never posted. */
@@ -93,40 +72,6 @@ enum {
 	HL_WAIT_TIMEDOUT = 0xffffffffu,
 	HL_WAIT_WOKEN = 0xfffffffeu,    /* hl_node_wait_until's wake-up time */
 };
-
-/* Node flags, set by the owner before the node is published. */
-enum {
-	HL_NODE_F_RT = 1u << 0,         /* SCHED_FIFO/SCHED_RR waiter */
-	HL_NODE_F_PRIO = 1u << 1,       /* hl_thread_set_prioritized(1) */
-	HL_NODE_F_READER = 1u << 2,     /* hl_rwlock: a wait for the read side */
-};
-
-struct hl_node {
-	_Atomic uint32_t state;         /* futex word, table above */
-	_Atomic uint32_t next;          /* queue successor (node index), 0: none yet */
-	uint32_t index;                 /* this node's index in the arena */
-	uint32_t tid;                   /* the waiting thread */
-	uint32_t flags;                 /* HL_NODE_F_* */
-	_Atomic uint32_t pool_next;     /* free-list link (thread.c) */
-	uint64_t wait_start_ns;         /* CLOCK_MONOTONIC when the wait began */
-	uint32_t topo_node;             /* the waiter's node (topology.h) */
-	/* CNA (queue.c), carried by the queue head: the node preferred at the
-	 * next handover, and the secondary queue (node indices of its first
-	 * and last waiter, 0 when empty).  Written by the thread that makes
-	 * this node the head, before it signals it; read by whoever passes
-	 * headship on from this node. */
-	_Atomic uint32_t pref_node;
-	_Atomic uint32_t sec_head;
-	_Atomic uint32_t sec_tail;
-	/* hl_cond (cond.c), while the node waits on a condvar: written and
-	 * read under that condvar's list lock, except cond_mutex, which the
-	 * owner writes before it publishes the node. */
-	uint32_t cond_prev;             /* the waiter before it on the list, 0: none */
-	uint32_t cond_listed;           /* 1 while on the list */
-	void *cond_mutex;               /* the hl_mutex_t it will take again */
-} __attribute__((aligned(64)));
-
-_Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
 
 /* The waiting policy, in one place: whether a waiter spins, and for how
  * long.  hl_spin_begin(rec) returns a budget in nanoseconds, 0 for "park at
@@ -243,15 +188,9 @@ static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigne
 
 HL_HIDDEN void hl_spin_atfork_child(void);
 
-/* A thread record's affinity mask: CPU_SETSIZE bits. */
-#define HL_CPU_WORDS 16
 struct hl_thread;
 /* Records t's affinity (the calling thread's own) at its registration. */
 HL_HIDDEN void hl_spin_thread_init(struct hl_thread *t);
-/* In thread.c, which has the records: the number of CPUs in the union of
- * the affinity masks of the records in use, counted until it reaches
- * `enough`. */
-HL_HIDDEN int hl_thread_affinity_cpus(int enough);
 
 /* One step of waiting for another thread that is a few instructions away
  * from publishing something (an enqueuer about to link its node, a waker
