@@ -35,6 +35,7 @@
 
 #include <hotlock/futex.h>
 
+#include "futex.h"
 #include "thread.h"
 
 /* Newer than the 6.1 headers this may be built with: guarded. */

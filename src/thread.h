@@ -88,21 +88,11 @@ struct hl_thread {
 	_Atomic uint32_t interrupt;
 } __attribute__((aligned(64)));
 
-/* Waits while *a == va and *b == vb (futex_waitv on both: woken by a wake
- * of either), until the absolute time abstime on clock (NULL: no time).
- * Returns as hl_futex_wait does.  Where the kernel refuses futex_waitv
- * (before Linux 5.16, or a seccomp filter) or the library uses futex(2)
- * only (futex.c: no futex2), it waits on a alone and looks at b every
- * 10 ms.  The waiting core's interruptible waits use it
- * (wait.c). */
 /* Interrupts the registered thread whose pthread_t is pthread_id: sets its
  * interrupt word and wakes it if it waits on it.  Returns whether such a
  * thread was found.  The caller orders the interrupt after what the
  * interrupted thread must see (a seq_cst fence: src/preload/shim.c). */
 HL_HIDDEN bool hl__thread_interrupt(uintptr_t pthread_id);
-
-HL_HIDDEN int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t vb,
-				    clockid_t clock, const struct timespec *abstime);
 
 HL_HIDDEN extern struct hl_node *hl__nodes;
 HL_HIDDEN extern __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));

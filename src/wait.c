@@ -66,6 +66,7 @@
 #include <hotlock/futex.h>
 
 #include "config.h"
+#include "futex.h"
 #include "thread.h"
 #include "wait.h"
 

@@ -43,6 +43,7 @@
 
 #include <hotlock/futex.h>
 
+#include "futex.h"
 #include "morph.h"
 #include "shim.h"
 #include "shim_api.h"
