@@ -6,10 +6,10 @@
 
 #include "internal.h"
 
-/* thread.c, after registering record `record` (its index; a fresh one or
- * one reused from a thread that exited), on the registering thread's first
- * slow path, after its hl_fork_check (a fork child's generation is then
- * current).  With HOTLOCK_FUTEX_HASH=auto, counts the thread and, once
+/* Run by thread.c (a registration hook, layers.c) after registering record
+ * `record` (its index; a fresh one or one reused from a thread that
+ * exited), on the registering thread's first slow path, after its
+ * hl_fork_check (a fork child's generation is then current).  With HOTLOCK_FUTEX_HASH=auto, counts the thread and, once
  * per doubling of the threads, may resize the process's futex hash: a GET
  * and a SET prctl, and the SET waits in the kernel for the old table to
  * drain (futex_hash.c, steps 1-7).  Never sleeps otherwise. */

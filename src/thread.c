@@ -15,9 +15,7 @@
 
 #include <hotlock/futex.h>
 
-#include "futex_hash.h"
 #include "thread.h"
-#include "wait.h"
 
 struct hl_node *hl__nodes;
 static struct hl_thread *threads;
@@ -188,7 +186,9 @@ static void fork_update(bool forking_thread)
 	}
 	/* Relaxed: the canary's release below publishes it. */
 	hl_fetch_add(&hl__fork_gen, 1, HL_RELAXED);
-	hl_spin_atfork_child();
+	for (unsigned k = 0; k < hl__thread_hooks_count; k++)
+		if (hl__thread_hooks[k].fork_child)
+			hl__thread_hooks[k].fork_child();
 	if (!forking_thread)
 		return;
 	struct hl_thread *self = hl__self_ptr;
@@ -305,7 +305,9 @@ struct hl_thread *hl__thread_register(void)
 		t->fx_base[k] = hl_load(&t->fx[k], HL_RELAXED);
 	t->rt_checked_ns = 0;
 	t->rt = false;
-	hl_spin_thread_init(t);
+	for (unsigned k = 0; k < hl__thread_hooks_count; k++)
+		if (hl__thread_hooks[k].init)
+			hl__thread_hooks[k].init(t);
 	/* Relaxed: published with the record by the release store below.
 	 * An interrupt of the record's previous thread does not carry over. */
 	hl_store(&t->interrupt, 0, HL_RELAXED);
@@ -313,7 +315,10 @@ struct hl_thread *hl__thread_register(void)
 	hl_store(&t->in_use, 1, HL_RELEASE);
 	hl__self_ptr = t;
 	pthread_setspecific(exit_key, t);
-	hl__futex_hash_threads(i);      /* record i is in use (fresh or reused) */
+	/* Record i is in use (fresh or reused) and the thread's own. */
+	for (unsigned k = 0; k < hl__thread_hooks_count; k++)
+		if (hl__thread_hooks[k].registered)
+			hl__thread_hooks[k].registered(i);
 	return t;
 }
 

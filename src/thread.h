@@ -107,6 +107,37 @@ HL_HIDDEN extern __thread uint32_t hl__prefork_tids[HL_FORK_TIDS]
 HL_HIDDEN uint32_t hl__tid_slow(void);
 HL_HIDDEN struct hl_thread *hl__thread_register(void);
 
+/* What the layers above the records do at a thread's registration and in a
+ * fork child, so that thread.c, at the bottom, calls none of them by name.
+ * Each layer has an entry; a hook it does not need is NULL.  thread.c runs
+ * the entries in table order:
+ *
+ *   init        in hl__thread_register, on the registering thread, once the
+ *               record t is filled in and before it is published (in_use):
+ *               what t must hold when others find it in use.
+ *   registered  in hl__thread_register, after record `index` is published
+ *               and is the thread's own (hl__self_ptr), whether fresh or
+ *               reused from a thread that exited.
+ *   fork_child  in a fork child's update (fork_update), after the fork
+ *               generation moved, in whichever thread makes the update.
+ *
+ * Two registration hooks, not one, so that each keeps its place: the
+ * waiting core writes the record's first affinity mask before it is
+ * published (readers take the masks of the records in use), and the futex
+ * layer counts the thread only once its record is in use.
+ *
+ * The table is constant, defined in layers.c, not filled in by constructors:
+ * under LD_PRELOAD another library's constructor may lock a mutex before
+ * hotlock's constructors run, so the hooks must be in place from the
+ * process's first instruction (the loader's relocations put them there). */
+struct hl_thread_hooks {
+	void (*init)(struct hl_thread *t);
+	void (*registered)(uint32_t index);
+	void (*fork_child)(void);
+};
+HL_HIDDEN extern const struct hl_thread_hooks hl__thread_hooks[];
+HL_HIDDEN extern const unsigned hl__thread_hooks_count;
+
 /* The caller's TID: one TLS load once known (reset in a fork child). */
 static inline uint32_t hl_tid(void)
 {

@@ -122,8 +122,9 @@ enum {
  * budget cut in steps was measured to turn spinning off on locks where it
  * pays (docs/core.md, "Waiting").
  *
- * A fork child gets its slots back (hl_spin_atfork_child, from thread.c's
- * fork check): the parent's spinners do not exist there. */
+ * A fork child gets its slots back (hl_spin_atfork_child, run by thread.c's
+ * fork check as a hook, layers.c): the parent's spinners do not exist
+ * there. */
 #define HL_SPIN_REC_BITS 3
 #define HL_SPIN_REC_MASK ((1u << HL_SPIN_REC_BITS) - 1)
 #define HL_SPIN_REC_OFF HL_SPIN_REC_MASK
@@ -189,7 +190,8 @@ static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigne
 HL_HIDDEN void hl_spin_atfork_child(void);
 
 struct hl_thread;
-/* Records t's affinity (the calling thread's own) at its registration. */
+/* Records t's affinity (the calling thread's own) at its registration,
+ * before t is published (thread.c runs it as a hook, layers.c). */
 HL_HIDDEN void hl_spin_thread_init(struct hl_thread *t);
 
 /* One step of waiting for another thread that is a few instructions away

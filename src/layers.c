@@ -1,0 +1,18 @@
+/* The wiring of the bottom layers: atomics -> thread records (thread.c) ->
+ * futex layer (futex.c, futex_hash.c) -> waiting core (wait.c).  A lower
+ * layer calls none above it by name; it runs the hooks of this table
+ * (thread.h, struct hl_thread_hooks), which is constant, so that they are
+ * in place before any constructor runs. */
+#include "futex_hash.h"
+#include "thread.h"
+#include "wait.h"
+
+const struct hl_thread_hooks hl__thread_hooks[] = {
+	/* The waiting core: a record's first affinity mask, for the spinner
+	 * slots; a fork child gets its slots back (wait.c). */
+	{ .init = hl_spin_thread_init, .fork_child = hl_spin_atfork_child },
+	/* The futex layer: counts the thread, and may resize the process's
+	 * futex hash (futex_hash.c). */
+	{ .registered = hl__futex_hash_threads },
+};
+const unsigned hl__thread_hooks_count = sizeof(hl__thread_hooks) / sizeof(hl__thread_hooks[0]);
