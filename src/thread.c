@@ -13,8 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <hotlock/futex.h>
-
 #include "thread.h"
 
 struct hl_node *hl__nodes;
@@ -322,10 +320,10 @@ struct hl_thread *hl__thread_register(void)
 	return t;
 }
 
-bool hl__thread_interrupt(uintptr_t pthread_id)
+struct hl_thread *hl_thread_by_pthread(uintptr_t pthread_id)
 {
 	if (!threads)
-		return false;
+		return NULL;
 	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
 	for (uint32_t i = 1; i < n; i++) {
 		struct hl_thread *t = &threads[i];
@@ -334,14 +332,9 @@ bool hl__thread_interrupt(uintptr_t pthread_id)
 		if (!hl_load(&t->in_use, HL_ACQUIRE) ||
 		    hl_load(&t->pthread_id, HL_RELAXED) != pthread_id)
 			continue;
-		/* seq_cst: an interruptible wait reads the word after arming
-		 * (wait.c); the wake below then finds it waiting, or it saw
-		 * the word set and did not sleep. */
-		hl_store(&t->interrupt, 1, HL_SEQ_CST);
-		hl_futex_wake((uint32_t *)&t->interrupt, 1);
-		return true;
+		return t;
 	}
-	return false;
+	return NULL;
 }
 
 /* ---- nodes ----------------------------------------------------------------- */

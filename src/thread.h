@@ -78,21 +78,16 @@ struct hl_thread {
 	_Atomic uint64_t cpu_mask[HL_CPU_WORDS];
 	uint64_t cpu_mask_ns;
 	/* The thread's pthread_t, and its interrupt word: 0, or 1 once
-	 * another thread interrupted it (hl__thread_interrupt), which ends its
-	 * interruptible waits (internal.h, struct hl_deadline).  The pthread
-	 * shim interrupts a thread that pthread_cancel cancels, and clears the
-	 * word when the thread starts a wait that can be cancelled, before it
-	 * looks for a pending cancel (src/preload/shim.c): an interrupt only
-	 * ends waits that began before the cancel it stands for was seen. */
+	 * another thread interrupted it (hl__thread_interrupt, wait.c), which
+	 * ends its interruptible waits (internal.h, struct hl_deadline).  The
+	 * pthread shim interrupts a thread that pthread_cancel cancels, and
+	 * clears the word when the thread starts a wait that can be
+	 * cancelled, before it looks for a pending cancel (src/preload/shim.c):
+	 * an interrupt only ends waits that began before the cancel it stands
+	 * for was seen. */
 	_Atomic uintptr_t pthread_id;
 	_Atomic uint32_t interrupt;
 } __attribute__((aligned(64)));
-
-/* Interrupts the registered thread whose pthread_t is pthread_id: sets its
- * interrupt word and wakes it if it waits on it.  Returns whether such a
- * thread was found.  The caller orders the interrupt after what the
- * interrupted thread must see (a seq_cst fence: src/preload/shim.c). */
-HL_HIDDEN bool hl__thread_interrupt(uintptr_t pthread_id);
 
 HL_HIDDEN extern struct hl_node *hl__nodes;
 HL_HIDDEN extern __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
@@ -240,6 +235,10 @@ static inline uint32_t hl_fork_gen(void)
  * use, counted until it reaches `enough` (for the waiting core's spinner
  * slots, wait.c). */
 HL_HIDDEN int hl_thread_affinity_cpus(int enough);
+
+/* The record in use whose pthread_t is pthread_id, or NULL if no
+ * registered thread has it (for hl__thread_interrupt, wait.c). */
+HL_HIDDEN struct hl_thread *hl_thread_by_pthread(uintptr_t pthread_id);
 
 /* The calling thread's counters (zeros before its first slow path). */
 HL_HIDDEN void hl_thread_stats(uint64_t out[HL_COUNTERS]);

@@ -711,6 +711,19 @@ void hl_node_post(struct hl_node *n, uint32_t sig, bool was_parked)
 		hl_futex_wake((uint32_t *)&n->state, 1);
 }
 
+bool hl__thread_interrupt(uintptr_t pthread_id)
+{
+	struct hl_thread *t = hl_thread_by_pthread(pthread_id);
+	if (!t)
+		return false;
+	/* seq_cst: an interruptible wait reads the word after arming (park,
+	 * above); the wake below then finds it waiting, or it saw the word
+	 * set and did not sleep. */
+	hl_store(&t->interrupt, 1, HL_SEQ_CST);
+	hl_futex_wake((uint32_t *)&t->interrupt, 1);
+	return true;
+}
+
 void hl__bug(const char *what, unsigned long value)
 {
 #ifdef HOTLOCK_SCHED

@@ -257,6 +257,12 @@ HL_HIDDEN bool hl_node_signal(struct hl_node *n, uint32_t sig);
  * a release of its own. */
 HL_HIDDEN bool hl_node_keep(struct hl_node *n);
 
+/* Interrupts the registered thread whose pthread_t is pthread_id: sets its
+ * interrupt word and wakes it if it waits on it.  Returns whether such a
+ * thread was found.  The caller orders the interrupt after what the
+ * interrupted thread must see (a seq_cst fence: src/preload/shim.c). */
+HL_HIDDEN bool hl__thread_interrupt(uintptr_t pthread_id);
+
 /* Two-step signal, for a waker that must do something between committing to
  * wake n and waking it (the mutex writes the new owner into the lock word):
  * claim takes n out of the waiter's hands (false if it was abandoned); post

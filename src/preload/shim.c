@@ -57,6 +57,7 @@
 
 #include "shim.h"
 #include "thread.h"
+#include "wait.h"
 
 void *_Atomic shim_real_fn[R_COUNT];
 
