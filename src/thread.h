@@ -28,6 +28,16 @@
  * which registers its record; a handler that waits on a lock during it
  * registers a second record, and one of the two is never given back (a
  * leak of one record and its nodes, not a fault).
+ *
+ * Layering.  The records sit at the bottom of src/, on the atomics
+ * (atomics.h, internal.h) and the node's layout (node.h), and include
+ * nothing above them.  The futex layer (futex.c, futex_hash.c) sits on the
+ * records, whose counters it bumps, and the waiting core (wait.c) on both.
+ * Where the records must let a layer above act, at a thread's registration
+ * and in a fork child, they run that layer's hooks (struct hl_thread_hooks,
+ * below), listed in a constant table in layers.c, and call no function
+ * above them by name; what the layers above need of the records they ask
+ * for (hl_thread_by_pthread, hl_thread_affinity_cpus).
  */
 #ifndef HOTLOCK_THREAD_H
 #define HOTLOCK_THREAD_H
