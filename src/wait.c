@@ -728,12 +728,3 @@ bool hl__thread_interrupt(uintptr_t pthread_id)
 	hl_futex_wake((uint32_t *)&t->interrupt, 1);
 	return true;
 }
-
-void hl__bug(const char *what, unsigned long value)
-{
-#ifdef HOTLOCK_SCHED
-	hl__sched_bug(what, value);
-#endif
-	fprintf(stderr, "hotlock: internal error: %s (0x%lx)\n", what, value);
-	abort();
-}
