@@ -96,7 +96,10 @@
  * waiter pays for throughput: measured from the enqueue alone, every head
  * of a long queue is due as it becomes head, and the lock is handed from
  * sleeper to sleeper while running threads could take it (docs/mutex.md,
- * Bounds).
+ * Bounds).  T is the configured threshold, except while other programs'
+ * runnable threads take every CPU this process may use: then it is
+ * HL_HANDOFF_BUSY_FACTOR times that (wait.h, rule 5), read when the head
+ * starts to compete and again at each RELEASED.
  *
  * Timeouts: a waiter that gives up abandons its node in place (wait.h); the
  * queue skips and recycles it when headship reaches it.
@@ -443,7 +446,7 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 		hl_thread_node_abandoned(self);
 		return ETIMEDOUT;
 	}
-	const uint64_t handoff_ns = hl_handoff_ns();
+	uint64_t handoff_ns = hl_handoff_due_ns();
 	/* n is the head, competing since head_since; budget != 0 while we
 	 * hold a spinner slot (wait.h). */
 	uint64_t budget = hl_spin_begin(spin_rec(m));
@@ -507,6 +510,7 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 			return ETIMEDOUT;
 		}
 		/* RELEASED: race for it again, with a new budget. */
+		handoff_ns = hl_handoff_due_ns();
 		budget = hl_spin_begin(spin_rec(m));
 		spin_start = hl_now_ns();
 		held_seen = false;

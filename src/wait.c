@@ -14,7 +14,9 @@
  *   cpu_mask[]      a thread's affinity mask, in its record  its thread
  *   sampled_ns,     when /proc/loadavg was last read, and    CAS, see d
  *   busy            which of the last 4 samples showed no
- *                   free CPU (a bit each)
+ *                   free CPU (bits 0-3), and which showed
+ *                   the CPUs wanted by other processes
+ *                   (bits 8-11, step f)
  *
  * hl_spin_begin(rec), on a slow path:
  *   a. The record (wait.h rule 2): below HL_SPIN_REC_OFF the configured
@@ -38,9 +40,19 @@
  *      busy = the last 4 samples were full.  A phase begun busy is
  *      counted, and remembered (spin_busy, TLS) until hl_spin_end, which
  *      then reports a lost spin as HL_SPIN_LOST_BUSY (two record steps).
+ * hl_handoff_due_ns, when a queue head starts to compete (rule 5):
+ *   f. The sample of step d, where it is full, also counts this process's
+ *      runnable threads (state R in /proc/self/task/TID/stat, up to
+ *      OWN_TASKS_MAX threads; more, or no /proc: all taken as ours); the
+ *      runnable count less those is other processes' load, and the
+ *      sample's bit 8 is set when it is at least the usable CPUs.  In 3 of
+ *      the last 4 samples: the threshold is HL_HANDOFF_BUSY_FACTOR times
+ *      the configured one.  The two counts are read a moment apart, so a
+ *      steady load of exactly the usable CPUs reads one short at times.
  * Cost: a clock read and a few compares per call; every 10 ms at most an
  * open, read and close of /proc/loadavg (no descriptor is kept, which a
- * program that closes or reuses descriptors could take); every 100 ms a
+ * program that closes or reuses descriptors could take), and, while its
+ * sample is full, of a stat file per thread of the process; every 100 ms a
  * sched_getaffinity per thread, and per process a get_nprocs and a scan of
  * the records; every second the cgroup files; none on a fast path.
  * Everything here is relaxed: the counts, masks and flags are hints that
@@ -51,14 +63,15 @@
  * spin_held (the slots of the parent's other threads are not held by anyone
  * there) and the next hl_spin_begin recomputes the slots.  In the
  * controlled-schedule build the slot count is the schedule's CPUs less one,
- * read once, as it has always been, and no CPU is ever busy (the schedule
- * has no other processes).
+ * read once, as it has always been, and no CPU is ever busy or taken by
+ * other processes (the schedule has none).
  */
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -301,6 +314,11 @@ static bool no_free_cpu(int usable, bool holds_slot)
 	(void)holds_slot;
 	return false;   /* the schedules have no other processes */
 }
+
+bool hl_cpus_taken_by_others(void)
+{
+	return false;   /* likewise */
+}
 #else
 /* The 4th field of /proc/loadavg, "runnable/total": the kernel's count of
  * runnable tasks now, over all CPUs and processes (the reading thread is one
@@ -324,33 +342,124 @@ static long read_runnable(void)
 	return end == s || *end != '/' ? -1 : r;
 }
 
-/* Whether the machine has no CPU free for a spinner, as last sampled;
+/* Step f: how many threads of this process are runnable now (state R in
+ * /proc/self/task/TID/stat), or -1 if that is not known: no /proc, or more
+ * than OWN_TASKS_MAX threads, whose files would cost too much to read
+ * every LOAD_PERIOD_NS.  With getdents64 into a buffer on the stack and no
+ * stdio: this runs on a lock's slow path, which may be inside the
+ * program's malloc (an allocator that takes pthread mutexes, under the
+ * shim), so it must not allocate. */
+#define OWN_TASKS_MAX 32
+static long own_runnable(void)
+{
+	int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	long running = 0, tasks = 0;
+	char ents[2048] __attribute__((aligned(8)));
+	long n;
+	while (running >= 0 && (n = syscall(SYS_getdents64, dfd, ents, sizeof(ents))) > 0) {
+		for (long off = 0; off < n;) {
+			/* struct linux_dirent64: ino (8), off (8), reclen (2),
+			 * type (1), name. */
+			unsigned short reclen;
+			memcpy(&reclen, ents + off + 16, sizeof(reclen));
+			const char *name = ents + off + 19;
+			off += reclen;
+			if (name[0] < '0' || name[0] > '9')
+				continue;
+			if (++tasks > OWN_TASKS_MAX) {
+				running = -1;
+				break;
+			}
+			char path[48] = "/proc/self/task/", buf[512];
+			size_t len = strlen(path), k = strnlen(name, 16);
+			memcpy(path + len, name, k);
+			memcpy(path + len + k, "/stat", 6);
+			if (read_small_file(path, buf, sizeof(buf)) < 0)
+				continue;       /* the thread exited meanwhile */
+			/* "tid (comm) S ...": comm may hold spaces and
+			 * parentheses; the state follows the last ')'. */
+			char *p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] == 'R')
+				running++;
+		}
+	}
+	close(dfd);
+	return running;
+}
+
+/* The last samples of the machine's load, newest in bit 0 of each field:
+ * bits 0-3, no CPU free for a spinner (step d); bits 8-11, every usable
+ * CPU wanted by another process's runnable threads (step f). */
+static _Atomic unsigned busy;
+#define FOREIGN_SHIFT 8
+
+/* Steps d and f: samples /proc/loadavg if the last sample is
+ * LOAD_PERIOD_NS old, as the one thread whose CAS moves sampled_ns to now;
  * usable: the CPUs this process may use; holds_slot: whether the caller
- * counts in `spinners`. */
-static bool no_free_cpu(int usable, bool holds_slot)
+ * counts in `spinners`.  Returns `busy`. */
+static unsigned load_samples(int usable, bool holds_slot)
 {
 	static _Atomic uint64_t sampled_ns;
-	static _Atomic unsigned busy;   /* the last samples, newest in bit 0 */
-	if (hl_unlikely(hl_load(&hl__spin_force_busy, HL_RELAXED)))   /* a test switch */
-		return true;
 	uint64_t now = hl_now_ns(), last = hl_load(&sampled_ns, HL_RELAXED);
 	/* Relaxed: the CAS elects the one thread that samples; `busy` is a
-	 * hint that only chooses between spinning and parking. */
+	 * hint that only chooses between spinning and parking, or sets how
+	 * long a head competes before a handoff. */
 	if ((now - last >= LOAD_PERIOD_NS || !last) &&
 	    hl_cas(&sampled_ns, &last, now, HL_RELAXED)) {
 		long r = read_runnable();
-		/* The sampler and this process's spinners are among the
-		 * runnable; the spinners give their CPUs back within a
+		/* Step d.  The sampler and this process's spinners are among
+		 * the runnable; the spinners give their CPUs back within a
 		 * budget.  Every other runnable thread needs a CPU. */
 		long others = r - 1 - (hl_load(&spinners, HL_RELAXED) - holds_slot);
+		/* Step f, only where step d's sample is full: the runnable
+		 * threads less this process's (the sampler among them) are
+		 * another program's.  Not known (a process of more than
+		 * OWN_TASKS_MAX threads, no /proc): taken as all ours. */
+		long foreign = 0;
+		if (r >= 0 && others >= usable) {
+			long ours = own_runnable();
+			foreign = ours < 0 ? 0 : r - ours;
+		}
 		if (hl_unlikely(hl_load(&hl__spin_ignore_load, HL_RELAXED)))  /* a test switch */
-			others = 0;
-		unsigned b = hl_load(&busy, HL_RELAXED);
-		hl_store(&busy, (b << 1 | (r >= 0 && others >= usable)) & BUSY_SAMPLES_MASK, HL_RELAXED);
+			others = foreign = 0;
+		unsigned b = hl_load(&busy, HL_RELAXED) << 1;
+		b = (b & ~1u) | (r >= 0 && others >= usable);
+		b = (b & ~(1u << FOREIGN_SHIFT)) | (unsigned)(r >= 0 && foreign >= usable) << FOREIGN_SHIFT;
+		hl_store(&busy, b & (BUSY_SAMPLES_MASK | BUSY_SAMPLES_MASK << FOREIGN_SHIFT),
+			 HL_RELAXED);
 	}
-	return hl_load(&busy, HL_RELAXED) == BUSY_SAMPLES_MASK;
+	return hl_load(&busy, HL_RELAXED);
+}
+
+/* Whether the machine has no CPU free for a spinner, as last sampled. */
+static bool no_free_cpu(int usable, bool holds_slot)
+{
+	if (hl_unlikely(hl_load(&hl__spin_force_busy, HL_RELAXED)))   /* a test switch */
+		return true;
+	return (load_samples(usable, holds_slot) & BUSY_SAMPLES_MASK) == BUSY_SAMPLES_MASK;
+}
+
+bool hl_cpus_taken_by_others(void)
+{
+	if (hl_unlikely(hl_load(&hl__spin_force_busy, HL_RELAXED)))   /* a test switch */
+		return true;
+	int usable = slots() + 1;
+	/* 3 of the last 4: the two counts are read a moment apart, and a
+	 * thread of ours that wakes between them makes one sample of a
+	 * steady foreign load read one short. */
+	return __builtin_popcount(load_samples(usable, false) >> FOREIGN_SHIFT & BUSY_SAMPLES_MASK) >= 3;
 }
 #endif
+
+uint64_t hl_handoff_due_ns(void)
+{
+	uint64_t t = hl_handoff_ns();
+	if (!t || !hl_cpus_taken_by_others())
+		return t;
+	return t > UINT64_MAX / HL_HANDOFF_BUSY_FACTOR ? UINT64_MAX : t * HL_HANDOFF_BUSY_FACTOR;
+}
 
 /* ---- the budget --------------------------------------------------------- */
 

@@ -107,6 +107,24 @@ enum {
  *     because this process's own waiters, woken and not yet parked again,
  *     fill the count for moments; another program's CPU-bound threads
  *     fill it all the time.
+ *  5. Handoffs wait longer while other programs take the CPUs (not a spin
+ *     rule: it sets how long a queue head competes before the lock is
+ *     handed to it, hl_handoff_due_ns).  When another process's runnable
+ *     threads are at least the CPUs this process may use (rule 4's
+ *     runnable count less this process's runnable threads, read from
+ *     /proc/self/task, in 3 of the last 4 samples), the handoff threshold
+ *     is HL_HANDOFF_BUSY_FACTOR times the configured one.  A lock handed
+ *     to a parked thread then waits until the scheduler gives that thread
+ *     a CPU beside the other program's, while its previous owner, which
+ *     had one, queues and parks; a holder that gives its CPU up inside the
+ *     lock (sched_yield, a syscall) then hands a time slice to the other
+ *     program where a woken waiter of ours would have taken the CPU.
+ *     Measured: `sysbench threads` (100 sched_yield per event, each inside
+ *     the lock, 4 threads) beside two CPU-bound processes did 23-108
+ *     events in 3 s under the shim with handoffs at 4 ms, glibc 671-3760;
+ *     with the threshold 256 times as long, 519-2456 (docs/core.md).  Our
+ *     own threads, however many, never count: the bounds of an
+ *     oversubscribed program of ours stay as configured.
  *
  * A spin record is HL_SPIN_REC_BITS bits that a lock keeps in its own bytes
  * (all-zero: spinning pays), updated with hl_spin_learn after each spin
@@ -186,6 +204,16 @@ static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigne
 	if (nrec != rec)
 		hl_cas(word, &w, (w & ~(HL_SPIN_REC_MASK << shift)) | nrec << shift, HL_RELAXED);
 }
+
+/* Rule 5 (wait.c, step f): whether other processes' runnable threads
+ * were at least the CPUs this process may use, in 3 of rule 4's last 4
+ * samples (another program's CPU-bound threads, say). */
+HL_HIDDEN bool hl_cpus_taken_by_others(void);
+/* The handoff threshold a queue head goes by now (mutex.c, rwlock.c):
+ * hl_handoff_ns(), or HL_HANDOFF_BUSY_FACTOR times it while
+ * hl_cpus_taken_by_others() (rule 5). */
+#define HL_HANDOFF_BUSY_FACTOR 256
+HL_HIDDEN uint64_t hl_handoff_due_ns(void);
 
 HL_HIDDEN void hl_spin_atfork_child(void);
 

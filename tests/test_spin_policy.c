@@ -1,4 +1,4 @@
-/* White-box test of the waiting policy (src/wait.h, rules 1-4): what makes
+/* White-box test of the waiting policy (src/wait.h, rules 1-5): what makes
  * a waiter spin or park, seen through the spin counters
  * (hl_spin_stats_thread) and the locks' spin records.
  *
@@ -19,6 +19,11 @@
  *     process's CPU-bound threads, every spin phase of a contended mutex is
  *     counted as begun busy, and hl_swap's rule (hl_cpu_free) says no free
  *     CPU;
+ *  3b. rule 5: with every CPU taken by another process's CPU-bound
+ *     threads, hl_cpus_taken_by_others says so and the handoff threshold
+ *     a head goes by is HL_HANDOFF_BUSY_FACTOR times the configured one;
+ *     with this process's own 4-per-CPU contenders and no other load, it
+ *     stays as configured;
  *  4. a cgroup CPU quota of one CPU leaves no spinner slot, where the
  *     machine can make one (root, a writable cgroup cpu controller);
  *     skipped with a line otherwise.
@@ -31,6 +36,7 @@
 #include <hotlock/mutex.h>
 #include <hotlock/rwlock.h>
 
+#include "config.h"
 #include "thread.h"
 #include "wait.h"
 
@@ -293,6 +299,8 @@ static void test_busy_machine(void)
 	hl_spin_stats_total(&a);
 	sleep_ns(300 * NSEC_PER_MSEC);
 	bool free_cpu = hl_cpu_free();
+	bool taken = hl_cpus_taken_by_others();
+	uint64_t due_ns = hl_handoff_due_ns();
 	atomic_store(&c.stop, 1);
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
@@ -305,6 +313,64 @@ static void test_busy_machine(void)
 	CHECK(busy == spins, "%llu of %llu spins counted busy with every CPU taken by another "
 	      "process", busy, spins);
 	CHECK(!free_cpu, "hl_cpu_free: a free CPU with every CPU taken");
+	/* Rule 5: the CPUs are another program's, so a head competes
+	 * HL_HANDOFF_BUSY_FACTOR times the threshold before a handoff. */
+	printf("busy machine: hl_cpus_taken_by_others %d, handoff threshold %llu ns (configured %llu)\n",
+	       taken, (unsigned long long)due_ns, (unsigned long long)hl_handoff_ns());
+	CHECK(taken, "hl_cpus_taken_by_others: false with every CPU taken by another process");
+	CHECK(due_ns == hl_handoff_ns() * HL_HANDOFF_BUSY_FACTOR,
+	      "handoff threshold %llu ns with every CPU taken by another process",
+	      (unsigned long long)due_ns);
+	hl_mutex_destroy(&c.m);
+	hl__spin_ignore_load = true;
+}
+
+/* A contender that works outside the lock too, so that it is runnable
+ * almost all the time. */
+static void *worker(void *p)
+{
+	struct contend *c = p;
+	while (!atomic_load(&c->stop)) {
+		CHECK_RC(hl_mutex_lock(&c->m), 0);
+		for (int i = 0; i < 200; i++)
+			test_cpu_relax();
+		CHECK_RC(hl_mutex_unlock(&c->m), 0);
+		for (int i = 0; i < 20; i++)
+			test_cpu_relax();
+		atomic_fetch_add(&c->ops, 1);
+	}
+	return NULL;
+}
+
+/* Rule 5's other side: this process's own lock users, however many, are
+ * not another program's load.  4 threads per CPU work and contend for a
+ * mutex, runnable nearly all the time (so that a count of every runnable
+ * thread, rule 4's, finds no free CPU), and the handoff threshold stays
+ * as configured. */
+static void test_own_oversubscription(void)
+{
+	int cpus = usable_cpus();
+	hl__spin_ignore_load = false;
+	struct contend c;
+	hl_mutex_init(&c.m);
+	atomic_init(&c.stop, 0);
+	atomic_init(&c.ops, 0);
+	int n = 8 * cpus < 32 ? 8 * cpus : 32;
+	pthread_t th[32];
+	for (int i = 0; i < n; i++)
+		REQUIRE(pthread_create(&th[i], NULL, worker, &c) == 0, "pthread_create");
+	sleep_ns(300 * NSEC_PER_MSEC);  /* past 4 load samples and a window of lock users */
+	bool taken = hl_cpus_taken_by_others(), busy = !hl_cpu_free();
+	uint64_t due_ns = hl_handoff_due_ns();
+	atomic_store(&c.stop, 1);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	printf("own oversubscription (%d threads, %d CPUs): %llu acquisitions, no free CPU (rule 4) "
+	       "%d, hl_cpus_taken_by_others %d, handoff threshold %llu ns\n", n, cpus,
+	       (unsigned long long)atomic_load(&c.ops), busy, taken, (unsigned long long)due_ns);
+	CHECK(!taken, "this process's own lock users counted as another program's load");
+	CHECK(due_ns == hl_handoff_ns(), "handoff threshold %llu ns, configured %llu",
+	      (unsigned long long)due_ns, (unsigned long long)hl_handoff_ns());
 	hl_mutex_destroy(&c.m);
 	hl__spin_ignore_load = true;
 }
@@ -412,6 +478,7 @@ int main(void)
 		test_sleepy_holder(K_RW_WRITE, busy);
 	}
 	test_cgroup_quota();
+	test_own_oversubscription();
 	test_busy_machine();
 	return test_finish("test_spin_policy");
 }
