@@ -119,12 +119,10 @@ enum {
  *     had one, queues and parks; a holder that gives its CPU up inside the
  *     lock (sched_yield, a syscall) then hands a time slice to the other
  *     program where a woken waiter of ours would have taken the CPU.
- *     Measured: `sysbench threads` (100 sched_yield per event, each inside
- *     the lock, 4 threads) beside two CPU-bound processes did 23-108
- *     events in 3 s under the shim with handoffs at 4 ms, glibc 671-3760;
- *     with the threshold 256 times as long, 519-2456 (docs/core.md).  Our
- *     own threads, however many, never count: the bounds of an
- *     oversubscribed program of ours stay as configured.
+ *     The measurements (sysbench threads beside CPU-bound processes, under
+ *     the shim) are in docs/core.md, "The waiting policy".  Our own
+ *     threads, however many, never count: the bounds of an oversubscribed
+ *     program of ours stay as configured.
  *
  * A spin record is HL_SPIN_REC_BITS bits that a lock keeps in its own bytes
  * (all-zero: spinning pays), updated with hl_spin_learn after each spin
