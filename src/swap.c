@@ -70,6 +70,9 @@
  *    and each failed spin could hold back a thread the kernel had queued
  *    on the spinner's CPU: schbench's 99th percentile was 0.70x
  *    wake+wait's (docs/swap.md).
+ * The rules live in the waiting core with the locks' (wait.h,
+ * hl_reply_spin_ns and hl_reply_learn); this point supplies the CPUs and
+ * keeps the record.
  * The lock spinner slots (wait.c) are not used here: they ration spinning
  * among many waiters of one lock so that its owner keeps a CPU, whereas a
  * swap's peer is one thread, whose CPU the rules above look at directly;
@@ -98,7 +101,7 @@ enum { IDLE = 0, WOKEN = 1, SPINNING = 2, PARKED = 3 };
 struct point {
 	_Atomic uint32_t state;
 	_Atomic uint32_t cpu;   /* 1 + CPU; written by the owner, read by wakers (a hint) */
-	_Atomic uint32_t slow;  /* rule 4's record, for waits that bring none of their own */
+	_Atomic uint32_t slow;  /* the reply record (wait.h), for waits that bring none of their own */
 	uint32_t unused;
 };
 _Static_assert(sizeof(struct point) == sizeof(hl_swap_point_t), "hl_swap_point_t layout");
@@ -119,36 +122,6 @@ static uint32_t current_cpu1(void)
 	int c = sched_getcpu();  /* glibc reads rseq's cpu_id: no syscall */
 	return c < 0 ? 0 : (uint32_t)c + 1;
 #endif
-}
-
-/* The spin budget for a wait (0: park at once), from `budget`, the most
- * the caller would spin, and `slow`, the waiter's record (rule 4).
- * peer_cpu1 is the CPU the woken peer last waited on (+1, 0: unknown or
- * no peer). */
-static uint64_t spin_budget(_Atomic uint32_t *slow, uint64_t budget, uint32_t peer_cpu1,
-			    uint32_t my_cpu1)
-{
-	if (!budget)
-		return 0;
-	if (peer_cpu1 && peer_cpu1 == my_cpu1)
-		return 0;
-	/* Relaxed: the waiting thread's own record, written by no other
-	 * thread (rule 4); it orders nothing. */
-	if (hl_load(slow, HL_RELAXED))
-		return 0;
-	if (!hl_cpu_free())
-		return 0;
-	return budget;
-}
-
-/* Rule 4's record: whether this wait took longer than the budget. */
-static void record_wait(_Atomic uint32_t *slow, bool was_slow)
-{
-	/* Relaxed: the waiting thread's own record, as above; stored only
-	 * when it changes (a point's record shares its cache line with the
-	 * state word that wakers write). */
-	if (hl_load(slow, HL_RELAXED) != (uint32_t)was_slow)
-		hl_store(slow, (uint32_t)was_slow, HL_RELAXED);
 }
 
 /* ---- wake and wait -------------------------------------------------------- */
@@ -217,7 +190,7 @@ static int give_up(struct point *self, uint32_t seen)
 
 /* The wait of an owner.  spin_ns: its spin budget (0: park at once);
  * quick_ns: the budget it would have had, against which the wait is
- * recorded as quick or slow in *slow (rule 4). */
+ * recorded as quick or slow in *slow (hl_reply_learn). */
 static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl_deadline *dl,
 		     uint64_t spin_ns, uint64_t quick_ns, uint32_t my_cpu1)
 {
@@ -228,7 +201,7 @@ static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl
 	if (!hl_cas(&self->state, &s, first, HL_ACQUIRE)) {
 		if (s != WOKEN)
 			return EBUSY;
-		record_wait(slow, false);
+		hl_reply_learn(slow, false);
 		return take(self);
 	}
 	/* Relaxed: a hint for wakers' spin decisions. */
@@ -239,13 +212,13 @@ static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl
 		for (unsigned i = 1;; i++) {
 			/* Acquire: pairs with the waker's release exchange. */
 			if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
-				record_wait(slow, false);
+				hl_reply_learn(slow, false);
 				return take(self);
 			}
 			hl_cpu_relax();
 			if (i % HL_SPIN_CLOCK_EVERY == 0) {
 				if (hl_deadline_passed(dl)) {
-					record_wait(slow, true);
+					hl_reply_learn(slow, true);
 					return give_up(self, SPINNING);
 				}
 				if (hl_now_ns() - start >= spin_ns)
@@ -265,11 +238,11 @@ static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl
 		int r = hl_futex_wait((uint32_t *)&self->state, PARKED, clock, abs);
 		/* Acquire: pairs with the waker's release exchange. */
 		if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
-			record_wait(slow, hl_now_ns() - start > quick_ns);
+			hl_reply_learn(slow, hl_now_ns() - start > quick_ns);
 			return take(self);
 		}
 		if (r == ETIMEDOUT || hl_deadline_passed(dl)) {
-			record_wait(slow, true);
+			hl_reply_learn(slow, true);
 			return give_up(self, PARKED);
 		}
 		if (r && r != EAGAIN && r != EINTR)
@@ -296,7 +269,7 @@ int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl, _Atomic u
 	uint32_t cpu1 = current_cpu1();
 	uint64_t budget = hl_spin_ns();
 	slow = record_of(me, slow);
-	return wait_self(me, slow, dl, spin_budget(slow, budget, 0, cpu1), budget, cpu1);
+	return wait_self(me, slow, dl, hl_reply_spin_ns(slow, budget, 0, cpu1), budget, cpu1);
 }
 
 void hl__swap_wake(hl_swap_point_t *peer)
@@ -315,7 +288,7 @@ int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl_deadl
 	uint32_t cpu1 = current_cpu1();
 	uint64_t budget = 2 * hl_spin_ns();
 	slow = record_of(me, slow);
-	return wait_self(me, slow, dl, spin_budget(slow, budget, peer_cpu1, cpu1), budget, cpu1);
+	return wait_self(me, slow, dl, hl_reply_spin_ns(slow, budget, peer_cpu1, cpu1), budget, cpu1);
 }
 
 int hl_wait_self(hl_swap_point_t *self)

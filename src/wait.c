@@ -453,6 +453,19 @@ bool hl_cpus_taken_by_others(void)
 }
 #endif
 
+uint64_t hl_reply_spin_ns(_Atomic uint32_t *slow, uint64_t budget, uint32_t peer_cpu1,
+			  uint32_t my_cpu1)
+{
+	if (!budget)
+		return 0;
+	if (peer_cpu1 && peer_cpu1 == my_cpu1)
+		return 0;
+	/* Relaxed: the waiting thread's own record (hl_reply_learn). */
+	if (hl_load(slow, HL_RELAXED))
+		return 0;
+	return hl_cpu_free() ? budget : 0;
+}
+
 uint64_t hl_handoff_due_ns(void)
 {
 	uint64_t t = hl_handoff_ns();

@@ -203,6 +203,35 @@ static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigne
 		hl_cas(word, &w, (w & ~(HL_SPIN_REC_MASK << shift)) | nrec << shift, HL_RELAXED);
 }
 
+/* A wait for one peer's reply rather than for a lock (hl_swap,
+ * hl_wait_self, hl_channel's calls; swap.c has the reasons and docs/swap.md
+ * the measurements): the spin budget (0: park at once) from `budget`, the
+ * most the caller would spin, if
+ *  - in a swap, the peer did not last wait on this CPU (peer_cpu1 and
+ *    my_cpu1: CPU + 1, 0 when unknown or no peer): a peer preempted or
+ *    parked there needs this CPU;
+ *  - the waiter's reply record *slow says its last wait was answered
+ *    within the budget (hl_reply_learn);
+ *  - hl_cpu_free(): rules 3 and 4 allow a spinner.
+ * The lock spinner slots are not taken: a peer is one thread, whose CPU
+ * the first rule looks at; with one slot on a 2-CPU machine, a swap could
+ * never spin while its peer finishes its own spin. */
+HL_HIDDEN uint64_t hl_reply_spin_ns(_Atomic uint32_t *slow, uint64_t budget, uint32_t peer_cpu1,
+				    uint32_t my_cpu1);
+
+/* Records in a reply record whether a wait took longer than the budget
+ * (every wait is timed from its start to its wake, parked or not).  The
+ * record is one word that only the waiting thread reads and writes. */
+static inline void hl_reply_learn(_Atomic uint32_t *slow, bool was_slow)
+{
+	/* Relaxed: the waiting thread's own record, written by no other
+	 * thread; it orders nothing.  Stored only when it changes (a swap
+	 * point's record shares its cache line with the state word that
+	 * wakers write). */
+	if (hl_load(slow, HL_RELAXED) != (uint32_t)was_slow)
+		hl_store(slow, (uint32_t)was_slow, HL_RELAXED);
+}
+
 /* Rule 5 (wait.c, step f): whether other processes' runnable threads
  * were at least the CPUs this process may use, in 3 of rule 4's last 4
  * samples (another program's CPU-bound threads, say). */
