@@ -424,9 +424,10 @@ static unsigned load_samples(int usable, bool holds_slot)
 		}
 		if (hl_unlikely(hl_load(&hl__spin_ignore_load, HL_RELAXED)))  /* a test switch */
 			others = foreign = 0;
-		unsigned b = hl_load(&busy, HL_RELAXED) << 1;
-		b = (b & ~1u) | (r >= 0 && others >= usable);
-		b = (b & ~(1u << FOREIGN_SHIFT)) | (unsigned)(r >= 0 && foreign >= usable) << FOREIGN_SHIFT;
+		/* Both fields move up a sample; the shift leaves bits 0 and
+		 * FOREIGN_SHIFT clear for the new one. */
+		unsigned b = hl_load(&busy, HL_RELAXED) << 1 | (r >= 0 && others >= usable) |
+			     (unsigned)(r >= 0 && foreign >= usable) << FOREIGN_SHIFT;
 		hl_store(&busy, b & (BUSY_SAMPLES_MASK | BUSY_SAMPLES_MASK << FOREIGN_SHIFT),
 			 HL_RELAXED);
 	}
