@@ -3,9 +3,11 @@
 # root), or says in one line what to install: cmake, ninja, gcc, g++, clang
 # with its sanitizer runtimes (ThreadSanitizer, ASan), python3, spin (the
 # model checker), libabsl-dev (abseil, a peer that hotlock-bench compares
-# against), pkg-config (the install test), and the real programs that the
-# shim's tests run: CPython's test suite for Debian's python3, sysbench,
-# memcached with libmemcached-tools, and libsqlite3-dev.
+# against), libjansson-dev (jansson, the JSON reader of `hotlock-bench
+# compare`), pkg-config (which finds jansson; the install test), and the
+# real programs that the shim's tests run: CPython's test suite for
+# Debian's python3, sysbench, memcached with libmemcached-tools, and
+# libsqlite3-dev.
 #   tools/ensure-deps.sh bench   also what `make bench` needs: matplotlib
 #                                for Debian's python3 (the report's plots).
 # cargo (the Rust peers of hotlock-bench) comes from rustup, not apt: where
@@ -33,6 +35,7 @@ missing() {
 	command -v spin    >/dev/null 2>&1 || need+=(spin)
 	command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
 	[ -e /usr/include/absl/synchronization/mutex.h ] || need+=(libabsl-dev)
+	[ -e /usr/include/jansson.h ] || need+=(libjansson-dev)
 	[ -e /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
 	[ -e /usr/lib/python3.11/test/test_threading.py ] || need+=(libpython3.11-testsuite)
 	command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
