@@ -24,9 +24,14 @@
  *
  * It is a report, not a gate: exit 0 whatever the marks.  Everything is
  * read and checked before anything is printed, so a bad file (exit 2) gives
- * a message and no half report. */
+ * a message and no half report.
+ *
+ * The files are read with jansson (Debian's libjansson-dev), every number
+ * as a double (JSON_DECODE_INT_AS_REAL): compare computes with doubles
+ * only, and a config's 4 and 4.0 are the same value. */
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -35,11 +40,18 @@
 
 #include "compare.h"
 #include "harness.h"
-#include "json_read.h"
 
 #define CMP "compare"
 #define MIN_RUNS 3              /* a side needs this many runs for a mark */
 #define MAX_DIFFS_SHOWN 8       /* config differences in the warning line */
+/* A larger file is refused unread: result files are tens of kilobytes, and
+ * jansson takes about 20 times a file's size for a file of small values
+ * (40 bytes a value), so this bounds what a hostile file can ask for. */
+#define MAX_FILE_MIB 64
+/* How compare has jansson read a file: any value at the top (a file that is
+ * not an object is skipped, not refused), every number a double, and
+ * "\u0000" in a string allowed (the string ends there for compare). */
+#define LOAD_FLAGS (JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL)
 
 /* What one side measured for one (lock, threads). */
 struct stats {
@@ -60,11 +72,11 @@ struct entry {
 struct file {
 	char *path;
 	const char *name;       /* what files are matched by: path's last part */
-	struct jv root;
+	json_t *root;           /* owns everything below; NULL if not loaded */
 	bool suite;             /* has results of {lock, threads} */
 	char why[128];          /* if not, why not */
 	const char *bench;      /* "mutex"; NULL if absent */
-	const struct jv *config;
+	json_t *config;         /* borrowed from root */
 	struct entry *e;
 	size_t n;
 	size_t dups;            /* (lock, threads) seen again, ignored */
@@ -180,32 +192,33 @@ sb_add(struct sbuf *s, const char *fmt, ...)
 }
 
 /* A value as compact JSON-ish text, for a config difference. */
-static void sb_value(struct sbuf *s, const struct jv *v)
+static void sb_value(struct sbuf *s, const json_t *v)
 {
 	size_t i;
 
-	switch (v->type) {
-	case JV_NULL:   sb_add(s, "null"); break;
-	case JV_FALSE:  sb_add(s, "false"); break;
-	case JV_TRUE:   sb_add(s, "true"); break;
-	case JV_NUMBER: sb_add(s, "%.10g", v->u.number); break;
-	case JV_STRING: sb_add(s, "\"%s\"", v->u.string.s); break;
-	case JV_ARRAY:
+	switch (json_typeof(v)) {
+	case JSON_NULL:    sb_add(s, "null"); break;
+	case JSON_FALSE:   sb_add(s, "false"); break;
+	case JSON_TRUE:    sb_add(s, "true"); break;
+	case JSON_INTEGER:
+	case JSON_REAL:    sb_add(s, "%.10g", json_number_value(v)); break;
+	case JSON_STRING:  sb_add(s, "\"%s\"", json_string_value(v)); break;
+	case JSON_ARRAY:
 		sb_add(s, "[");
-		for (i = 0; i < v->u.array.n; i++) {
+		for (i = 0; i < json_array_size(v); i++) {
 			sb_add(s, "%s", i ? "," : "");
-			sb_value(s, &v->u.array.v[i]);
+			sb_value(s, json_array_get(v, i));
 		}
 		sb_add(s, "]");
 		break;
-	case JV_OBJECT:
+	case JSON_OBJECT:
 		sb_add(s, "{...}");
 		break;
 	}
 }
 
 /* v's text, cut to fit buf with "..." at the end. */
-static const char *value_text(char *buf, size_t len, const struct jv *v)
+static const char *value_text(char *buf, size_t len, const json_t *v)
 {
 	struct sbuf s = { .b = buf, .cap = len };
 
@@ -222,36 +235,54 @@ static const char *value_text(char *buf, size_t len, const struct jv *v)
 
 /* ---- reading a side ------------------------------------------------------ */
 
+/* true and *out set if v is a number; v may be NULL (absent). */
+static bool number(const json_t *v, double *out)
+{
+	if (!json_is_number(v))
+		return false;
+	*out = json_number_value(v);
+	return true;
+}
+
 /* NAN unless v is a finite number. */
-static double number_or_nan(const struct jv *v)
+static double number_or_nan(const json_t *v)
 {
 	double x;
 
-	return jv_number(v, &x) && isfinite(x) ? x : NAN;
+	return number(v, &x) && isfinite(x) ? x : NAN;
+}
+
+/* Deep equality as compare needs it: two absent values are equal (for
+ * json_equal, NULL equals nothing). */
+static bool same_value(const json_t *a, const json_t *b)
+{
+	return a && b ? json_equal(a, b) : a == b;
 }
 
 /* One result's runs: "runs"[].ops_per_sec and cpu_s_per_mop (a null, for
  * a run that had none, is left out); a result without "runs" (written by
  * some other tool) counts as its one run. */
-static void result_stats(const struct jv *result, struct stats *st)
+static void result_stats(const json_t *result, struct stats *st)
 {
-	const struct jv *runs = jv_get(result, "runs");
-	size_t n = jv_len(runs), nops = 0, ncpu = 0;
+	const json_t *runs = json_object_get(result, "runs");
+	size_t n = json_array_size(runs), nops = 0, ncpu = 0;
 	double *ops = bench_xcalloc(n + 1, sizeof *ops);
 	double *cpu = bench_xcalloc(n + 1, sizeof *cpu);
 	double x;
 
-	if (jv_is(runs, JV_ARRAY)) {
+	if (json_is_array(runs)) {
 		for (size_t i = 0; i < n; i++) {
-			if (!isnan(x = number_or_nan(jv_get(jv_at(runs, i), "ops_per_sec"))))
+			const json_t *run = json_array_get(runs, i);
+
+			if (!isnan(x = number_or_nan(json_object_get(run, "ops_per_sec"))))
 				ops[nops++] = x;
-			if (!isnan(x = number_or_nan(jv_get(jv_at(runs, i), "cpu_s_per_mop"))))
+			if (!isnan(x = number_or_nan(json_object_get(run, "cpu_s_per_mop"))))
 				cpu[ncpu++] = x;
 		}
 	} else {
-		if (!isnan(x = number_or_nan(jv_get(result, "ops_per_sec"))))
+		if (!isnan(x = number_or_nan(json_object_get(result, "ops_per_sec"))))
 			ops[nops++] = x;
-		if (!isnan(x = number_or_nan(jv_get(result, "cpu_s_per_mop"))))
+		if (!isnan(x = number_or_nan(json_object_get(result, "cpu_s_per_mop"))))
 			cpu[ncpu++] = x;
 	}
 	st->runs = nops;
@@ -269,28 +300,28 @@ static void result_stats(const struct jv *result, struct stats *st)
  * result (the wake scenario's file, anything else). */
 static void read_suite(struct file *f)
 {
-	const struct jv *results = jv_get(&f->root, "results");
-	size_t n = jv_len(results);
+	const json_t *results = json_object_get(f->root, "results");
+	size_t n = json_array_size(results);
 
-	f->bench = jv_string(jv_get(&f->root, "bench"));
-	f->config = jv_get(&f->root, "config");
-	if (!jv_is(&f->root, JV_OBJECT)) {
+	f->bench = json_string_value(json_object_get(f->root, "bench"));
+	f->config = json_object_get(f->root, "config");
+	if (!json_is_object(f->root)) {
 		snprintf(f->why, sizeof f->why, "not a JSON object");
 		return;
 	}
-	if (!jv_is(results, JV_ARRAY)) {
+	if (!json_is_array(results)) {
 		snprintf(f->why, sizeof f->why, "no \"results\" array");
 		return;
 	}
 	f->e = bench_xcalloc(n, sizeof *f->e);
 	for (size_t i = 0; i < n; i++) {
-		const struct jv *r = jv_at(results, i);
-		const char *lock = jv_string(jv_get(r, "lock"));
+		const json_t *r = json_array_get(results, i);
+		const char *lock = json_string_value(json_object_get(r, "lock"));
 		double t;
 		struct entry *e;
 		size_t k;
 
-		if (!lock || !jv_number(jv_get(r, "threads"), &t)) {
+		if (!lock || !number(json_object_get(r, "threads"), &t)) {
 			snprintf(f->why, sizeof f->why, "results[%zu] has no \"lock\" "
 				 "and \"threads\"", i);
 			return;
@@ -316,28 +347,60 @@ static void read_suite(struct file *f)
 	f->suite = true;
 }
 
-static void file_error(const char *path, const struct jv_error *err)
+/* "PATH: invalid JSON at byte 500 (line 20, column 14): WHY", on one line:
+ * jansson's position is the byte where it stopped (the end of the input
+ * for a truncated file), its column counts characters, and its text quotes
+ * the input near there, whose control bytes are written as \xNN here. */
+static void parse_error(const char *path, const json_error_t *err)
 {
-	if (err->io)
-		fprintf(stderr, "hotlock-bench " CMP ": error: %s: %s\n", path, err->msg);
-	else
-		fprintf(stderr, "hotlock-bench " CMP ": error: %s: invalid JSON at "
-			"byte %zu (line %zu, column %zu): %s\n", path, err->offset,
-			err->line, err->column, err->msg);
+	fprintf(stderr, "hotlock-bench " CMP ": error: %s: invalid JSON at byte %d "
+		"(line %d, column %d): ", path, err->position, err->line, err->column);
+	for (const unsigned char *c = (const unsigned char *)err->text; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			fprintf(stderr, "\\x%02x", *c);
+		else
+			fputc(*c, stderr);
+	}
+	fputc('\n', stderr);
 }
 
-/* Reads path into f; false (with a message) if it is not JSON. */
+/* Reads path into f; false (with a message) if it cannot be read or is not
+ * JSON. */
 static bool load_file(struct file *f, char *path)
 {
-	struct jv_error err;
 	const char *slash = strrchr(path, '/');
+	json_error_t err;
+	struct stat st;
+	FILE *in;
 
 	f->path = path;
 	f->name = slash ? slash + 1 : path;
-	if (jv_parse_file(path, &f->root, &err) != 0) {
-		file_error(path, &err);
+	in = fopen(path, "rb");
+	if (!in) {
+		fprintf(stderr, "hotlock-bench " CMP ": error: %s: %s\n", path,
+			strerror(errno));
 		return false;
 	}
+	if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size > (off_t)MAX_FILE_MIB << 20) {
+		fprintf(stderr, "hotlock-bench " CMP ": error: %s: larger than %d MiB\n",
+			path, MAX_FILE_MIB);
+		fclose(in);
+		return false;
+	}
+	errno = 0;
+	f->root = json_loadf(in, LOAD_FLAGS, &err);
+	if (!f->root) {
+		/* A read error looks like the end of the input to jansson. */
+		if (ferror(in))
+			fprintf(stderr, "hotlock-bench " CMP ": error: %s: %s\n", path,
+				errno ? strerror(errno) : "read error");
+		else
+			parse_error(path, &err);
+		fclose(in);
+		return false;
+	}
+	fclose(in);
 	read_suite(f);
 	return true;
 }
@@ -433,7 +496,7 @@ static int load_side(struct side *s)
 static void free_side(struct side *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		jv_free(&s->f[i].root);
+		json_decref(s->f[i].root);
 		free(s->f[i].e);
 		free(s->f[i].path);
 	}
@@ -442,8 +505,8 @@ static void free_side(struct side *s)
 
 /* ---- comparing ----------------------------------------------------------- */
 
-static void add_diff(struct pair *p, const char *key, const struct jv *o,
-		     const struct jv *n)
+static void add_diff(struct pair *p, const char *key, const json_t *o,
+		     const json_t *n)
 {
 	char a[48], b[48];
 
@@ -466,42 +529,39 @@ static bool config_ignored(const char *prefix, const char *key)
 }
 
 /* A config's --busy: its "busy", 0 where absent (no load was started). */
-static double busy_of(const struct jv *config)
+static double busy_of(const json_t *config)
 {
 	double b;
 
-	return jv_number(jv_get(config, "busy"), &b) ? b : 0;
+	return number(json_object_get(config, "busy"), &b) ? b : 0;
 }
 
 /* Records every member of two config objects that differs, by its dotted
  * path ("hotlock_config.spin_ns"); values that are not both objects are
  * compared whole (a "threads" list is one difference, not one per entry). */
-static void diff_config(struct pair *p, const char *prefix, const struct jv *o,
-			const struct jv *n)
+static void diff_config(struct pair *p, const char *prefix, json_t *o, json_t *n)
 {
 	char key[128];
-	size_t i;
+	const char *name;
+	json_t *v;
 
-	if (!jv_is(o, JV_OBJECT) || !jv_is(n, JV_OBJECT)) {
-		if (!jv_equal(o, n))
+	if (!json_is_object(o) || !json_is_object(n)) {
+		if (!same_value(o, n))
 			add_diff(p, prefix[0] ? prefix : "config", o, n);
 		return;
 	}
-	for (i = 0; i < o->u.object.n; i++) {
-		const struct jv_member *m = &o->u.object.m[i];
-
-		if (config_ignored(prefix, m->key))
+	/* Members in the file's order (jansson keeps it). */
+	json_object_foreach(o, name, v) {
+		if (config_ignored(prefix, name))
 			continue;
-		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", m->key);
-		diff_config(p, key, &m->value, jv_get(n, m->key));
+		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", name);
+		diff_config(p, key, v, json_object_get(n, name));
 	}
-	for (i = 0; i < n->u.object.n; i++) {
-		const struct jv_member *m = &n->u.object.m[i];
-
-		if (config_ignored(prefix, m->key) || jv_get(o, m->key))
+	json_object_foreach(n, name, v) {
+		if (config_ignored(prefix, name) || json_object_get(o, name))
 			continue;
-		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", m->key);
-		add_diff(p, key, NULL, &m->value);
+		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", name);
+		add_diff(p, key, NULL, v);
 	}
 }
 
@@ -522,7 +582,8 @@ static void compare_pair(struct pair *p, double threshold, struct totals *t)
 	struct file *o = p->o, *n = p->n;
 
 	if (!(o->bench && n->bench && strcmp(o->bench, n->bench) == 0))
-		add_diff(p, "bench", jv_get(&o->root, "bench"), jv_get(&n->root, "bench"));
+		add_diff(p, "bench", json_object_get(o->root, "bench"),
+			 json_object_get(n->root, "bench"));
 	/* First, so that it is among the differences shown. */
 	p->busy_o = busy_of(o->config);
 	p->busy_n = busy_of(n->config);
@@ -531,11 +592,11 @@ static void compare_pair(struct pair *p, double threshold, struct totals *t)
 		if (!p->diffs)
 			bench_fatal("out of memory");
 		p->diffs[p->ndiffs++] = xasprintf("busy %g -> %g", p->busy_o, p->busy_n);
-	} else if (p->busy_o > 0 && !jv_equal(jv_get(o->config, "busy_nice"),
-					      jv_get(n->config, "busy_nice"))) {
+	} else if (p->busy_o > 0 && !same_value(json_object_get(o->config, "busy_nice"),
+						json_object_get(n->config, "busy_nice"))) {
 		/* The same load at another priority. */
-		add_diff(p, "busy_nice", jv_get(o->config, "busy_nice"),
-			 jv_get(n->config, "busy_nice"));
+		add_diff(p, "busy_nice", json_object_get(o->config, "busy_nice"),
+			 json_object_get(n->config, "busy_nice"));
 	}
 	diff_config(p, "", o->config, n->config);
 	p->rows = bench_xcalloc(o->n, sizeof *p->rows);
@@ -585,11 +646,11 @@ static void cell(int width, int prec, double v, const char *unit)
 /* "OLD: PATH (repeat 3): COMMAND": where a side's figures come from. */
 static void print_origin(const char *what, const struct file *f)
 {
-	const char *cmd = jv_string(jv_get(f->config, "command"));
+	const char *cmd = json_string_value(json_object_get(f->config, "command"));
 	double repeat;
 
 	printf("%s: %s", what, f->path);
-	if (jv_number(jv_get(f->config, "repeat"), &repeat))
+	if (number(json_object_get(f->config, "repeat"), &repeat))
 		printf(" (repeat %g)", repeat);
 	if (cmd)
 		printf(": %s\n", cmd);
