@@ -1,7 +1,8 @@
 /* hotlock-bench: a small streaming JSON writer (see harness.h).  Strings are
- * escaped, non-finite numbers become null, commas and indentation follow the
- * nesting.  The file is written as FILE.tmp and renamed to FILE when whole,
- * so a reader never sees half a file; an early exit removes FILE.tmp. */
+ * escaped and made valid UTF-8, non-finite numbers become null, commas and
+ * indentation follow the nesting.  The file is written as FILE.tmp and
+ * renamed to FILE when whole, so a reader never sees half a file; an early
+ * exit removes FILE.tmp. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,11 +24,54 @@ struct bench_json {
 	bool nonempty[JSON_MAX_DEPTH];
 };
 
+/* The length (1 to 4) of the valid UTF-8 sequence at p, or 0 where the
+ * bytes there are none: a stray continuation byte, an overlong form (C0, C1,
+ * E0 80-9F, F0 80-8F), a surrogate (ED A0-BF: U+D800-DFFF), a code point
+ * above U+10FFFF (F4 90-BF, F5-FF) or a sequence cut short (the string's NUL
+ * is no continuation byte, so nothing past it is read). */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;     /* the second byte's range */
+	int n;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* s as a JSON string.  s is arbitrary bytes (argv, in "command", may hold a
+ * Latin-1 file name), but JSON is UTF-8 and compare's reader (jansson)
+ * refuses a whole file that is not: valid sequences pass unchanged, and each
+ * byte of an invalid one becomes U+FFFD, escaped, so that part stays ASCII. */
 static void json_raw_string(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
+	for (; *p; p += n ? n : 1) {
+		n = utf8_len(p);
+		if (n == 0)
+			fputs("\\ufffd", f);
+		else if (n > 1)
+			fwrite(p, 1, (size_t)n, f);
+		else if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
