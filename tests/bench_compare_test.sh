@@ -1,7 +1,8 @@
 #!/bin/sh
 # hotlock-bench compare, end to end: two tiny mutex runs, then compare on
 # real files, on files fabricated from them (where the right marks are known
-# in advance), on directories, and on a corrupt file.
+# in advance), on directories, on a corrupt file, and on a file whose command
+# line holds a byte that is not UTF-8.
 #
 # Usage: tests/bench_compare_test.sh PATH/TO/hotlock-bench
 # Exit 0 pass, 1 fail, 77 skipped (no python3, which fabricates the files).
@@ -132,6 +133,21 @@ rc=$?
 "$bench" compare old/m.json >/dev/null 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "one argument: exit $rc, want 2"
+
+# 6. A command line that is not UTF-8 (a Latin-1 file name: r, 0xE9) and
+# one that is (U+00E9): the JSON writer keeps the file valid UTF-8, with
+# U+FFFD for the bad byte, so jansson (compare) and Python take it.
+u8=$(printf 'r\351-\303\251.json')
+"$bench" mutex --threads 1 --duration 0.02 --repeat 3 --locks hotlock \
+	--json "$u8" >/dev/null 2>u8.log || fail "hotlock-bench mutex --json $u8 exited $?: $(cat u8.log)"
+"$bench" compare "$u8" "$u8" >out6 2>err6 || fail "compare of a non-UTF-8 command line exited $?: $(cat err6)"
+grep -q '^summary: 1 row in 1 file' out6 || fail "non-UTF-8 command line: $(tail -1 out6)"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+c = d["config"]["command"]
+assert c.endswith(" --json r\ufffd-\u00e9.json"), c
+' "$u8" || fail "$u8 is not valid UTF-8 JSON with the command line kept"
 
 if [ $fails -ne 0 ]; then
 	echo "bench_compare_test: $fails failure(s); the first compare printed:"
