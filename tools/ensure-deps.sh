@@ -3,13 +3,17 @@
 # root), or says in one line what to install: cmake, ninja, gcc, g++, clang
 # with its sanitizer runtimes (ThreadSanitizer, ASan), python3, spin (the
 # model checker), libabsl-dev (abseil, a peer that hotlock-bench compares
-# against), libjansson-dev (jansson, the JSON reader of `hotlock-bench
-# compare`), pkg-config (which finds jansson; the install test), and the
-# real programs that the shim's tests run: CPython's test suite for
-# Debian's python3, sysbench, memcached with libmemcached-tools, and
-# libsqlite3-dev.
-#   tools/ensure-deps.sh bench   also what `make bench` needs: matplotlib
-#                                for Debian's python3 (the report's plots).
+# against), libjansson-dev (jansson: the JSON of `hotlock-bench compare` and
+# of the shim's contention report), libdw-dev (elfutils: the report's call
+# stacks), pkg-config (which finds them; the install test), matplotlib and
+# jsonschema for Debian's python3 (tools/hotlock-stats-chart.py and its test,
+# which checks its inputs against docs/stats.schema.json; `make bench`'s
+# plots), and the real programs that the shim's tests run: CPython's test
+# suite for Debian's python3, sysbench, memcached with libmemcached-tools,
+# and libsqlite3-dev.
+#   tools/ensure-deps.sh bench   the same: `make bench` still says "bench",
+#                                but matplotlib, which it added, is now in
+#                                the default set.
 # cargo (the Rust peers of hotlock-bench) comes from rustup, not apt: where
 # it is missing, the build leaves those peers out and says so.
 set -eu
@@ -32,6 +36,8 @@ missing() {
 		fi
 	fi
 	[ -x /usr/bin/python3 ] || need+=(python3) # Debian's, not one earlier in PATH
+	/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || need+=(python3-matplotlib)
+	/usr/bin/python3 -c 'import jsonschema' >/dev/null 2>&1 || need+=(python3-jsonschema)
 	command -v spin    >/dev/null 2>&1 || need+=(spin)
 	command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
 	[ -e /usr/include/absl/synchronization/mutex.h ] || need+=(libabsl-dev)
@@ -43,12 +49,8 @@ missing() {
 	# Debian 12 names its tools memc*: memcaslap is memaslap.
 	command -v memcaslap >/dev/null 2>&1 || command -v memaslap >/dev/null 2>&1 ||
 		need+=(libmemcached-tools)
-	if [ "$mode" = bench ]; then
-		/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || need+=(python3-matplotlib)
-	fi
 	echo "${need[*]}"
 }
-mode=${1:-}
 need=$(missing)
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
