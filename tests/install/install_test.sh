@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # hotlock installs like a library: `cmake --install` puts the libraries
-# (libhotlock.so with its soname), the headers, the shim, hotlock-run and
-# hotlock-bench, a pkg-config file and a CMake package under a prefix; a
-# program builds against the installed tree with pkg-config (shared and
-# static) and with find_package, and runs; the installed hotlock-run finds
-# the installed shim.
+# (libhotlock.so with its soname), the headers, the shim, hotlock-run,
+# hotlock-stats-chart and hotlock-bench, a pkg-config file and a CMake
+# package under a prefix; a program builds against the installed tree with
+# pkg-config (shared and static) and with find_package, and runs; the
+# installed hotlock-run finds the installed shim.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -22,13 +22,14 @@ libdir=$(cd "$prefix" && ls -d lib*/libhotlock.so | head -1 | xargs dirname)
 for f in "$libdir/libhotlock.so" "$libdir/libhotlock.so.0" "$libdir/libhotlock.so.0.1" \
 	"$libdir/libhotlock.a" "$libdir/libhotlock-preload.so" "$libdir/pkgconfig/hotlock.pc" \
 	"$libdir/cmake/hotlock/hotlockConfig.cmake" "$libdir/cmake/hotlock/hotlockConfigVersion.cmake" \
-	"$libdir/cmake/hotlock/hotlockTargets.cmake" bin/hotlock-run include/hotlock/hotlock.h \
-	include/hotlock/mutex.h include/hotlock/rwlock.h include/hotlock/cond.h; do
+	"$libdir/cmake/hotlock/hotlockTargets.cmake" bin/hotlock-run bin/hotlock-stats-chart \
+	include/hotlock/hotlock.h include/hotlock/mutex.h include/hotlock/rwlock.h include/hotlock/cond.h; do
 	[ -e "$prefix/$f" ] || fail "$f is not installed"
 done
 [ -L "$prefix/$libdir/libhotlock.so" ] || fail "libhotlock.so is not a link to the versioned file"
 soname=$(readelf -d "$prefix/$libdir/libhotlock.so.0.1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libhotlock.so.0 ] || fail "soname is '$soname', expected libhotlock.so.0"
+"$prefix/bin/hotlock-stats-chart" --help >/dev/null || fail "the installed hotlock-stats-chart does not run"
 if [ -e "$build/bench/hotlock-bench" ]; then
 	[ -x "$prefix/bin/hotlock-bench" ] || fail "hotlock-bench is not installed"
 fi
