@@ -258,9 +258,13 @@ def draw_conds(ax, conds, shown_of):
 
 def render(report, top):
     """The chart as PNG bytes."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        fail(f"needs matplotlib, which {sys.executable} lacks ({e}): "
+             f"apt-get install python3-matplotlib (tools/ensure-deps.sh)")
     # A function name with characters the font lacks draws boxes, not warnings.
     warnings.filterwarnings("ignore", message="Glyph .* missing")
 
