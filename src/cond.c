@@ -306,6 +306,11 @@ bool hl__cond_has_waiters(hl_cond_t *c)
 	return list_first(C(c)) != NULL;
 }
 
+uint32_t hl__cond_waiters(hl_cond_t *c)
+{
+	return list_first(C(c)) ? refs_now(C(c)) : 0;
+}
+
 /* Step 2 for listed node n, taken off the list: keeps it, or leaves it to
  * its thread, which gave up (and does its own step 6).  Returns whether it
  * was kept. */

@@ -440,8 +440,10 @@ static int lock_owned(struct mutex *m, struct hl_thread *self, struct hl_node *n
 static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, struct hl_node *n,
 		       uint32_t sig, const struct hl_deadline *dl)
 {
-	if (sig == HL_SIG_HANDED)
+	if (sig == HL_SIG_HANDED) {
+		hl_counter_add(&self->fx[HL_LK_HANDED], 1);
 		return lock_owned(m, self, n);
+	}
 	if (sig == HL_WAIT_TIMEDOUT) {
 		hl_thread_node_abandoned(self);
 		return ETIMEDOUT;
@@ -502,8 +504,10 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 		if (budget)
 			spin_done(m, due ? HL_SPIN_CUT : HL_SPIN_LOST);
 		budget = 0;
-		if (sig == HL_SIG_HANDED)
+		if (sig == HL_SIG_HANDED) {
+			hl_counter_add(&self->fx[HL_LK_HANDED], 1);
 			break;
+		}
 		if (sig == HL_WAIT_TIMEDOUT) {
 			/* The unlocker passes headship on. */
 			hl_thread_node_abandoned(self);

@@ -696,6 +696,8 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 			if (sig == HL_WAIT_TIMEDOUT)
 				goto gave_up;
 		}
+		if (sig == HL_SIG_GROUP || sig == HL_SIG_HANDED)
+			hl_counter_add(&self->fx[HL_LK_HANDED], 1);
 		if (sig == HL_SIG_GROUP) {
 			/* A read share granted with our group: we are out of
 			 * the queue, with nothing to pass on. */
@@ -768,8 +770,10 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 			if (sig == HL_WAIT_TIMEDOUT)
 				goto gave_up;
 		}
-		if (sig == HL_SIG_HANDED)
+		if (sig == HL_SIG_HANDED) {
+			hl_counter_add(&self->fx[HL_LK_HANDED], 1);
 			goto owned;
+		}
 		budget = hl_spin_begin(spin_rec(l));    /* RELEASED: race again */
 		spin_start = hl_now_ns();
 		held_seen = false;

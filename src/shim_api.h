@@ -82,5 +82,8 @@ HL_HIDDEN int hl__rwlock_wrlock_kind(hl_rwlock_t *l, int kind, const struct hl_d
 HL_HIDDEN int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl_deadline *dl);
 /* Whether c has waiters listed (a relaxed hint, as signal's first step). */
 HL_HIDDEN bool hl__cond_has_waiters(hl_cond_t *c);
+/* How many waiters c has (a relaxed hint: refs, which also counts waiters
+ * that gave up and have not yet left the list), for the shim's report. */
+HL_HIDDEN uint32_t hl__cond_waiters(hl_cond_t *c);
 
 #endif

@@ -51,13 +51,15 @@
 
 #define HL_NEST 4
 /* A thread record's counters: futex syscalls by kind (futex.c), then the
- * waiting policy's decisions (wait.c, hl_spin_stats_t). */
+ * waiting policy's decisions (wait.c, hl_spin_stats_t), then handoffs. */
 enum {
 	HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER,
 	HL_SP_SPUN,             /* spin phases begun */
 	HL_SP_WON,              /* ... that ended in what they waited for */
 	HL_SP_BUSY,             /* ... begun while the machine had no free CPU */
 	HL_SP_LEARNED_OFF,      /* did not spin: the place's record said it does not pay */
+	HL_LK_HANDED,           /* waits that ended with the lock handed over (HL_SIG_HANDED:
+				 * mutex.c, rwlock.c), for the shim's report */
 	HL_COUNTERS
 };
 #define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */
