@@ -42,6 +42,7 @@ missing() {
 	command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
 	[ -e /usr/include/absl/synchronization/mutex.h ] || need+=(libabsl-dev)
 	[ -e /usr/include/jansson.h ] || need+=(libjansson-dev)
+	[ -e /usr/include/elfutils/libdwfl.h ] || need+=(libdw-dev)
 	[ -e /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
 	[ -e /usr/lib/python3.11/test/test_threading.py ] || need+=(libpython3.11-testsuite)
 	command -v sysbench >/dev/null 2>&1 || need+=(sysbench)

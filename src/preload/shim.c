@@ -91,6 +91,8 @@ static const struct {
 	[R_COND_SIGNAL] = { "pthread_cond_signal", { "GLIBC_2.3.2" } },
 	[R_COND_BROADCAST] = { "pthread_cond_broadcast", { "GLIBC_2.3.2" } },
 	[R_CANCEL] = { "pthread_cancel", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_SIGACTION] = { "sigaction", { "GLIBC_2.2.5" } },
+	[R_SIGNAL] = { "signal", { "GLIBC_2.2.5" } },
 };
 
 void *shim_real_lookup(enum shim_real which)
@@ -192,35 +194,4 @@ void shim_cancel_end(bool act, int state)
 		pthread_testcancel();
 	}
 	pthread_setcancelstate(state, NULL);
-}
-
-/* ---- the report at exit -------------------------------------------------
- * HOTLOCK_SHIM_STATS=1: one line on stderr at exit with the futex calls the
- * shim's locks made (every thread's, hotlock/futex.h): a way to see that a
- * program really ran on hotlock, and how contended its locks were.
- * HOTLOCK_SHIM_STATS=/a/path: the line is appended to that file instead
- * (one per process: a program that runs others, and one that checks its
- * own stderr, as test suites do). */
-__attribute__((destructor)) static void shim_report(void)
-{
-	const char *v = getenv("HOTLOCK_SHIM_STATS");
-	if (!v || !*v || !strcmp(v, "0"))
-		return;
-	hl_futex_stats_t s;
-	hl_futex_stats_total(&s);
-	char line[256];
-	int n = snprintf(line, sizeof(line),
-			 "hotlock-preload: pid %d futex calls: wait %llu wake %llu (woke %llu) other %llu\n",
-			 (int)getpid(), (unsigned long long)s.wait, (unsigned long long)s.wake,
-			 (unsigned long long)s.woken, (unsigned long long)s.other);
-	int fd = 2;
-	if (v[0] == '/')
-		fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	/* One write: lines of processes that exit together do not mix. */
-	if (write(fd, line, (size_t)n) < 0)
-		n = 0;
-	if (fd != 2)
-		close(fd);
 }

@@ -25,10 +25,13 @@
  * glibc's initialisers and tools (gdb's pretty printers) look. */
 struct shim_mutex {
 	hl_mutex_t hl;          /* 0-15  the lock (glibc: __lock .. __nusers) */
-	_Atomic int32_t kind;   /* 16    glibc's __kind: the type, 0-3 */
+	_Atomic int32_t kind;   /* 16    glibc's __kind: the type, 0-3, and
+				 *       SHIM_MUTEX_TRACKED (shim_stats.c) */
 	uint32_t count;         /* 20    recursive: holds beyond the first
 				 *       (touched by the owner only) */
-	uint32_t spare[4];      /* 24-39 zero */
+	_Atomic uint32_t stats; /* 24    its contention record (shim_stats.c), 0 */
+	uint32_t spare;         /* 28    zero */
+	_Atomic uint64_t held_since; /* 32 a tracked mutex: when it was taken */
 };
 _Static_assert(sizeof(struct shim_mutex) == sizeof(pthread_mutex_t), "pthread_mutex_t layout");
 _Static_assert(sizeof(pthread_mutex_t) == 40, "glibc's pthread_mutex_t is 40 bytes");
@@ -44,7 +47,9 @@ struct shim_rwlock {
 	hl_rwlock_t hl;         /* 0-15  the lock */
 	uint32_t spare0[3];     /* 16-27 zero */
 	_Atomic int32_t shared; /* 28    glibc's __shared: 0 (hotlock's) */
-	uint32_t spare1[4];     /* 32-47 zero */
+	_Atomic uint32_t stats; /* 32    its contention record (shim_stats.c), 0 */
+	_Atomic uint32_t writer; /* 36   a tracked rwlock: its writer's TID */
+	_Atomic uint64_t held_since; /* 40 ... and when the writer took it */
 	_Atomic uint32_t kind;  /* 48    glibc's __flags: PTHREAD_RWLOCK_PREFER_* */
 	uint32_t spare2;        /* 52-55 zero */
 };
@@ -65,7 +70,8 @@ struct shim_cond {
 	hl_cond_t hl;                   /* 0-15  the condvar */
 	_Atomic uint32_t fseq;          /* 16    foreign waits: sequence */
 	_Atomic uint32_t fwaiters;      /* 20    foreign waits: how many */
-	uint32_t spare0[3];             /* 24-35 zero */
+	_Atomic uint32_t stats;         /* 24    its record (shim_stats.c), 0 */
+	uint32_t spare0[2];             /* 28-35 zero */
 	_Atomic uint32_t flags;         /* 36    glibc's __wrefs: SHIM_COND_* */
 	uint32_t spare1[2];             /* 40-47 zero */
 };
@@ -87,10 +93,14 @@ static inline struct shim_mutex *SM(pthread_mutex_t *m) { return (struct shim_mu
 static inline struct shim_rwlock *SR(pthread_rwlock_t *l) { return (struct shim_rwlock *)l; }
 static inline struct shim_cond *SC(pthread_cond_t *c) { return (struct shim_cond *)c; }
 
+/* A mutex of hotlock's whose acquisitions the report counts (shim_stats.c):
+ * a bit glibc 2.36 never sets in __kind. */
+#define SHIM_MUTEX_TRACKED 0x40000000
+
 /* The mutex's type (PTHREAD_MUTEX_NORMAL .. ADAPTIVE_NP), or -1: glibc's. */
 static inline int shim_mutex_type(pthread_mutex_t *m)
 {
-	uint32_t k = (uint32_t)hl_load(&SM(m)->kind, HL_RELAXED);
+	uint32_t k = (uint32_t)hl_load(&SM(m)->kind, HL_RELAXED) & ~(uint32_t)SHIM_MUTEX_TRACKED;
 	return k <= PTHREAD_MUTEX_ADAPTIVE_NP ? (int)k : -1;
 }
 
@@ -118,6 +128,7 @@ enum shim_real {
 	R_COND_INIT, R_COND_DESTROY, R_COND_WAIT, R_COND_TIMEDWAIT, R_COND_CLOCKWAIT,
 	R_COND_SIGNAL, R_COND_BROADCAST,
 	R_CANCEL,
+	R_SIGACTION, R_SIGNAL,
 	R_COUNT
 };
 HL_HIDDEN void *shim_real_lookup(enum shim_real which);
@@ -144,6 +155,51 @@ HL_HIDDEN const _Atomic uint32_t *shim_cancel_begin(int *state);
  * thread's cancel), acts on it (does not return).  Then restores the
  * cancel state. */
 HL_HIDDEN void shim_cancel_end(bool act, int state);
+
+/* ---- contention records (shim_stats.c) ------------------------------------
+ * Only while shim_stats_on (set once, at load): see shim_stats.c. */
+#include "stats.h"
+#include "thread.h"
+
+HL_HIDDEN extern bool shim_stats_on;
+/* obj's record, from the index in its bytes; NULL if it has none. */
+HL_HIDDEN struct stats_rec *shim_stats_rec(const void *obj, uint32_t idx);
+/* Makes obj's record at its first contention (NULL: the table is full). */
+HL_HIDDEN struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_obj kind,
+					     uint32_t type);
+/* A mutex of hotlock's: its record, made now if it has none (shim_mutex.c);
+ * NULL for glibc's, or where the table is full. */
+HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
+/* obj is destroyed or initialised again: its record is merged and freed. */
+HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
+
+/* A wait for a lock: begin before, end after, with the lock's answer
+ * (0: the caller holds it now; an exclusive lock's counts are written
+ * under it). */
+struct shim_wait {
+	uint64_t t0;
+	uint64_t c0[HL_COUNTERS];
+};
+HL_HIDDEN void shim_wait_begin(struct shim_wait *w);
+HL_HIDDEN void shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err);
+/* An acquisition that did not wait. */
+HL_HIDDEN void shim_stats_acquired(struct stats_rec *r, bool read);
+/* A trylock that found the lock taken. */
+HL_HIDDEN void shim_stats_busy(struct stats_rec *r);
+/* An exclusive hold: begins once taken, ends before the release. */
+HL_HIDDEN void shim_hold_begin(_Atomic uint64_t *since);
+HL_HIDDEN void shim_hold_end(struct stats_rec *r, _Atomic uint64_t *since);
+/* A release that took the slow path: the futex calls it made. */
+HL_HIDDEN void shim_release_begin(struct shim_wait *w);
+HL_HIDDEN void shim_release_end(struct stats_rec *r, const struct shim_wait *w);
+/* The calling thread released a mutex (futile wake-ups, below). */
+HL_HIDDEN void shim_stats_released(void);
+/* A condvar wait on record r (the caller holds mutex): returns its start. */
+HL_HIDDEN uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex);
+HL_HIDDEN void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond,
+				  const void *mutex, int err);
+/* A signal (waiters: how many were listed) or broadcast. */
+HL_HIDDEN void shim_cond_signalled(struct stats_rec *r, uint32_t waiters, bool broadcast);
 
 /* ---- symbol versions --------------------------------------------------------
  * Each function is exported at every version glibc 2.36 exports it at, so

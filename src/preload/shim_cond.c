@@ -33,6 +33,12 @@
  * most 10 ms; a signal sent between our release and glibc's wait is seen
  * at the next slice: a late wake-up, returned as a spurious one.
  *
+ * The contention report (shim_stats.c): with it on, a condvar of hotlock's
+ * gets a record at its first wait (its index at byte 24), and so does the
+ * wait's mutex; waits, wake-ups, signals and broadcasts are counted from
+ * then on.  A signal counts before it signals: the condvar may be freed
+ * the moment a waiter wakes.
+ *
  * The GLIBC_2.2.5 condvar ABI: old binaries' pthread_cond_t may be only 8
  * bytes, holding a pointer to the real condvar, which glibc's old functions
  * allocate at first use; the shim's do the same, with the shim's condvar.
@@ -62,6 +68,8 @@ int shim_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 		    (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
 			return REAL(R_COND_INIT, int (*)(pthread_cond_t *, const pthread_condattr_t *))(c, attr);
 	}
+	if (hl_unlikely(shim_stats_on))
+		shim_stats_forget(c, &SC(c)->stats);    /* initialised again */
 	memset(c, 0, sizeof(*c));
 	/* Relaxed: published with the condvar by whatever shares it. */
 	hl_store(&SC(c)->flags, clock == CLOCK_MONOTONIC ? SHIM_COND_MONOTONIC : 0, HL_RELAXED);
@@ -84,7 +92,20 @@ int shim_cond_destroy(pthread_cond_t *c)
 	long sleep_ns = 1000;
 	while (hl_load(&SC(c)->fwaiters, HL_ACQUIRE))
 		hl_poll_backoff(NULL, &sleep_ns);
-	return hl_cond_destroy(&SC(c)->hl);
+	int err = hl_cond_destroy(&SC(c)->hl);
+	if (!err && hl_unlikely(shim_stats_on))
+		shim_stats_forget(c, &SC(c)->stats);
+	return err;
+}
+
+/* With the report on: counts a signal or broadcast, before it is sent. */
+static void count_signal(struct shim_cond *sc, bool broadcast)
+{
+	/* Relaxed: see shim_stats_rec. */
+	struct stats_rec *r = shim_stats_rec(sc, hl_load(&sc->stats, HL_RELAXED));
+	if (r)
+		shim_cond_signalled(r, hl__cond_waiters(&sc->hl) + hl_load(&sc->fwaiters, HL_RELAXED),
+				    broadcast);
 }
 SHIM_EXPORT(shim_cond_destroy, pthread_cond_destroy, "GLIBC_2.3.2");
 
@@ -113,6 +134,8 @@ int shim_cond_signal(pthread_cond_t *c)
 	if (shim_cond_is_glibc(c))
 		return REAL(R_COND_SIGNAL, int (*)(pthread_cond_t *))(c);
 	struct shim_cond *sc = SC(c);
+	if (hl_unlikely(shim_stats_on))
+		count_signal(sc, false);
 	/* seq_cst: pairs with the waiter's count (see the top).  Read
 	 * before any waiter is woken: see serve_sequence. */
 	if (!hl_load(&sc->fwaiters, HL_SEQ_CST)) {
@@ -129,6 +152,8 @@ int shim_cond_broadcast(pthread_cond_t *c)
 	if (shim_cond_is_glibc(c))
 		return REAL(R_COND_BROADCAST, int (*)(pthread_cond_t *))(c);
 	struct shim_cond *sc = SC(c);
+	if (hl_unlikely(shim_stats_on))
+		count_signal(sc, true);
 	/* seq_cst: as in signal. */
 	if (!hl_load(&sc->fwaiters, HL_SEQ_CST)) {
 		hl_cond_broadcast(&sc->hl);
@@ -265,12 +290,29 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	const _Atomic uint32_t *intr = shim_cancel_begin(&state);
 	struct hl_deadline d;
 	const struct hl_deadline *dl = wait_deadline(&d, clock, abstime, intr);
+	struct stats_rec *r = NULL, *mr = NULL;
+	uint64_t t0 = 0;
+	if (hl_unlikely(shim_stats_on)) {
+		r = shim_stats_track(c, &SC(c)->stats, ST_COND, clock == CLOCK_MONOTONIC);
+		/* The mutex's hold ends with the wait's release of it. */
+		if (type >= 0 && (mr = shim_mutex_stats(m)))
+			shim_hold_end(mr, &SM(m)->held_since);
+		if (r)
+			t0 = shim_cond_wait_begin(r, c, m);
+	}
 	int err;
 	if (type >= 0) {
 		err = wait_hotlock(SC(c), m, type, dl);
 		quiet = err == ETIMEDOUT;       /* hl_cond gave the wait up */
 	} else {
 		err = wait_sequence(SC(c), m, dl, &quiet);
+	}
+	if (r)
+		shim_cond_wait_end(r, t0, c, m, err);
+	if (mr && (!err || err == ETIMEDOUT)) {
+		/* Taken again: an acquisition whose wait was the condvar's. */
+		shim_stats_acquired(mr, false);
+		shim_hold_begin(&SM(m)->held_since);
 	}
 	/* The cancel acts here only if it is what ended the wait: a wait that
 	 * took a signal or a broadcast returns 0, and its cancel stays

@@ -20,6 +20,12 @@
  * unknown clock first, as glibc does: EINVAL for a clock other than
  * CLOCK_REALTIME and CLOCK_MONOTONIC, EINVAL for a bad tv_nsec only when
  * the call has to wait, ETIMEDOUT for a time already passed.
+ *
+ * The contention report (shim_stats.c): with it on, a mutex's first wait
+ * (or busy trylock) gives it a record and SHIM_MUTEX_TRACKED in its type
+ * word; lock and unlock compare the whole word with a plain type, so a
+ * tracked mutex leaves the inline fast path for the counting one, and an
+ * untracked one pays nothing.
  */
 #include <errno.h>
 #include <string.h>
@@ -55,6 +61,8 @@ int shim_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 		    protocol != PTHREAD_PRIO_NONE || type < 0 || type > PTHREAD_MUTEX_ADAPTIVE_NP)
 			return REAL(R_MUTEX_INIT, int (*)(pthread_mutex_t *, const pthread_mutexattr_t *))(m, attr);
 	}
+	if (hl_unlikely(shim_stats_on))
+		shim_stats_forget(m, &SM(m)->stats);    /* initialised again */
 	memset(m, 0, sizeof(*m));
 	/* Relaxed: the mutex is published to other threads by whatever
 	 * shares it after init. */
@@ -70,6 +78,8 @@ int shim_mutex_destroy(pthread_mutex_t *m)
 	int err = hl_mutex_destroy(&SM(m)->hl);
 	if (err)
 		return err;
+	if (hl_unlikely(shim_stats_on))
+		shim_stats_forget(m, &SM(m)->stats);
 	/* As glibc: a destroyed mutex has kind -1, which every call then
 	 * refuses (glibc's functions answer EINVAL). */
 	hl_store(&SM(m)->kind, -1, HL_RELAXED);
@@ -86,20 +96,93 @@ static int recursive_again(pthread_mutex_t *m)
 	return 0;
 }
 
-int shim_mutex_lock(pthread_mutex_t *m)
+/* The wait of a lock of hotlock's kind `type` (a recursive owner's relock
+ * handled before), until dl (NULL: none). */
+static int lock_wait(pthread_mutex_t *m, int type, const struct hl_deadline *dl)
+{
+	if (dl)
+		return hl__mutex_lock_any(&SM(m)->hl, dl);
+	int err = hl_mutex_lock(&SM(m)->hl);
+	if (err == EDEADLK && type != PTHREAD_MUTEX_ERRORCHECK)
+		return hl__mutex_lock_any(&SM(m)->hl, NULL);
+	return err;
+}
+
+/* m's record, made now if it has none (the report is on, m is contended). */
+static struct stats_rec *mutex_rec(pthread_mutex_t *m, int type)
+{
+	/* Relaxed: see shim_stats_rec. */
+	struct stats_rec *r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
+	if (!r && (r = shim_stats_track(m, &SM(m)->stats, ST_MUTEX, (uint32_t)type)))
+		/* Relaxed: a hint to this mutex's later calls; a call that
+		 * misses it only goes uncounted. */
+		hl_fetch_or(&SM(m)->kind, SHIM_MUTEX_TRACKED, HL_RELAXED);
+	return r;
+}
+
+struct stats_rec *shim_mutex_stats(pthread_mutex_t *m)
 {
 	int type = shim_mutex_type(m);
-	if (hl_likely(type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+	return type < 0 ? NULL : mutex_rec(m, type);
+}
+
+/* The wait of lock_wait, timed and counted in r. */
+static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const struct hl_deadline *dl)
+{
+	struct shim_wait w;
+	shim_wait_begin(&w);
+	int err = lock_wait(m, type, dl);
+	shim_wait_end(r, &w, false, err);
+	if (!err)
+		shim_hold_begin(&SM(m)->held_since);
+	return err;
+}
+
+/* A lock with the report on: every acquisition of a tracked mutex, and an
+ * untracked one's first wait. */
+static int counted_lock(pthread_mutex_t *m, int type)
+{
+	struct stats_rec *r = mutex_rec(m, type);
+	if (!r)
+		return lock_wait(m, type, NULL);
+	if (hl_mutex_trylock(&SM(m)->hl) == 0) {
+		shim_stats_acquired(r, false);
+		shim_hold_begin(&SM(m)->held_since);
+		return 0;
+	}
+	return counted_wait(m, r, type, NULL);
+}
+
+/* Every lock but an untracked normal or adaptive mutex's. */
+static int lock_other(pthread_mutex_t *m, int32_t kind)
+{
+	int type = shim_mutex_type(m);
+	if (type < 0)
+		return REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
+	if (type == PTHREAD_MUTEX_RECURSIVE && held_by_me(m))
+		return recursive_again(m);
+	if (type == PTHREAD_MUTEX_ERRORCHECK && held_by_me(m))
+		return EDEADLK;
+	if (kind & SHIM_MUTEX_TRACKED)
+		return counted_lock(m, type);
+	if (hl_unlikely(shim_stats_on))
+		return hl_mutex_trylock(&SM(m)->hl) == 0 ? 0 : counted_lock(m, type);
+	return hl_mutex_lock(&SM(m)->hl);
+}
+
+int shim_mutex_lock(pthread_mutex_t *m)
+{
+	/* Relaxed: set at init, before m was shared; TRACKED: a hint. */
+	int32_t kind = hl_load(&SM(m)->kind, HL_RELAXED);
+	if (hl_likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
 		if (hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded()))
 			return 0;
+		if (hl_unlikely(shim_stats_on))
+			return counted_lock(m, kind);
 		int err = hl_mutex_lock(&SM(m)->hl);
 		return hl_likely(err != EDEADLK) ? err : hl__mutex_lock_any(&SM(m)->hl, NULL);
 	}
-	if (type == PTHREAD_MUTEX_RECURSIVE && held_by_me(m))
-		return recursive_again(m);
-	if (type >= 0)
-		return hl_mutex_lock(&SM(m)->hl);       /* errorcheck: EDEADLK */
-	return REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
+	return lock_other(m, kind);
 }
 SHIM_EXPORT(shim_mutex_lock, pthread_mutex_lock, "GLIBC_2.2.5");
 
@@ -108,9 +191,21 @@ int shim_mutex_trylock(pthread_mutex_t *m)
 	int type = shim_mutex_type(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE && held_by_me(m))
 		return recursive_again(m);
-	if (type >= 0)
-		return hl_mutex_trylock(&SM(m)->hl);
-	return REAL(R_MUTEX_TRYLOCK, int (*)(pthread_mutex_t *))(m);
+	if (type < 0)
+		return REAL(R_MUTEX_TRYLOCK, int (*)(pthread_mutex_t *))(m);
+	int err = hl_mutex_trylock(&SM(m)->hl);
+	if (hl_likely(!shim_stats_on))
+		return err;
+	/* A busy trylock is contention too (a program may spin on it). */
+	struct stats_rec *r = err ? mutex_rec(m, type)
+				  : shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
+	if (r && !err) {
+		shim_stats_acquired(r, false);
+		shim_hold_begin(&SM(m)->held_since);
+	} else if (r && err == EBUSY) {
+		shim_stats_busy(r);
+	}
+	return err;
 }
 SHIM_EXPORT2(shim_mutex_trylock, pthread_mutex_trylock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -123,11 +218,23 @@ static int timed_lock(pthread_mutex_t *m, int type, clockid_t clock, const struc
 		return recursive_again(m);
 	if (type == PTHREAD_MUTEX_ERRORCHECK && held_by_me(m))
 		return EDEADLK;
-	if (hl_mutex_trylock(&SM(m)->hl) == 0)
+	if (hl_mutex_trylock(&SM(m)->hl) == 0) {
+		struct stats_rec *r;
+		if (hl_unlikely(shim_stats_on) &&
+		    (r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED)))) {
+			shim_stats_acquired(r, false);
+			shim_hold_begin(&SM(m)->held_since);
+		}
 		return 0;
+	}
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
-	return err ? err : hl__mutex_lock_any(&SM(m)->hl, &dl);
+	if (err)
+		return err;
+	struct stats_rec *r;
+	if (hl_unlikely(shim_stats_on) && (r = mutex_rec(m, type)))
+		return counted_wait(m, r, type, &dl);
+	return hl__mutex_lock_any(&SM(m)->hl, &dl);
 }
 
 int shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
@@ -149,16 +256,23 @@ int shim_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct times
 }
 SHIM_EXPORT2(shim_mutex_clocklock, pthread_mutex_clocklock, "GLIBC_2.34", "GLIBC_2.30");
 
-int shim_mutex_unlock(pthread_mutex_t *m)
+/* The unlock of a lock of hotlock's kind `type` (a recursive owner's inner
+ * unlock handled before). */
+static int unlock_now(pthread_mutex_t *m, int type)
+{
+	int err = hl_mutex_unlock(&SM(m)->hl);
+	if (err == EPERM && type != PTHREAD_MUTEX_ERRORCHECK && type != PTHREAD_MUTEX_RECURSIVE)
+		return hl__mutex_unlock_any(&SM(m)->hl);
+	return err;
+}
+
+/* Every unlock but an untracked normal or adaptive mutex's. */
+static int unlock_other(pthread_mutex_t *m, int32_t kind)
 {
 	int type = shim_mutex_type(m);
-	if (hl_likely(type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP)) {
-		if (hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded()))
-			return 0;
-		int err = hl_mutex_unlock(&SM(m)->hl);
-		return hl_likely(err != EPERM) ? err : hl__mutex_unlock_any(&SM(m)->hl);
-	}
-	if (type == PTHREAD_MUTEX_RECURSIVE) {
+	if (type < 0)
+		return REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(m);
+	if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
 		if (!held_by_me(m))
 			return EPERM;
 		if (SM(m)->count) {
@@ -166,8 +280,31 @@ int shim_mutex_unlock(pthread_mutex_t *m)
 			return 0;
 		}
 	}
-	if (type >= 0)
-		return hl_mutex_unlock(&SM(m)->hl);     /* errorcheck: EPERM */
-	return REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(m);
+	struct stats_rec *r;
+	if (!(kind & SHIM_MUTEX_TRACKED) || !(r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
+		return unlock_now(m, type);
+	/* The hold ends while m is still ours (after the unlock, m may be
+	 * freed); the futex calls of the release are added after it, to the
+	 * record, which is never freed memory. */
+	shim_hold_end(r, &SM(m)->held_since);
+	shim_stats_released();
+	struct shim_wait w;
+	shim_release_begin(&w);
+	int err = unlock_now(m, type);
+	shim_release_end(r, &w);
+	return err;
+}
+
+int shim_mutex_unlock(pthread_mutex_t *m)
+{
+	/* Relaxed: as in lock. */
+	int32_t kind = hl_load(&SM(m)->kind, HL_RELAXED);
+	if (hl_likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		if (hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded()))
+			return 0;
+		int err = hl_mutex_unlock(&SM(m)->hl);
+		return hl_likely(err != EPERM) ? err : hl__mutex_unlock_any(&SM(m)->hl);
+	}
+	return unlock_other(m, kind);
 }
 SHIM_EXPORT(shim_mutex_unlock, pthread_mutex_unlock, "GLIBC_2.2.5");

@@ -16,6 +16,11 @@
  *
  * A thread's recursive read lock is granted by hl_rwlock itself, whatever
  * waits (its count of the read locks each thread holds), in every kind.
+ *
+ * The contention report (shim_stats.c): with it on, each call tries the
+ * lock first; one that must wait gives the rwlock a record (its index at
+ * byte 32), and from then on every acquisition is counted, a writer's hold
+ * timed (its TID and start at bytes 36 and 40).
  */
 #include <errno.h>
 #include <string.h>
@@ -43,6 +48,8 @@ int shim_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 			return REAL(R_RWLOCK_INIT, int (*)(pthread_rwlock_t *, const pthread_rwlockattr_t *))(
 				l, attr);
 	}
+	if (hl_unlikely(shim_stats_on))
+		shim_stats_forget(l, &SR(l)->stats);    /* initialised again */
 	memset(l, 0, sizeof(*l));
 	/* Relaxed: published with the rwlock by whatever shares it. */
 	hl_store(&SR(l)->kind, (uint32_t)kind, HL_RELAXED);
@@ -57,7 +64,74 @@ int shim_rwlock_destroy(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_DESTROY, int (*)(pthread_rwlock_t *))(l);
+	if (hl_unlikely(shim_stats_on))
+		shim_stats_forget(l, &SR(l)->stats);
 	return 0;
+}
+
+/* ---- counting (the report on) ---- */
+
+static inline struct stats_rec *rw_rec(pthread_rwlock_t *l)
+{
+	/* Relaxed: see shim_stats_rec. */
+	return shim_stats_rec(l, hl_load(&SR(l)->stats, HL_RELAXED));
+}
+
+static int lock_wait(pthread_rwlock_t *l, bool read, int kind, const struct hl_deadline *dl)
+{
+	return read ? hl__rwlock_rdlock_kind(&SR(l)->hl, kind, dl)
+		    : hl__rwlock_wrlock_kind(&SR(l)->hl, kind, dl);
+}
+
+/* The write lock is ours: its hold starts.  Relaxed: the writer's own
+ * fields, read by the writer at its unlock. */
+static void writer_begins(pthread_rwlock_t *l)
+{
+	hl_store(&SR(l)->writer, hl_tid(), HL_RELAXED);
+	shim_hold_begin(&SR(l)->held_since);
+}
+
+/* A try: counted in l's record, which a busy try makes. */
+static int counted_try(pthread_rwlock_t *l, bool read, int err)
+{
+	struct stats_rec *r = rw_rec(l);
+	if (!err) {
+		if (r) {
+			shim_stats_acquired(r, read);
+			if (!read)
+				writer_begins(l);
+		}
+	} else if (err == EBUSY) {
+		if (r || (r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK,
+					       hl_load(&SR(l)->kind, HL_RELAXED))))
+			shim_stats_busy(r);
+	}
+	return err;
+}
+
+/* A lock (until dl, NULL: none), counted: tried first; a wait is timed. */
+static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl_deadline *dl)
+{
+	int kind = hl_kind(l);
+	int err = read ? hl__rwlock_tryrdlock_kind(&SR(l)->hl, kind) : hl_rwlock_trywrlock(&SR(l)->hl);
+	struct stats_rec *r = rw_rec(l);
+	if (!err) {
+		if (r) {
+			shim_stats_acquired(r, read);
+			if (!read)
+				writer_begins(l);
+		}
+		return 0;
+	}
+	if (!r && !(r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl_load(&SR(l)->kind, HL_RELAXED))))
+		return lock_wait(l, read, kind, dl);
+	struct shim_wait w;
+	shim_wait_begin(&w);
+	err = lock_wait(l, read, kind, dl);
+	shim_wait_end(r, &w, read, err);
+	if (!err && !read)
+		writer_begins(l);
+	return err;
 }
 SHIM_EXPORT2(shim_rwlock_destroy, pthread_rwlock_destroy, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -65,6 +139,8 @@ int shim_rwlock_rdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_RDLOCK, int (*)(pthread_rwlock_t *))(l);
+	if (hl_unlikely(shim_stats_on))
+		return counted_lock(l, true, NULL);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl_kind(l), NULL);
 }
 SHIM_EXPORT2(shim_rwlock_rdlock, pthread_rwlock_rdlock, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -73,7 +149,8 @@ int shim_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TRYRDLOCK, int (*)(pthread_rwlock_t *))(l);
-	return hl__rwlock_tryrdlock_kind(&SR(l)->hl, hl_kind(l));
+	int err = hl__rwlock_tryrdlock_kind(&SR(l)->hl, hl_kind(l));
+	return hl_unlikely(shim_stats_on) ? counted_try(l, true, err) : err;
 }
 SHIM_EXPORT2(shim_rwlock_tryrdlock, pthread_rwlock_tryrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -87,6 +164,8 @@ int shim_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 	struct hl_deadline dl;
 	if (hl_deadline_init(&dl, CLOCK_REALTIME, abstime))
 		return EINVAL;
+	if (hl_unlikely(shim_stats_on))
+		return counted_lock(l, true, &dl);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl_kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_timedrdlock, pthread_rwlock_timedrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -99,6 +178,8 @@ int shim_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct t
 	struct hl_deadline dl;
 	if (hl_deadline_init(&dl, clock, abstime))
 		return EINVAL;
+	if (hl_unlikely(shim_stats_on))
+		return counted_lock(l, true, &dl);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl_kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_clockrdlock, pthread_rwlock_clockrdlock, "GLIBC_2.34", "GLIBC_2.30");
@@ -107,6 +188,8 @@ int shim_rwlock_wrlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_WRLOCK, int (*)(pthread_rwlock_t *))(l);
+	if (hl_unlikely(shim_stats_on))
+		return counted_lock(l, false, NULL);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl_kind(l), NULL);
 }
 SHIM_EXPORT2(shim_rwlock_wrlock, pthread_rwlock_wrlock, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -115,7 +198,8 @@ int shim_rwlock_trywrlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TRYWRLOCK, int (*)(pthread_rwlock_t *))(l);
-	return hl_rwlock_trywrlock(&SR(l)->hl);
+	int err = hl_rwlock_trywrlock(&SR(l)->hl);
+	return hl_unlikely(shim_stats_on) ? counted_try(l, false, err) : err;
 }
 SHIM_EXPORT2(shim_rwlock_trywrlock, pthread_rwlock_trywrlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -127,6 +211,8 @@ int shim_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 	struct hl_deadline dl;
 	if (hl_deadline_init(&dl, CLOCK_REALTIME, abstime))
 		return EINVAL;
+	if (hl_unlikely(shim_stats_on))
+		return counted_lock(l, false, &dl);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl_kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_timedwrlock, pthread_rwlock_timedwrlock, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -139,6 +225,8 @@ int shim_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct t
 	struct hl_deadline dl;
 	if (hl_deadline_init(&dl, clock, abstime))
 		return EINVAL;
+	if (hl_unlikely(shim_stats_on))
+		return counted_lock(l, false, &dl);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl_kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_clockwrlock, pthread_rwlock_clockwrlock, "GLIBC_2.34", "GLIBC_2.30");
@@ -147,6 +235,19 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_UNLOCK, int (*)(pthread_rwlock_t *))(l);
-	return hl_rwlock_unlock(&SR(l)->hl);
+	struct stats_rec *r;
+	if (hl_likely(!shim_stats_on) || !(r = rw_rec(l)))
+		return hl_rwlock_unlock(&SR(l)->hl);
+	/* A writer's hold ends while the lock is still its own (the TID is
+	 * ours only while we hold it for writing: a reader never matches). */
+	if (hl_load(&SR(l)->writer, HL_RELAXED) == hl_tid()) {
+		hl_store(&SR(l)->writer, 0, HL_RELAXED);
+		shim_hold_end(r, &SR(l)->held_since);
+	}
+	struct shim_wait w;
+	shim_release_begin(&w);
+	int err = hl_rwlock_unlock(&SR(l)->hl);
+	shim_release_end(r, &w);
+	return err;
 }
 SHIM_EXPORT2(shim_rwlock_unlock, pthread_rwlock_unlock, "GLIBC_2.34", "GLIBC_2.2.5");

@@ -1,0 +1,854 @@
+/* libhotlock-report.so: the contention report of hotlock-run --stats
+ * (docs/stats.md), written at a process's end from the records the shim
+ * kept (stats.h, shim_stats.c).  The shim loads it only then, so that a
+ * program run without a report never carries its libraries: elfutils'
+ * libdw, which names the call stacks (function, and file:line where the
+ * program has debug information), and libjansson, which writes the JSON.
+ *
+ * What it writes, for the process that calls it:
+ *  - the text report (HOTLOCK_STATS): a header with the run's waiting
+ *    share, the top N mutexes and rwlocks by total wait, the top N
+ *    condition variables by wake-ups, each with where it was first
+ *    contended, its numbers and what would help; then the threads;
+ *  - the JSON report (HOTLOCK_STATS_JSON): the same numbers, one line per
+ *    process, as docs/stats.schema.json says.
+ * Each goes out in one write to a file opened for appending, so reports
+ * of processes that end together do not mix.  A file that cannot be
+ * opened gets one line on stderr, and the report goes to stderr instead.
+ *
+ * The advice (advise(), below) is a set of rules on the numbers, each
+ * stated with the numbers that fired it; the thresholds are named
+ * constants there. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+#include <jansson.h>
+
+#include "stats.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- entries: a record with its numbers worked out ---- */
+
+struct frame {
+	uintptr_t pc;
+	const char *function;           /* NULL: unknown */
+	const char *file;
+	int line;
+	const char *module;
+};
+
+struct entry {
+	const struct stats_rec *r;
+	uint64_t c[STC_COUNT];          /* a copy: threads may still count */
+	struct frame frames[STATS_FRAMES];
+	int nframes;
+	/* derived */
+	uint64_t acq, contended, wait_ns, wait_max_ns;
+	double contended_share, wait_mean_us, hold_mean_us, cross_share;
+	double futile_share, woken_per_broadcast;
+	char advice_code[8][24];
+	char *advice_text[8];
+	int n_advice;
+};
+
+struct report {
+	const struct stats_report *in;
+	double elapsed_s, thread_s, lock_wait_s, cond_wait_s;
+	struct entry *locks, *conds;
+	size_t n_locks, n_conds, tracked;
+	char program[512];
+	char cpu[128];
+	Dwfl *dwfl;
+	char *demangled[STATS_FRAMES * 2048];
+	size_t n_demangled;
+};
+
+static double s_of(uint64_t ns) { return (double)ns / 1e9; }
+static double us_of(uint64_t ns) { return (double)ns / 1e3; }
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+static void read_text_file(const char *path, char *buf, size_t len)
+{
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+}
+
+static void program_line(char *out, size_t len)
+{
+	char buf[4096];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		snprintf(out, len, "?");
+		return;
+	}
+	for (ssize_t i = 0; i < n - 1; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	if (len) {
+		strncpy(out, buf, len - 1);
+		out[len - 1] = 0;
+	}
+}
+
+static void cpu_model(char *out, size_t len)
+{
+	char buf[8192];
+	read_text_file("/proc/cpuinfo", buf, sizeof(buf));
+	char *p = strstr(buf, "model name");
+	if (!p || !(p = strchr(p, ':'))) {
+		snprintf(out, len, "unknown CPU");
+		return;
+	}
+	p += 1 + strspn(p + 1, " \t");
+	snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+/* ---- names: elfutils' libdwfl on this process's own mappings ---- */
+
+static const char *demangle(struct report *rep, const char *name)
+{
+	/* C++ names, where the program has a C++ runtime to demangle them. */
+	typedef char *demangle_fn(const char *, char *, size_t *, int *);
+	static demangle_fn *fn;
+	static bool looked;
+	if (!looked) {
+		fn = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		looked = true;
+	}
+	if (!fn || strncmp(name, "_Z", 2) != 0)
+		return name;
+	int status;
+	char *d = fn(name, NULL, NULL, &status);
+	if (!d || status)
+		return name;
+	if (rep->n_demangled < sizeof(rep->demangled) / sizeof(rep->demangled[0]))
+		rep->demangled[rep->n_demangled++] = d;
+	return d;
+}
+
+static void open_dwfl(struct report *rep)
+{
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	/* A report at exit must not fetch debug information over the
+	 * network (elfutils' debuginfod client reads this). */
+	unsetenv("DEBUGINFOD_URLS");
+	rep->dwfl = dwfl_begin(&callbacks);
+	if (!rep->dwfl)
+		return;
+	dwfl_report_begin(rep->dwfl);
+	if (dwfl_linux_proc_report(rep->dwfl, getpid()) != 0 || dwfl_report_end(rep->dwfl, NULL, NULL) != 0) {
+		dwfl_end(rep->dwfl);
+		rep->dwfl = NULL;
+	}
+}
+
+static void name_frame(struct report *rep, struct frame *f, bool innermost)
+{
+	f->function = f->file = f->module = NULL;
+	f->line = 0;
+	if (!rep->dwfl)
+		return;
+	/* A return address: the call is the instruction before it. */
+	Dwarf_Addr pc = f->pc - (innermost ? 0 : 1);
+	Dwfl_Module *mod = dwfl_addrmodule(rep->dwfl, pc);
+	if (!mod)
+		return;
+	const char *mainfile = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+	f->module = mainfile;
+	const char *name = dwfl_module_addrname(mod, pc);
+	if (name)
+		f->function = demangle(rep, name);
+	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
+	int lineno = 0;
+	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (file && lineno > 0) {
+		f->file = file;
+		f->line = lineno;
+	}
+}
+
+/* ---- the advice ----
+ * Each rule: when it fires, and the sentence with the numbers. */
+#define MIN_CONTENDED 20                /* fewer waits: too few to judge */
+#define SPLIT_WAITERS 1.0               /* split-or-shorten: on average a thread waits */
+#define WRITER_WAIT_NS 10000000ull      /* writers-wait: or writers waited 10 ms in all */
+#define HANDOFF_SHARE 0.30              /* handoff-threshold: waits ended by a handoff */
+#define SPIN_MIN 100
+#define SPIN_WON_SHARE 0.10             /* spinning-off: at most this many spins win */
+#define CROSS_SHARE 0.30                /* use-cna */
+#define WRITER_WAIT_FACTOR 4.0          /* writers-wait: a writer waits 4x a reader */
+#define WRITE_SHARE 0.80                /* mostly-writes */
+#define TIMEOUT_SHARE 0.10
+#define STORM_PER_BROADCAST 4.0         /* broadcast-storm */
+#define STORM_FUTILE_SHARE 0.50
+#define EMPTY_SIGNALS 10000             /* signal-no-waiter */
+#define EMPTY_SIGNAL_SHARE 0.90
+#define NO_ACTION_SHARE 0.01            /* waits under 1% of thread time */
+
+__attribute__((format(printf, 3, 4)))
+static void advise(struct entry *e, const char *code, const char *fmt, ...)
+{
+	if (e->n_advice >= 8)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = NULL;
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (!text)
+		return;
+	snprintf(e->advice_code[e->n_advice], sizeof(e->advice_code[0]), "%s", code);
+	e->advice_text[e->n_advice++] = text;
+}
+
+static const char *env_or(const char *var, const char *dflt)
+{
+	const char *v = getenv(var);
+	return v && *v ? v : dflt;
+}
+
+static void advise_lock(struct report *rep, struct entry *e)
+{
+	const uint64_t *c = e->c;
+	/* Its span: from its first contention to the end of its last wait
+	 * (a lock busy in one phase of a program is judged by that phase). */
+	uint64_t last = atomic_load_explicit(&e->r->last_ns, memory_order_relaxed);
+	double span = last > e->r->first_ns ? s_of(last - e->r->first_ns) : 0;
+	if (span < 1e-3)
+		span = 1e-3;
+	double hold_s = s_of(c[STC_HOLD_NS]) * ratio((double)c[STC_W_ACQ], (double)c[STC_HOLDS]);
+	double waiters = s_of(e->wait_ns) / span;       /* Little's law: mean threads waiting */
+	bool rw = e->r->obj == ST_RWLOCK;
+	/* Little's law: the mean number of threads waiting for it over the
+	 * run is its total wait over the run's length.  At half a thread or
+	 * more, the lock itself is what they queue for. */
+	if (e->contended >= MIN_CONTENDED && waiters >= SPLIT_WAITERS)
+		advise(e, "split-or-shorten",
+		       "on average %.1f threads were waiting for it in the %.2f s from its first "
+		       "contention to its last, and it was held %.0f%% of that time (mean hold %.1f us, "
+		       "max %.1f us; %.0f%% of its %" PRIu64 " acquisitions waited, %.1f us on "
+		       "average): split the data it protects into several locks, or do less while "
+		       "holding it",
+		       waiters, span, 100 * ratio(hold_s, span), e->hold_mean_us, us_of(c[STC_HOLD_MAX_NS]),
+		       100 * e->contended_share, e->acq, e->wait_mean_us);
+	if (e->contended >= MIN_CONTENDED && ratio((double)c[STC_HANDOFFS], (double)e->contended) >= HANDOFF_SHARE)
+		advise(e, "handoff-threshold",
+		       "%" PRIu64 " of %" PRIu64 " waits (%.0f%%) ended with the lock handed to a sleeping "
+		       "waiter, each a wake-up the lock stood idle for: a longer handoff threshold "
+		       "(hotlock-run --handoff-ns, now %s ns) lets running threads take it meanwhile",
+		       c[STC_HANDOFFS], e->contended, 100 * ratio((double)c[STC_HANDOFFS], (double)e->contended),
+		       env_or("HOTLOCK_HANDOFF_NS", "4000000"));
+	if (c[STC_SPINS] >= SPIN_MIN && ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]) <= SPIN_WON_SHARE)
+		advise(e, "spinning-off",
+		       "only %" PRIu64 " of %" PRIu64 " spin phases (%.0f%%) got the lock; the others "
+		       "burned CPU and then slept: spinning does not pay here (hotlock-run --spin-ns 0)",
+		       c[STC_SPINS_WON], c[STC_SPINS], 100 * ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]));
+	if (rep->in->nodes > 1 && e->contended >= MIN_CONTENDED && e->cross_share >= CROSS_SHARE &&
+	    strcmp(env_or("HOTLOCK_QUEUE", "fifo"), "cna") != 0)
+		advise(e, "use-cna",
+		       "%.0f%% of contended acquisitions moved the lock to another NUMA node (%d nodes): "
+		       "a NUMA-aware queue keeps it on one node longer (hotlock-run --queue cna)",
+		       100 * e->cross_share, rep->in->nodes);
+	if (rw) {
+		double r_mean = ratio(us_of(c[STC_R_WAIT_NS]), (double)c[STC_R_CONTENDED]);
+		double w_mean = ratio(us_of(c[STC_W_WAIT_NS]), (double)c[STC_W_CONTENDED]);
+		uint64_t reads = c[STC_R_ACQ], writes = c[STC_W_ACQ];
+		if ((c[STC_W_CONTENDED] >= MIN_CONTENDED || c[STC_W_WAIT_NS] >= WRITER_WAIT_NS) &&
+		    reads >= 4 * writes &&
+		    w_mean >= WRITER_WAIT_FACTOR * (r_mean > 0 ? r_mean : 1) &&
+		    e->r->type != 2 /* PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP */)
+			advise(e, "writers-wait",
+			       "writers waited %.1f us on average (max %.1f us) against readers' %.1f us, "
+			       "with %" PRIu64 " reads to %" PRIu64 " writes: readers keep the writers "
+			       "out; a writer-preferring kind (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) "
+			       "lets them in",
+			       w_mean, us_of(c[STC_W_WAIT_MAX_NS]), r_mean, reads, writes);
+		if (reads + writes >= 100 && ratio((double)writes, (double)(reads + writes)) >= WRITE_SHARE)
+			advise(e, "mostly-writes",
+			       "%.0f%% of its %" PRIu64 " acquisitions were writes: readers rarely share it, "
+			       "and a mutex costs less than an rwlock",
+			       100 * ratio((double)writes, (double)(reads + writes)), reads + writes);
+	}
+	if (c[STC_TIMEOUTS] >= 10 &&
+	    ratio((double)c[STC_TIMEOUTS], (double)(e->contended + c[STC_TIMEOUTS])) >= TIMEOUT_SHARE)
+		advise(e, "timeouts",
+		       "%" PRIu64 " timed waits timed out (%.0f%% of waits): holders keep it longer than its "
+		       "callers are willing to wait (max hold %.1f us)",
+		       c[STC_TIMEOUTS], 100 * ratio((double)c[STC_TIMEOUTS], (double)(e->contended + c[STC_TIMEOUTS])),
+		       us_of(c[STC_HOLD_MAX_NS]));
+	if (!e->n_advice)
+		advise(e, "no-action",
+		       "threads waited %.3f s for it, %.2f%% of their time%s: not worth changing",
+		       s_of(e->wait_ns), 100 * ratio(s_of(e->wait_ns), rep->thread_s),
+		       ratio(s_of(e->wait_ns), rep->thread_s) < NO_ACTION_SHARE ? "" : " (no rule found a cause)");
+}
+
+static void advise_cond(struct report *rep, struct entry *e)
+{
+	const uint64_t *c = e->c;
+	if (c[STC_C_BROADCASTS] >= 10 && e->woken_per_broadcast >= STORM_PER_BROADCAST &&
+	    e->futile_share >= STORM_FUTILE_SHARE)
+		advise(e, "broadcast-storm",
+		       "each of its %" PRIu64 " broadcasts found %.1f waiters on average, and %.0f%% of "
+		       "wake-ups (%" PRIu64 " of %" PRIu64 ") found their condition still false and waited "
+		       "again: signal one waiter instead, or give each condition its own condvar",
+		       c[STC_C_BROADCASTS], e->woken_per_broadcast, 100 * e->futile_share, c[STC_C_FUTILE],
+		       c[STC_C_WOKEN]);
+	uint64_t signals = c[STC_C_SIGNALS] + c[STC_C_SIGNALS_EMPTY];
+	if (c[STC_C_SIGNALS_EMPTY] >= EMPTY_SIGNALS &&
+	    ratio((double)c[STC_C_SIGNALS_EMPTY], (double)signals) >= EMPTY_SIGNAL_SHARE)
+		advise(e, "signal-no-waiter",
+		       "%" PRIu64 " of %" PRIu64 " signals (%.0f%%) found nobody waiting: a count of waiters "
+		       "kept under the mutex would skip them",
+		       c[STC_C_SIGNALS_EMPTY], signals, 100 * ratio((double)c[STC_C_SIGNALS_EMPTY], (double)signals));
+	if (c[STC_TIMEOUTS] >= 10 && ratio((double)c[STC_TIMEOUTS], (double)c[STC_C_WAITS]) >= TIMEOUT_SHARE &&
+	    e->n_advice == 0)
+		advise(e, "timeouts",
+		       "%" PRIu64 " of %" PRIu64 " waits timed out (%.0f%%): a polling loop, or signals that "
+		       "come late", c[STC_TIMEOUTS], c[STC_C_WAITS],
+		       100 * ratio((double)c[STC_TIMEOUTS], (double)c[STC_C_WAITS]));
+	(void)rep;
+	if (!e->n_advice)
+		advise(e, "no-action", "%" PRIu64 " waits, %" PRIu64 " woken, %.0f%% of wake-ups futile: "
+		       "nothing to change", c[STC_C_WAITS], c[STC_C_WOKEN], 100 * e->futile_share);
+}
+
+/* ---- gathering ---- */
+
+static void fill(struct report *rep, struct entry *e, const struct stats_rec *r)
+{
+	memset(e, 0, sizeof(*e));
+	e->r = r;
+	for (int k = 0; k < STC_COUNT; k++)
+		e->c[k] = atomic_load_explicit(&r->c[k], memory_order_relaxed);
+	const uint64_t *c = e->c;
+	e->acq = c[STC_W_ACQ] + c[STC_R_ACQ];
+	e->contended = c[STC_W_CONTENDED] + c[STC_R_CONTENDED];
+	e->wait_ns = c[STC_W_WAIT_NS] + c[STC_R_WAIT_NS];
+	e->wait_max_ns = c[STC_W_WAIT_MAX_NS] > c[STC_R_WAIT_MAX_NS] ? c[STC_W_WAIT_MAX_NS] : c[STC_R_WAIT_MAX_NS];
+	e->contended_share = ratio((double)e->contended, (double)e->acq);
+	if (e->contended_share > 1)
+		e->contended_share = 1;
+	e->wait_mean_us = ratio(us_of(e->wait_ns), (double)e->contended);
+	e->hold_mean_us = ratio(us_of(c[STC_HOLD_NS]), (double)c[STC_HOLDS]);
+	e->cross_share = ratio((double)c[STC_CROSS_NODE], (double)e->contended);
+	if (e->cross_share > 1)
+		e->cross_share = 1;
+	e->futile_share = ratio((double)c[STC_C_FUTILE], (double)c[STC_C_WOKEN]);
+	if (e->futile_share > 1)
+		e->futile_share = 1;
+	e->woken_per_broadcast = ratio((double)c[STC_C_BROADCAST_WAITERS], (double)c[STC_C_BROADCASTS]);
+	(void)rep;
+}
+
+static int by_wait(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
+}
+
+static int by_wakes(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	uint64_t wx = x->c[STC_C_WOKEN] + x->c[STC_C_WAITS], wy = y->c[STC_C_WOKEN] + y->c[STC_C_WAITS];
+	return wx < wy ? 1 : wx > wy ? -1 : 0;
+}
+
+static void gather(struct report *rep)
+{
+	const struct stats_report *in = rep->in;
+	rep->locks = calloc(in->n_recs + 1, sizeof(struct entry));
+	rep->conds = calloc(in->n_recs + 1, sizeof(struct entry));
+	if (!rep->locks || !rep->conds)
+		return;
+	for (size_t i = 1; i < in->n_recs; i++) {
+		const struct stats_rec *r = &in->recs[i];
+		if (!atomic_load_explicit(&r->addr, memory_order_relaxed))
+			continue;
+		rep->tracked += atomic_load_explicit(&r->objects, memory_order_relaxed);
+		if (r->obj == ST_COND) {
+			struct entry *e = &rep->conds[rep->n_conds];
+			fill(rep, e, r);
+			if (e->c[STC_C_WAITS])
+				rep->n_conds++;
+		} else {
+			struct entry *e = &rep->locks[rep->n_locks];
+			fill(rep, e, r);
+			/* A condvar's mutex is tracked at the condvar's first
+			 * wait; one that never waited is left out. */
+			if (e->contended || e->c[STC_TRY_BUSY] || e->c[STC_TIMEOUTS])
+				rep->n_locks++;
+		}
+	}
+	qsort(rep->locks, rep->n_locks, sizeof(struct entry), by_wait);
+	qsort(rep->conds, rep->n_conds, sizeof(struct entry), by_wakes);
+	if (rep->n_locks > (size_t)in->top)
+		rep->n_locks = (size_t)in->top;
+	if (rep->n_conds > (size_t)in->top)
+		rep->n_conds = (size_t)in->top;
+	open_dwfl(rep);
+	struct entry *lists[2] = { rep->locks, rep->conds };
+	size_t counts[2] = { rep->n_locks, rep->n_conds };
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++) {
+			struct entry *e = &lists[l][i];
+			e->nframes = (int)e->r->nframes;
+			for (int f = 0; f < e->nframes; f++) {
+				e->frames[f].pc = e->r->stack[f];
+				name_frame(rep, &e->frames[f], false);
+			}
+			if (l == 0)
+				advise_lock(rep, e);
+			else
+				advise_cond(rep, e);
+		}
+}
+
+static void thread_totals(struct report *rep)
+{
+	const struct stats_report *in = rep->in;
+	uint64_t alive = 0, lock = in->omitted_lock_wait_ns, cond = in->omitted_cond_wait_ns;
+	for (size_t i = 0; i < in->n_threads; i++) {
+		const struct stats_thread *t = &in->threads[i];
+		uint64_t end = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+		if (!end)
+			end = in->now_ns;
+		alive += end > t->start_ns ? end - t->start_ns : 0;
+		lock += atomic_load_explicit(&t->lock_wait_ns, memory_order_relaxed);
+		cond += atomic_load_explicit(&t->cond_wait_ns, memory_order_relaxed);
+	}
+	rep->thread_s = s_of(alive);
+	rep->lock_wait_s = s_of(lock);
+	rep->cond_wait_s = s_of(cond);
+	rep->elapsed_s = s_of(in->now_ns > in->start_ns ? in->now_ns - in->start_ns : 0);
+}
+
+/* Threads by lock wait, most first: indices into in->threads. */
+static size_t *thread_order(const struct stats_report *in)
+{
+	size_t *ix = malloc((in->n_threads + 1) * sizeof(size_t));
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < in->n_threads; i++)
+		ix[i] = i;
+	for (size_t i = 1; i < in->n_threads; i++)     /* insertion sort: few threads */
+		for (size_t j = i; j > 0; j--) {
+			uint64_t a = atomic_load_explicit(&in->threads[ix[j - 1]].lock_wait_ns, memory_order_relaxed);
+			uint64_t b = atomic_load_explicit(&in->threads[ix[j]].lock_wait_ns, memory_order_relaxed);
+			if (a >= b)
+				break;
+			size_t t = ix[j];
+			ix[j] = ix[j - 1];
+			ix[j - 1] = t;
+		}
+	return ix;
+}
+
+static double thread_alive_s(const struct stats_report *in, const struct stats_thread *t)
+{
+	uint64_t end = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+	if (!end)
+		end = in->now_ns;
+	return s_of(end > t->start_ns ? end - t->start_ns : 0);
+}
+
+/* ---- the text report ---- */
+
+static const char *type_name(const struct stats_rec *r)
+{
+	static const char *const mutex[] = { "normal", "recursive", "errorcheck", "adaptive" };
+	static const char *const rw[] = { "prefer-reader", "prefer-writer", "prefer-writer-nonrecursive" };
+	if (r->obj == ST_MUTEX)
+		return r->type < 4 ? mutex[r->type] : "normal";
+	if (r->obj == ST_RWLOCK)
+		return r->type < 3 ? rw[r->type] : "prefer-reader";
+	return r->type ? "monotonic" : "realtime";
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+	return s ? s + 1 : path;
+}
+
+static void print_frame(FILE *f, const struct frame *fr)
+{
+	if (fr->function)
+		fprintf(f, "%s", fr->function);
+	else
+		fprintf(f, "0x%" PRIxPTR " in %s", fr->pc, fr->module ? base_name(fr->module) : "?");
+	if (fr->file)
+		fprintf(f, " (%s:%d)", base_name(fr->file), fr->line);
+}
+
+static void print_stack(FILE *f, const struct entry *e, const char *what)
+{
+	fprintf(f, "   %s ", what);
+	int shown = 0;
+	for (int i = 0; i < e->nframes && shown < 4; i++, shown++) {
+		if (shown)
+			fprintf(f, "\n      <- ");
+		print_frame(f, &e->frames[i]);
+	}
+	if (!e->nframes)
+		fprintf(f, "(no call stack)");
+	fprintf(f, "\n");
+}
+
+static void print_advice(FILE *f, const struct entry *e)
+{
+	for (int i = 0; i < e->n_advice; i++)
+		fprintf(f, "   => %s: %s\n", e->advice_code[i], e->advice_text[i]);
+}
+
+static void write_text(struct report *rep, FILE *f)
+{
+	const struct stats_report *in = rep->in;
+	fprintf(f, "== hotlock lock report: pid %d: %s\n", in->pid, rep->program);
+	fprintf(f, "   ended by %s after %.2f s; %s, %d CPUs, %d NUMA node%s\n", in->end, rep->elapsed_s,
+		rep->cpu, in->cpus, in->nodes, in->nodes == 1 ? "" : "s");
+	fprintf(f, "   threads waited for locks %.3f s of their %.3f s (%.1f%%), in condition variables %.3f s\n",
+		rep->lock_wait_s, rep->thread_s, 100 * ratio(rep->lock_wait_s, rep->thread_s), rep->cond_wait_s);
+	fprintf(f, "   %zu objects had contention records", rep->tracked);
+	if (in->objects_untracked)
+		fprintf(f, "; %" PRIu64 " more found the record table full", in->objects_untracked);
+	fprintf(f, "\n\n");
+	if (!rep->n_locks)
+		fprintf(f, "No mutex or rwlock was contended.\n\n");
+	for (size_t i = 0; i < rep->n_locks; i++) {
+		const struct entry *e = &rep->locks[i];
+		const uint64_t *c = e->c;
+		fprintf(f, "#%zu %s (%s) 0x%" PRIxPTR, i + 1, e->r->obj == ST_RWLOCK ? "rwlock" : "mutex",
+			type_name(e->r), atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1);
+		uint64_t objects = atomic_load_explicit(&e->r->objects, memory_order_relaxed);
+		if (objects > 1)
+			fprintf(f, " and %" PRIu64 " more of the same kind and stack", objects - 1);
+		fprintf(f, ": waited %.3f s in all\n", s_of(e->wait_ns));
+		print_stack(f, e, "first contended in");
+		fprintf(f, "   acquisitions %" PRIu64 ", %.1f%% waited: mean wait %.1f us, max %.1f us; "
+			"hold mean %.1f us, max %.1f us\n", e->acq, 100 * e->contended_share, e->wait_mean_us,
+			us_of(e->wait_max_ns), e->hold_mean_us, us_of(c[STC_HOLD_MAX_NS]));
+		if (e->r->obj == ST_RWLOCK)
+			fprintf(f, "   reads %" PRIu64 " (%" PRIu64 " waited, mean %.1f us), writes %" PRIu64
+				" (%" PRIu64 " waited, mean %.1f us)\n", c[STC_R_ACQ], c[STC_R_CONTENDED],
+				ratio(us_of(c[STC_R_WAIT_NS]), (double)c[STC_R_CONTENDED]), c[STC_W_ACQ],
+				c[STC_W_CONTENDED], ratio(us_of(c[STC_W_WAIT_NS]), (double)c[STC_W_CONTENDED]));
+		fprintf(f, "   futex waits %" PRIu64 ", wakes %" PRIu64 "; handoffs %" PRIu64 "; spins %" PRIu64
+			", %" PRIu64 " got the lock; cross-node %.0f%%", c[STC_FUTEX_WAITS], c[STC_FUTEX_WAKES],
+			c[STC_HANDOFFS], c[STC_SPINS], c[STC_SPINS_WON], 100 * e->cross_share);
+		if (c[STC_TRY_BUSY])
+			fprintf(f, "; busy trylocks %" PRIu64, c[STC_TRY_BUSY]);
+		if (c[STC_TIMEOUTS])
+			fprintf(f, "; timeouts %" PRIu64, c[STC_TIMEOUTS]);
+		fprintf(f, "\n");
+		print_advice(f, e);
+		fprintf(f, "\n");
+	}
+	for (size_t i = 0; i < rep->n_conds; i++) {
+		const struct entry *e = &rep->conds[i];
+		const uint64_t *c = e->c;
+		fprintf(f, "cond #%zu (%s clock) 0x%" PRIxPTR ", with mutex 0x%" PRIxPTR ": %" PRIu64
+			" waits, %.3f s in all\n", i + 1, type_name(e->r),
+			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1,
+			atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed), c[STC_C_WAITS],
+			s_of(c[STC_C_WAIT_NS]));
+		print_stack(f, e, "first waited on in");
+		fprintf(f, "   signals %" PRIu64 " (%" PRIu64 " found no waiter), broadcasts %" PRIu64
+			" (%.1f waiters each); woken %" PRIu64 ", %.0f%% of them futile; timeouts %" PRIu64 "\n",
+			c[STC_C_SIGNALS] + c[STC_C_SIGNALS_EMPTY], c[STC_C_SIGNALS_EMPTY], c[STC_C_BROADCASTS],
+			e->woken_per_broadcast, c[STC_C_WOKEN], 100 * e->futile_share, c[STC_TIMEOUTS]);
+		print_advice(f, e);
+		fprintf(f, "\n");
+	}
+	size_t *ix = thread_order(in);
+	size_t shown = in->n_threads < (size_t)in->top ? in->n_threads : (size_t)in->top;
+	fprintf(f, "threads, most lock wait first:\n");
+	for (size_t i = 0; ix && i < shown; i++) {
+		const struct stats_thread *t = &in->threads[ix[i]];
+		double alive = thread_alive_s(in, t);
+		double lw = s_of(atomic_load_explicit(&t->lock_wait_ns, memory_order_relaxed));
+		fprintf(f, "   tid %-7u %-16s lock wait %8.3f s of %8.3f s (%5.1f%%), condvar wait %8.3f s%s\n",
+			t->tid, t->name[0] ? t->name : "?", lw, alive, 100 * ratio(lw, alive),
+			s_of(atomic_load_explicit(&t->cond_wait_ns, memory_order_relaxed)),
+			atomic_load_explicit(&t->exited, memory_order_relaxed) ? ", exited" : "");
+	}
+	if (in->n_threads > shown || in->threads_omitted)
+		fprintf(f, "   ... and %zu more\n", in->n_threads - shown + (size_t)in->threads_omitted);
+	free(ix);
+	fprintf(f, "== end of hotlock lock report: pid %d\n", in->pid);
+}
+
+/* ---- the JSON report ---- */
+
+static json_t *addr_json(uintptr_t a)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "0x%" PRIxPTR, a);
+	return json_string(buf);
+}
+
+static json_t *stack_json(const struct entry *e)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < e->nframes; i++) {
+		const struct frame *fr = &e->frames[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "address", addr_json(fr->pc));
+		if (fr->function)
+			json_object_set_new(o, "function", json_string(fr->function));
+		if (fr->file) {
+			json_object_set_new(o, "file", json_string(fr->file));
+			json_object_set_new(o, "line", json_integer(fr->line));
+		}
+		if (fr->module)
+			json_object_set_new(o, "module", json_string(fr->module));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *advice_json(const struct entry *e)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < e->n_advice; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "code", e->advice_code[i], "text", e->advice_text[i]));
+	return a;
+}
+
+static json_t *waits_json(uint64_t acq, uint64_t contended, uint64_t wait_ns, uint64_t max_ns)
+{
+	double share = ratio((double)contended, (double)acq);
+	return json_pack("{s:I, s:I, s:f, s:f, s:f, s:f}", "acquisitions", (json_int_t)acq, "contended",
+			 (json_int_t)contended, "contended_share", share > 1 ? 1.0 : share, "wait_s", s_of(wait_ns),
+			 "wait_mean_us", ratio(us_of(wait_ns), (double)contended), "wait_max_us", us_of(max_ns));
+}
+
+static json_t *lock_json(const struct entry *e, size_t rank)
+{
+	const uint64_t *c = e->c;
+	json_t *o = json_object();
+	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
+	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1));
+	json_object_set_new(o, "kind", json_string(e->r->obj == ST_RWLOCK ? "rwlock" : "mutex"));
+	json_object_set_new(o, "type", json_string(type_name(e->r)));
+	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
+	json_object_set_new(o, "stack", stack_json(e));
+	json_object_set_new(o, "acquisitions", json_integer((json_int_t)e->acq));
+	json_object_set_new(o, "contended", json_integer((json_int_t)e->contended));
+	json_object_set_new(o, "contended_share", json_real(e->contended_share));
+	json_object_set_new(o, "wait_s", json_real(s_of(e->wait_ns)));
+	json_object_set_new(o, "wait_mean_us", json_real(e->wait_mean_us));
+	json_object_set_new(o, "wait_max_us", json_real(us_of(e->wait_max_ns)));
+	json_object_set_new(o, "hold_mean_us", json_real(e->hold_mean_us));
+	json_object_set_new(o, "hold_max_us", json_real(us_of(c[STC_HOLD_MAX_NS])));
+	static const struct { const char *name; int k; } counts[] = {
+		{ "futex_waits", STC_FUTEX_WAITS }, { "futex_wakes", STC_FUTEX_WAKES },
+		{ "handoffs", STC_HANDOFFS }, { "spins", STC_SPINS }, { "spins_won", STC_SPINS_WON },
+		{ "cross_node", STC_CROSS_NODE }, { "trylock_busy", STC_TRY_BUSY }, { "timeouts", STC_TIMEOUTS },
+	};
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		json_object_set_new(o, counts[i].name, json_integer((json_int_t)c[counts[i].k]));
+	json_object_set_new(o, "cross_node_share", json_real(e->cross_share));
+	if (e->r->obj == ST_RWLOCK) {
+		json_object_set_new(o, "read", waits_json(c[STC_R_ACQ], c[STC_R_CONTENDED], c[STC_R_WAIT_NS],
+							  c[STC_R_WAIT_MAX_NS]));
+		json_object_set_new(o, "write", waits_json(c[STC_W_ACQ], c[STC_W_CONTENDED], c[STC_W_WAIT_NS],
+							   c[STC_W_WAIT_MAX_NS]));
+	}
+	json_object_set_new(o, "advice", advice_json(e));
+	return o;
+}
+
+static json_t *cond_json(const struct entry *e, size_t rank)
+{
+	const uint64_t *c = e->c;
+	json_t *o = json_object();
+	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
+	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1));
+	json_object_set_new(o, "kind", json_string("cond"));
+	json_object_set_new(o, "clock", json_string(type_name(e->r)));
+	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
+	json_object_set_new(o, "stack", stack_json(e));
+	json_object_set_new(o, "mutex", addr_json(atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed)));
+	json_object_set_new(o, "waits", json_integer((json_int_t)c[STC_C_WAITS]));
+	json_object_set_new(o, "wait_s", json_real(s_of(c[STC_C_WAIT_NS])));
+	json_object_set_new(o, "signals", json_integer((json_int_t)(c[STC_C_SIGNALS] + c[STC_C_SIGNALS_EMPTY])));
+	json_object_set_new(o, "broadcasts", json_integer((json_int_t)c[STC_C_BROADCASTS]));
+	json_object_set_new(o, "woken", json_integer((json_int_t)c[STC_C_WOKEN]));
+	json_object_set_new(o, "woken_per_broadcast", json_real(e->woken_per_broadcast));
+	json_object_set_new(o, "futile_wakes", json_integer((json_int_t)c[STC_C_FUTILE]));
+	json_object_set_new(o, "futile_share", json_real(e->futile_share));
+	json_object_set_new(o, "timeouts", json_integer((json_int_t)c[STC_TIMEOUTS]));
+	json_object_set_new(o, "advice", advice_json(e));
+	return o;
+}
+
+static char *json_report(struct report *rep)
+{
+	const struct stats_report *in = rep->in;
+	json_t *root = json_object();
+	json_object_set_new(root, "hotlock_stats", json_integer(1));
+	json_object_set_new(root, "pid", json_integer(in->pid));
+	json_object_set_new(root, "program", json_string(rep->program));
+	json_object_set_new(root, "end", json_string(in->end));
+	json_object_set_new(root, "elapsed_s", json_real(rep->elapsed_s));
+	json_object_set_new(root, "cpu", json_string(rep->cpu));
+	json_object_set_new(root, "cpus", json_integer(in->cpus));
+	json_object_set_new(root, "nodes", json_integer(in->nodes));
+	json_object_set_new(root, "thread_time_s", json_real(rep->thread_s));
+	json_object_set_new(root, "lock_wait_s", json_real(rep->lock_wait_s));
+	json_object_set_new(root, "cond_wait_s", json_real(rep->cond_wait_s));
+	double share = ratio(rep->lock_wait_s, rep->thread_s);
+	json_object_set_new(root, "lock_wait_share", json_real(share > 1 ? 1 : share));
+	json_object_set_new(root, "threads_omitted", json_integer((json_int_t)in->threads_omitted));
+	json_t *threads = json_array();
+	size_t *ix = thread_order(in);
+	for (size_t i = 0; ix && i < in->n_threads; i++) {
+		const struct stats_thread *t = &in->threads[ix[i]];
+		double alive = thread_alive_s(in, t);
+		double lw = s_of(atomic_load_explicit(&t->lock_wait_ns, memory_order_relaxed));
+		double ts = ratio(lw, alive);
+		json_array_append_new(threads, json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:b}", "tid", (int)t->tid,
+							 "name", t->name[0] ? t->name : "?", "alive_s", alive,
+							 "lock_wait_s", lw, "cond_wait_s",
+							 s_of(atomic_load_explicit(&t->cond_wait_ns, memory_order_relaxed)),
+							 "lock_wait_share", ts > 1 ? 1.0 : ts, "exited",
+							 (int)atomic_load_explicit(&t->exited, memory_order_relaxed)));
+	}
+	free(ix);
+	json_object_set_new(root, "threads", threads);
+	json_object_set_new(root, "locks_tracked", json_integer((json_int_t)rep->tracked));
+	json_t *locks = json_array(), *conds = json_array();
+	for (size_t i = 0; i < rep->n_locks; i++)
+		json_array_append_new(locks, lock_json(&rep->locks[i], i + 1));
+	for (size_t i = 0; i < rep->n_conds; i++)
+		json_array_append_new(conds, cond_json(&rep->conds[i], i + 1));
+	json_object_set_new(root, "locks", locks);
+	json_object_set_new(root, "conds", conds);
+	char *s = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(root);
+	return s;
+}
+
+/* ---- output ---- */
+
+static void put(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, buf, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;
+		buf += k;
+		n -= (size_t)k;
+	}
+}
+
+/* Appends buf to path ("": stderr; %p: the pid), in one write; where the
+ * file cannot be opened, says so in one line and writes to stderr. */
+static void deliver(const char *path, const char *what, int pid, const char *buf, size_t n)
+{
+	int fd = 2;
+	if (path[0]) {
+		char full[8192];
+		size_t o = 0;
+		for (const char *p = path; *p && o < sizeof(full) - 16; p++) {
+			if (p[0] == '%' && p[1] == 'p') {
+				o += (size_t)snprintf(full + o, sizeof(full) - o, "%d", pid);
+				p++;
+			} else {
+				full[o++] = *p;
+			}
+		}
+		full[o] = 0;
+		fd = open(full, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			char msg[8400];
+			int m = snprintf(msg, sizeof(msg), "hotlock: cannot write the %s lock report to %s: %s; "
+					 "it follows on stderr\n", what, full, strerror(errno));
+			put(2, msg, (size_t)m < sizeof(msg) ? (size_t)m : sizeof(msg) - 1);
+			fd = 2;
+		}
+	}
+	put(fd, buf, n);
+	if (fd != 2)
+		close(fd);
+}
+
+EXPORT int hotlock_stats_report(const struct stats_report *in)
+{
+	if (!in || in->version != STATS_REPORT_VERSION)
+		return -1;
+	struct report *rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return -1;
+	rep->in = in;
+	program_line(rep->program, sizeof(rep->program));
+	cpu_model(rep->cpu, sizeof(rep->cpu));
+	thread_totals(rep);
+	gather(rep);
+	if (in->text_path) {
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+		if (f) {
+			write_text(rep, f);
+			fclose(f);
+			deliver(in->text_path, "text", in->pid, buf, n);
+			free(buf);
+		}
+	}
+	if (in->json_path) {
+		char *s = json_report(rep);
+		if (s) {
+			size_t n = strlen(s);
+			char *line = malloc(n + 2);
+			if (line) {
+				memcpy(line, s, n);
+				line[n] = '\n';
+				deliver(in->json_path, "JSON", in->pid, line, n + 1);
+				free(line);
+			}
+			free(s);
+		}
+	}
+	if (rep->dwfl)
+		dwfl_end(rep->dwfl);
+	for (size_t l = 0; l < 2; l++) {
+		struct entry *list = l ? rep->conds : rep->locks;
+		size_t n = l ? rep->n_conds : rep->n_locks;
+		for (size_t i = 0; list && i < n; i++)
+			for (int a = 0; a < list[i].n_advice; a++)
+				free(list[i].advice_text[a]);
+	}
+	for (size_t i = 0; i < rep->n_demangled; i++)
+		free(rep->demangled[i]);
+	free(rep->locks);
+	free(rep->conds);
+	free(rep);
+	return 0;
+}

@@ -1,0 +1,181 @@
+/* hotspots: a program with known hot and cold locks in named functions, for
+ * the contention report's test (stats_test.py): what the report must find.
+ *
+ *   hotspots [--seconds S]
+ *
+ * Three phases, one after the other, each about S/3 seconds (default 1.5 s
+ * in all), so that each object's numbers are its own:
+ *  1. hot_counter_update: 4 threads take one mutex and hold it for about
+ *     20 us, with almost no work outside: most acquisitions wait (the
+ *     report's "split-or-shorten").
+ *  2. config_read / config_write: 4 readers hold an rwlock (the default,
+ *     reader-preferring kind) for about 200 us each, overlapping; one writer
+ *     asks for it every millisecond and waits for a gap ("writers-wait").
+ *  3. ticket_wait / ticket_advance: 6 threads wait on one condvar for their
+ *     own ticket; the dispatcher broadcasts each new ticket, so every
+ *     broadcast wakes 6 waiters of which one proceeds ("broadcast-storm").
+ * cold_path takes a fourth mutex from one thread only: never contended,
+ * it must not appear.  Compiled with -O1 -fno-inline -g so that the
+ * functions keep their names and lines. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double phase_s = 0.5;
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cold = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t config = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t ticket_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ticket_cond = PTHREAD_COND_INITIALIZER;
+static volatile unsigned long sink;
+static unsigned long hot_count, config_value;
+static int ticket, stop_tickets;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void busy_us(double us)
+{
+	double end = now() + us / 1e6;
+	while (now() < end)
+		sink++;
+}
+
+__attribute__((noinline)) static void hot_counter_update(void)
+{
+	pthread_mutex_lock(&hot);
+	hot_count++;
+	busy_us(20);
+	pthread_mutex_unlock(&hot);
+}
+
+static void *hot_worker(void *arg)
+{
+	double end = now() + phase_s;
+	while (now() < end)
+		hot_counter_update();
+	return arg;
+}
+
+__attribute__((noinline)) static unsigned long config_read(void)
+{
+	pthread_rwlock_rdlock(&config);
+	unsigned long v = config_value;
+	busy_us(200);
+	pthread_rwlock_unlock(&config);
+	return v;
+}
+
+__attribute__((noinline)) static void config_write(void)
+{
+	pthread_rwlock_wrlock(&config);
+	config_value++;
+	pthread_rwlock_unlock(&config);
+}
+
+static void *reader(void *arg)
+{
+	double end = now() + phase_s;
+	while (now() < end)
+		sink += config_read();
+	return arg;
+}
+
+static void *writer(void *arg)
+{
+	double end = now() + phase_s;
+	while (now() < end) {
+		config_write();
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	return arg;
+}
+
+/* Waits until the ticket is `mine`; returns 0 once the dispatcher stops. */
+__attribute__((noinline)) static int ticket_wait(int mine)
+{
+	pthread_mutex_lock(&ticket_lock);
+	while (ticket % 6 != mine && !stop_tickets)
+		pthread_cond_wait(&ticket_cond, &ticket_lock);
+	int go = !stop_tickets;
+	if (go)
+		ticket++;               /* served: the dispatcher hands on */
+	pthread_mutex_unlock(&ticket_lock);
+	return go;
+}
+
+static void *ticket_holder(void *arg)
+{
+	int mine = (int)(long)arg;
+	while (ticket_wait(mine))
+		;
+	return NULL;
+}
+
+__attribute__((noinline)) static void ticket_advance(void)
+{
+	pthread_mutex_lock(&ticket_lock);
+	pthread_cond_broadcast(&ticket_cond);
+	pthread_mutex_unlock(&ticket_lock);
+}
+
+__attribute__((noinline)) static void cold_path(void)
+{
+	pthread_mutex_lock(&cold);
+	sink++;
+	pthread_mutex_unlock(&cold);
+}
+
+static void run(void *(*fn)(void *), int n, void *(*fn2)(void *), int n2)
+{
+	pthread_t t[16];
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, fn, (void *)(long)i);
+	for (int i = 0; i < n2; i++)
+		pthread_create(&t[n + i], NULL, fn2, (void *)(long)i);
+	for (int i = 0; i < n + n2; i++)
+		pthread_join(t[i], NULL);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--seconds"))
+		phase_s = atof(argv[2]) / 3;
+	else if (argc != 1) {
+		fprintf(stderr, "usage: hotspots [--seconds S]\n");
+		return 2;
+	}
+	for (int i = 0; i < 1000; i++)
+		cold_path();
+	run(hot_worker, 4, NULL, 0);
+	run(reader, 4, writer, 1);
+	/* Phase 3: the holders serve tickets one after the other; each
+	 * serving thread's increment wakes nobody, the dispatcher's
+	 * broadcast all six. */
+	pthread_t t[6];
+	for (long i = 0; i < 6; i++)
+		pthread_create(&t[i], NULL, ticket_holder, (void *)i);
+	double end = now() + phase_s;
+	while (now() < end) {
+		ticket_advance();
+		struct timespec us = { 0, 50000 };
+		nanosleep(&us, NULL);
+	}
+	pthread_mutex_lock(&ticket_lock);
+	stop_tickets = 1;
+	pthread_cond_broadcast(&ticket_cond);
+	pthread_mutex_unlock(&ticket_lock);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 1000; i++)
+		cold_path();
+	printf("hot %lu config %lu tickets %d\n", hot_count, config_value, ticket);
+	return 0;
+}
