@@ -4,7 +4,8 @@
  *
  * Sets LD_PRELOAD to libhotlock-preload.so (after any library already
  * preloaded), turns the options into the HOTLOCK_* settings the library
- * reads, and execs the program in its own place, so the program's exit
+ * reads (--stats and friends: the shim's contention report, shim_stats.c,
+ * docs/stats.md), and execs the program in its own place, so the program's exit
  * status and signals are the caller's to see.  A program the dynamic linker
  * would not preload into (a static or static-PIE binary, a setuid or setgid
  * one, one with file capabilities, another ELF class or machine) is refused
@@ -49,6 +50,14 @@ static const char usage[] =
 	"  --handoff-ns N       how long the queue head waits before the lock is\n"
 	"                       handed to it, 0-10000000000 (HOTLOCK_HANDOFF_NS)\n"
 	"  --topology SPEC      numa, llc or virtual:N (HOTLOCK_TOPOLOGY)\n"
+	"  --stats[=FILE]       at exit, a report of the most contended locks, where\n"
+	"                       the program first waited for them and what would\n"
+	"                       help, on stderr or in FILE (HOTLOCK_STATS)\n"
+	"  --stats-json FILE    the same report as JSON, one line per process\n"
+	"                       (HOTLOCK_STATS_JSON; docs/stats.schema.json)\n"
+	"  --stats-top N        locks per table, 1-1000 (HOTLOCK_STATS_TOP, 10)\n"
+	"                       FILE: %p in it is the pid; each process of the program\n"
+	"                       appends its report, and hotlock-run empties FILE first\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"The program's exit status is hotlock-run's.  Exit status 2: hotlock-run\n"
@@ -97,6 +106,29 @@ static void check_topology(const char *v)
 	fprintf(stderr, "hotlock-run: --topology wants numa, llc or virtual:N (N from 1 to %d), not '%s'\n",
 		HL_TOPOLOGY_MAX_NODES, v);
 	exit(EXIT_REFUSED);
+}
+
+/* A report file of --stats or --stats-json: emptied now (the reports of
+ * this run append to it) unless its name holds the pid (%p); refused
+ * where it cannot be written, before the program runs. */
+static void check_report_file(const char *opt, const char *v)
+{
+	if (!*v)
+		refuse("%s wants a file name", opt);
+	if (strstr(v, "%p")) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", v);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		if (slash && *dir && access(dir, W_OK | X_OK) != 0)
+			refuse("%s %s: cannot write in %s: %s", opt, v, dir, strerror(errno));
+		return;
+	}
+	int fd = open(v, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		refuse("%s %s: cannot write it: %s", opt, v, strerror(errno));
+	close(fd);
 }
 
 /* The file execvp would run for name: *path gets it; errno-style result. */
@@ -323,10 +355,20 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		}
-		const char *opts[] = { "--queue", "--spin-ns", "--handoff-ns", "--topology" };
+		if (!strcmp(a, "--stats")) {
+			setenv("HOTLOCK_STATS", "1", 1);
+			continue;
+		}
+		if (!strncmp(a, "--stats=", 8)) {
+			check_report_file("--stats", a + 8);
+			setenv("HOTLOCK_STATS", a + 8, 1);
+			continue;
+		}
+		const char *opts[] = { "--queue", "--spin-ns", "--handoff-ns", "--topology", "--stats-json",
+				       "--stats-top" };
 		int k = -1;
 		const char *v = NULL;
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < 6; j++) {
 			size_t n = strlen(opts[j]);
 			if (!strncmp(a, opts[j], n) && (a[n] == '=' || !a[n])) {
 				k = j;
@@ -339,7 +381,7 @@ int main(int argc, char **argv)
 			break;          /* the program, without "--" */
 		}
 		if (!v) {
-			if (i + 1 >= argc)
+			if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
 				refuse("%s needs a value (see hotlock-run --help)", opts[k]);
 			v = argv[++i];
 		}
@@ -361,6 +403,19 @@ int main(int argc, char **argv)
 			check_topology(v);
 			setenv("HOTLOCK_TOPOLOGY", v, 1);
 			break;
+		case 4:
+			check_report_file("--stats-json", v);
+			setenv("HOTLOCK_STATS_JSON", v, 1);
+			break;
+		case 5: {
+			char *end;
+			errno = 0;
+			long n = strtol(v, &end, 10);
+			if (errno || !*v || *end || n < 1 || n > 1000)
+				refuse("--stats-top wants a number from 1 to 1000, not '%s'", v);
+			setenv("HOTLOCK_STATS_TOP", v, 1);
+			break;
+		}
 		}
 	}
 	if (i >= argc) {

@@ -140,7 +140,7 @@ static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const
 
 /* A lock with the report on: every acquisition of a tracked mutex, and an
  * untracked one's first wait. */
-static int counted_lock(pthread_mutex_t *m, int type)
+__attribute__((noinline)) static int counted_lock(pthread_mutex_t *m, int type)
 {
 	struct stats_rec *r = mutex_rec(m, type);
 	if (!r)
@@ -153,8 +153,10 @@ static int counted_lock(pthread_mutex_t *m, int type)
 	return counted_wait(m, r, type, NULL);
 }
 
-/* Every lock but an untracked normal or adaptive mutex's. */
-static int lock_other(pthread_mutex_t *m, int32_t kind)
+/* Every lock but an untracked normal or adaptive mutex's.  Not inlined,
+ * nor is counted_lock: the fast path above them must not pay for their
+ * stack frames. */
+__attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind)
 {
 	int type = shim_mutex_type(m);
 	if (type < 0)
@@ -266,8 +268,9 @@ static int unlock_now(pthread_mutex_t *m, int type)
 	return err;
 }
 
-/* Every unlock but an untracked normal or adaptive mutex's. */
-static int unlock_other(pthread_mutex_t *m, int32_t kind)
+/* Every unlock but an untracked normal or adaptive mutex's (not inlined,
+ * as lock_other). */
+__attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t kind)
 {
 	int type = shim_mutex_type(m);
 	if (type < 0)

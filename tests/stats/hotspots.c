@@ -1,7 +1,7 @@
 /* hotspots: a program with known hot and cold locks in named functions, for
  * the contention report's test (stats_test.py): what the report must find.
  *
- *   hotspots [--seconds S]
+ *   hotspots [--seconds S] [--fork] [--end exit|_exit|sigterm]
  *
  * Three phases, one after the other, each about S/3 seconds (default 1.5 s
  * in all), so that each object's numbers are its own:
@@ -15,13 +15,20 @@
  *     own ticket; the dispatcher broadcasts each new ticket, so every
  *     broadcast wakes 6 waiters of which one proceeds ("broadcast-storm").
  * cold_path takes a fourth mutex from one thread only: never contended,
- * it must not appear.  Compiled with -O1 -fno-inline -g so that the
+ * it must not appear.
+ * --fork: then a child process runs phase 1 again (child_counter_update,
+ * a mutex of its own) and ends with _exit: its report is its own.
+ * --end: how the process ends after printing its line (default: return
+ * from main): _exit(0), or SIGTERM at its default action.  Compiled with -O1 -fno-inline -g so that the
  * functions keep their names and lines. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static double phase_s = 0.5;
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
@@ -126,6 +133,24 @@ __attribute__((noinline)) static void ticket_advance(void)
 	pthread_mutex_unlock(&ticket_lock);
 }
 
+static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) static void child_counter_update(void)
+{
+	pthread_mutex_lock(&child_lock);
+	hot_count++;
+	busy_us(20);
+	pthread_mutex_unlock(&child_lock);
+}
+
+static void *child_worker(void *arg)
+{
+	double end = now() + phase_s;
+	while (now() < end)
+		child_counter_update();
+	return arg;
+}
+
 __attribute__((noinline)) static void cold_path(void)
 {
 	pthread_mutex_lock(&cold);
@@ -146,11 +171,19 @@ static void run(void *(*fn)(void *), int n, void *(*fn2)(void *), int n2)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "--seconds"))
-		phase_s = atof(argv[2]) / 3;
-	else if (argc != 1) {
-		fprintf(stderr, "usage: hotspots [--seconds S]\n");
-		return 2;
+	int fork_child = 0;
+	const char *end_how = "exit";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+			phase_s = atof(argv[++i]) / 3;
+		} else if (!strcmp(argv[i], "--fork")) {
+			fork_child = 1;
+		} else if (!strcmp(argv[i], "--end") && i + 1 < argc) {
+			end_how = argv[++i];
+		} else {
+			fprintf(stderr, "usage: hotspots [--seconds S] [--fork] [--end exit|_exit|sigterm]\n");
+			return 2;
+		}
 	}
 	for (int i = 0; i < 1000; i++)
 		cold_path();
@@ -176,6 +209,24 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < 1000; i++)
 		cold_path();
-	printf("hot %lu config %lu tickets %d\n", hot_count, config_value, ticket);
+	if (fork_child) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			run(child_worker, 4, NULL, 0);
+			_exit(0);
+		}
+		int status;
+		waitpid(pid, &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "hotspots: the child failed\n");
+			return 1;
+		}
+	}
+	printf("hotspots: done\n");
+	fflush(stdout);
+	if (!strcmp(end_how, "_exit"))
+		_exit(0);
+	if (!strcmp(end_how, "sigterm"))
+		raise(SIGTERM);
 	return 0;
 }

@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""The contention report (hotlock-run --stats, docs/stats.md) on a program
+whose hot and cold locks are known (hotspots.c):
+
+  stats_test.py HOTLOCK_RUN HOTSPOTS SCHEMA PRELOAD_LIB
+
+- the report ranks the hot mutex first and the starved rwlock second, names
+  the functions where each was first contended, gives the condvar its
+  broadcast storm, each its advice, and leaves the cold mutex out;
+- the JSON is valid against docs/stats.schema.json, one line per process: a
+  fork child that ends with _exit has its own, with its own lock only;
+- a fatal signal at its default action still gets the report, and the
+  process still dies of the signal;
+- an unwritable file under plain LD_PRELOAD: one line on stderr, the report
+  there, the program's output and exit status unchanged; a bad
+  HOTLOCK_STATS_TOP: one line, the program runs;
+- hotlock-run refuses bad options and unwritable files in one line with
+  exit status 2, and runs nothing;
+- without the settings, the shim says nothing.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+run, hotspots, schema_path, preload = sys.argv[1:5]
+schema = json.load(open(schema_path))
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def run_it(args, env_extra=None, timeout=60):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("HOTLOCK_") or k == "LD_PRELOAD":
+            del env[k]
+    env.update(env_extra or {})
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def reports(path):
+    out = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            doc = json.loads(line)
+            try:
+                jsonschema.validate(doc, schema)
+            except jsonschema.ValidationError as e:
+                check(False, f"{path}:{n} not valid against the schema: {e.message}")
+            out.append(doc)
+    return out
+
+
+def first_function(entry):
+    return entry["stack"][0].get("function", "") if entry["stack"] else ""
+
+
+def codes(entry):
+    return [a["code"] for a in entry["advice"]]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    text = os.path.join(tmp, "report.txt")
+    js = os.path.join(tmp, "report.json")
+
+    # A: the known program, forking a child that ends with _exit.
+    p = run_it([run, f"--stats={text}", "--stats-json", js, "--stats-top", "5", "--",
+                hotspots, "--seconds", "1.5", "--fork"])
+    check(p.returncode == 0, f"hotspots under --stats exited {p.returncode}: {p.stderr}")
+    check(p.stdout == "hotspots: done\n", f"the program's output changed: {p.stdout!r}")
+    docs = reports(js)
+    check(len(docs) == 2, f"{len(docs)} JSON reports, not 2 (parent and fork child)")
+    parent = [d for d in docs if d["end"] == "exit"]
+    child = [d for d in docs if d["end"] == "_exit"]
+    check(len(parent) == 1 and len(child) == 1,
+          f"ends {[d['end'] for d in docs]}: want one exit and one _exit")
+    if parent and child:
+        parent, child = parent[0], child[0]
+        check(parent["pid"] != child["pid"], "parent and child share a pid")
+        locks = parent["locks"]
+        names = [first_function(e) for e in locks]
+        print("parent's locks:", [(n, codes(e), round(e["wait_s"], 3)) for n, e in zip(names, locks)])
+        check(len(locks) >= 2 and names[0] == "hot_counter_update",
+              f"the hot mutex is not ranked first: {names}")
+        check(len(locks) >= 2 and names[1] in ("config_write", "config_read"),
+              f"the starved rwlock is not ranked second: {names}")
+        check(all(locks[i]["wait_s"] >= locks[i + 1]["wait_s"] for i in range(len(locks) - 1)),
+              "locks not in order of total wait")
+        check(not any("cold_path" in json.dumps(e["stack"]) for e in locks),
+              "the never-contended mutex is in the report")
+        check("child_counter_update" not in names, "the child's lock is in the parent's report")
+        by_name = dict(zip(names, locks))
+        hot = by_name.get("hot_counter_update")
+        if hot:
+            check(hot["kind"] == "mutex" and hot["type"] == "normal", f"hot: {hot['kind']} {hot['type']}")
+            check("split-or-shorten" in codes(hot), f"hot mutex advice: {codes(hot)}")
+            check(hot["stack"][0].get("file", "").endswith("hotspots.c") and hot["stack"][0].get("line"),
+                  f"hot mutex: no file:line: {hot['stack'][0]}")
+            check(len(hot["stack"]) > 1 and hot["stack"][1].get("function") == "hot_worker",
+                  f"hot mutex: its caller is not hot_worker: {hot['stack'][:2]}")
+            check(hot["hold_mean_us"] >= 15, f"hot mutex: mean hold {hot['hold_mean_us']} us, held ~20 us")
+            check(hot["acquisitions"] > hot["contended"] > 0, "hot mutex: acquisitions/contended")
+        rw = by_name.get("config_write") or by_name.get("config_read")
+        if rw:
+            check(rw["kind"] == "rwlock" and rw["type"] == "prefer-reader", f"rwlock: {rw['kind']} {rw['type']}")
+            check("writers-wait" in codes(rw), f"rwlock advice: {codes(rw)}")
+            check(rw["read"]["acquisitions"] > 4 * rw["write"]["acquisitions"] > 0,
+                  f"rwlock reads {rw['read']['acquisitions']} writes {rw['write']['acquisitions']}")
+        conds = parent["conds"]
+        check(len(conds) == 1 and first_function(conds[0]) == "ticket_wait",
+              f"condvars: {[first_function(c) for c in conds]}")
+        if conds:
+            c = conds[0]
+            print("condvar:", codes(c), c["woken_per_broadcast"], c["futile_share"])
+            check("broadcast-storm" in codes(c), f"condvar advice: {codes(c)}")
+            check(c["mutex"] in [e["address"] for e in locks] or c["mutex"].startswith("0x"),
+                  "condvar: its mutex")
+        threads = parent["threads"]
+        check(len(threads) >= 10 and 0 < parent["lock_wait_share"] < 1,
+              f"{len(threads)} threads, lock_wait_share {parent['lock_wait_share']}")
+        cnames = [first_function(e) for e in child["locks"]]
+        check(cnames == ["child_counter_update"], f"the child's locks: {cnames}")
+    t = open(text).read()
+    for want in ("hot_counter_update (hotspots.c:", "=> split-or-shorten", "=> writers-wait",
+                 "=> broadcast-storm", "ended by _exit", "ended by exit"):
+        check(want in t, f"the text report lacks {want!r}")
+    check("cold_path" not in t, "the text report names cold_path")
+
+    # B: a fatal signal at its default action.
+    p = run_it([run, "--stats", "--", hotspots, "--seconds", "0.3", "--end", "sigterm"])
+    check(p.returncode == -15, f"SIGTERM: exit {p.returncode}, not killed by the signal")
+    check("ended by signal SIGTERM" in p.stderr and "hot_counter_update" in p.stderr,
+          f"SIGTERM: no report on stderr: {p.stderr[:300]!r}")
+
+    # C: plain LD_PRELOAD, an unwritable file and a bad top: the program is
+    # unchanged, the report goes to stderr after one line.
+    p = run_it([hotspots, "--seconds", "0.3"],
+               {"LD_PRELOAD": preload, "HOTLOCK_STATS_JSON": os.path.join(tmp, "no/such/dir/r.json"),
+                "HOTLOCK_STATS_TOP": "abc"})
+    check(p.returncode == 0 and p.stdout == "hotspots: done\n",
+          f"unwritable file: exit {p.returncode}, output {p.stdout!r}")
+    lines = p.stderr.splitlines()
+    check(sum("HOTLOCK_STATS_TOP" in l for l in lines) == 1, f"bad top: {lines[:3]}")
+    check(sum("cannot write the JSON lock report" in l for l in lines) == 1,
+          f"unwritable file: no one-line notice: {lines[:3]}")
+    docs = [json.loads(l) for l in lines if l.startswith("{")]
+    check(len(docs) == 1 and docs[0]["locks"], "unwritable file: no JSON report on stderr")
+    for d in docs:
+        jsonschema.validate(d, schema)
+
+    # D: hotlock-run's refusals.
+    bad = [["--stats-top", "0"], ["--stats-top", "x"], ["--stats-json"], ["--stats-json", "--"],
+           ["--stats-json", os.path.join(tmp, "no/such/dir/r.json")],
+           [f"--stats={os.path.join(tmp, 'no/such/dir/r.txt')}"], ["--stats="]]
+    for opts in bad:
+        args = [run] + opts + (["--", hotspots] if opts[-1] != "--" else [hotspots])
+        p = run_it(args)
+        check(p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1,
+              f"hotlock-run {' '.join(opts)}: exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr!r}")
+
+    # E: no settings, no words.
+    p = run_it([run, "--", hotspots, "--seconds", "0.3"])
+    check(p.returncode == 0 and p.stderr == "", f"no settings: exit {p.returncode}, stderr {p.stderr!r}")
+
+if failures:
+    print(f"stats_test: {len(failures)} failures")
+    sys.exit(1)
+print("stats_test: all passed")
