@@ -44,6 +44,7 @@ struct frame {
 	const char *file;
 	int line;
 	const char *module;
+	uintptr_t offset;               /* pc in the module's own addresses */
 };
 
 struct entry {
@@ -174,9 +175,13 @@ static void name_frame(struct report *rep, struct frame *f, bool innermost)
 	Dwfl_Module *mod = dwfl_addrmodule(rep->dwfl, pc);
 	if (!mod)
 		return;
-	const char *mainfile = NULL;
-	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
-	f->module = mainfile;
+	/* The module's name: its path in /proc/self/maps; and the address as
+	 * the module's file has it (addr2line's), for a module without
+	 * symbols here whose debug file the user may have elsewhere. */
+	Dwarf_Addr start = 0;
+	f->module = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	Dwarf_Addr rel = f->pc;
+	f->offset = dwfl_module_relocate_address(mod, &rel) >= 0 ? (uintptr_t)rel : (uintptr_t)(f->pc - start);
 	const char *name = dwfl_module_addrname(mod, pc);
 	if (name)
 		f->function = demangle(rep, name);
@@ -498,8 +503,10 @@ static void print_frame(FILE *f, const struct frame *fr)
 {
 	if (fr->function)
 		fprintf(f, "%s", fr->function);
+	else if (fr->module)
+		fprintf(f, "%s+0x%" PRIxPTR, base_name(fr->module), fr->offset);
 	else
-		fprintf(f, "0x%" PRIxPTR " in %s", fr->pc, fr->module ? base_name(fr->module) : "?");
+		fprintf(f, "0x%" PRIxPTR, fr->pc);
 	if (fr->file)
 		fprintf(f, " (%s:%d)", base_name(fr->file), fr->line);
 }
@@ -583,6 +590,16 @@ static void write_text(struct report *rep, FILE *f)
 		print_advice(f, e);
 		fprintf(f, "\n");
 	}
+	bool unnamed = false;
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < (l ? rep->n_conds : rep->n_locks); i++) {
+			const struct entry *e = l ? &rep->conds[i] : &rep->locks[i];
+			for (int k = 0; k < e->nframes; k++)
+				unnamed |= !e->frames[k].function && e->frames[k].module;
+		}
+	if (unnamed)
+		fprintf(f, "Frames shown as module+0xOFFSET are in a module without symbols here: its debug\n"
+			"file (Debian: the package's -dbgsym) names them: addr2line -f -e MODULE 0xOFFSET.\n\n");
 	size_t *ix = thread_order(in);
 	size_t shown = in->n_threads < (size_t)in->top ? in->n_threads : (size_t)in->top;
 	fprintf(f, "threads, most lock wait first:\n");
@@ -623,8 +640,10 @@ static json_t *stack_json(const struct entry *e)
 			json_object_set_new(o, "file", json_string(fr->file));
 			json_object_set_new(o, "line", json_integer(fr->line));
 		}
-		if (fr->module)
+		if (fr->module) {
 			json_object_set_new(o, "module", json_string(fr->module));
+			json_object_set_new(o, "module_offset", addr_json(fr->offset));
+		}
 		json_array_append_new(a, o);
 	}
 	return a;
