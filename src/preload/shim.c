@@ -10,7 +10,9 @@
  * "process-shared" at 28, a condvar's clock and "process-shared" bits at
  * 36) stay where glibc keeps them, with glibc's values, so that glibc's
  * static initialisers and a zeroed object with no init call at all are
- * already valid objects of the shim.
+ * already valid objects of the shim.  (The contention report, off unless
+ * asked for, keeps its per-object records in a table of its own and only
+ * their index in the object's spare bytes: shim_stats.c.)
  *
  * Who keeps an object.  Decided once, at init, from the attributes:
  *
@@ -43,6 +45,8 @@
  *    word the wait also sleeps on), the wait takes the mutex back and only
  *    then acts on the cancel, so cleanup handlers run with the mutex held.
  *  - fork: the locks' own fork handling (thread.h: fork generations).
+ *  - the contention report (hotlock-run --stats): shim_stats.c, which also
+ *    exports _exit, _Exit, sigaction and signal (docs/shim.md).
  */
 #include <dlfcn.h>
 #include <errno.h>

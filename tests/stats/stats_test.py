@@ -16,6 +16,8 @@ whose hot and cold locks are known (hotspots.c):
   HOTLOCK_STATS_TOP: one line, the program runs;
 - hotlock-run refuses bad options and unwritable files in one line with
   exit status 2, and runs nothing;
+- on two (virtual) NUMA nodes the hot mutex is advised CNA, unless the
+  program already runs on it;
 - without the settings, the shim says nothing.
 """
 import json
@@ -165,6 +167,19 @@ with tempfile.TemporaryDirectory() as tmp:
         p = run_it(args)
         check(p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1,
               f"hotlock-run {' '.join(opts)}: exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr!r}")
+
+    # F: two (virtual) NUMA nodes: the hot mutex moves between them, and
+    # the report suggests CNA, unless the program already runs on it.
+    for queue, want in (("fifo", True), ("cna", False)):
+        jf = os.path.join(tmp, f"numa-{queue}.json")
+        p = run_it([run, "--topology", "virtual:2", "--queue", queue, "--stats-json", jf, "--",
+                    hotspots, "--seconds", "0.6"])
+        d = reports(jf)[0] if p.returncode == 0 else None
+        hot = [e for e in d["locks"] if first_function(e) == "hot_counter_update"] if d else []
+        check(d and d["nodes"] == 2 and hot, f"virtual:2 --queue {queue}: exit {p.returncode}, no hot mutex")
+        if hot:
+            check(("use-cna" in codes(hot[0])) == want,
+                  f"virtual:2 --queue {queue}: advice {codes(hot[0])}, cross-node {hot[0]['cross_node_share']}")
 
     # E: no settings, no words.
     p = run_it([run, "--", hotspots, "--seconds", "0.3"])
