@@ -854,14 +854,13 @@ static void fork_child(void)
 	atomic_flag_clear(&table_lock);
 	hl_store(&owner_pid, (int)getpid(), HL_RELAXED);
 	hl_store(&reported_pid, 0, HL_RELAXED);
+	if (!recs)
+		return;                 /* HOTLOCK_SHIM_STATS's line only */
 	start_ns = boot_ns();
 	uint32_t used = hl_load(&recs_used, HL_RELAXED);
 	for (uint32_t i = 1; i < used; i++)
 		for (int k = 0; k < STC_COUNT; k++)
 			hl_store(&recs[i].c[k], 0, HL_RELAXED);
-	if (!threads)
-		return;
-	struct stats_thread *t = me;
 	uint32_t n = hl_load(&threads_used, HL_RELAXED);
 	memset((void *)threads, 0, sizeof(*threads) * (n < MAX_THREADS ? n : MAX_THREADS));
 	hl_store(&threads_used, 0, HL_RELAXED);
@@ -870,7 +869,6 @@ static void fork_child(void)
 	hl_store(&omitted_cond_ns, 0, HL_RELAXED);
 	me = NULL;
 	me_omitted = false;
-	(void)t;
 	thread_me();
 }
 
@@ -894,6 +892,8 @@ __attribute__((constructor)) static void stats_init(void)
 {
 	read_settings();
 	hl_store(&owner_pid, (int)getpid(), HL_RELAXED);
+	if (line.on || shim_stats_on)
+		pthread_atfork(NULL, NULL, fork_child);
 	if (!shim_stats_on)
 		return;
 	recs = mmap(NULL, sizeof(*recs) * MAX_RECS, PROT_READ | PROT_WRITE,
@@ -912,6 +912,5 @@ __attribute__((constructor)) static void stats_init(void)
 	backtrace(pc, 2);
 	start_ns = task_start_ns(0);
 	thread_me();
-	pthread_atfork(NULL, NULL, fork_child);
 	catch_fatal_signals();
 }
