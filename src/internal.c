@@ -1,9 +1,12 @@
 /* What internal.h declares beyond inline code: the library's one way of
- * stopping on a broken invariant.  It sits at the bottom of src/ (it calls
- * nothing of the library but, in the controlled-schedule build, the
- * schedule's report), so every layer may call it. */
+ * stopping on a broken invariant, and a small file's read.  It sits at the
+ * bottom of src/ (it calls nothing of the library but, in the
+ * controlled-schedule build, the schedule's report), so every layer may
+ * call it. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -14,4 +17,17 @@ void hl__bug(const char *what, unsigned long value)
 #endif
 	fprintf(stderr, "hotlock: internal error: %s (0x%lx)\n", what, value);
 	abort();
+}
+
+ssize_t hl__read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return n;
 }

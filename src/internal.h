@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "atomics.h"
@@ -16,6 +17,12 @@
 /* A broken protocol invariant: print and abort (never continue with a
  * corrupted lock). */
 HL_HIDDEN _Noreturn void hl__bug(const char *what, unsigned long value);
+/* Reads the small file at path into buf, of len bytes: at most len - 1
+ * bytes with one read, then a 0.  Returns the length read, or -1 if the
+ * file cannot be opened or read, or is empty.  The descriptor is closed at
+ * once (none is kept: wait.c's read_runnable).  No allocation: lock paths
+ * that may run inside malloc call it (wait.c, the shim's report). */
+HL_HIDDEN ssize_t hl__read_small_file(const char *path, char *buf, size_t len);
 
 #define hl_likely(x)   __builtin_expect(!!(x), 1)
 #define hl_unlikely(x) __builtin_expect(!!(x), 0)

@@ -136,29 +136,12 @@ void hl_spin_thread_init(struct hl_thread *t)
 	read_affinity(t, hl_now_ns());
 }
 
-/* Reads the small file at path into buf, of len bytes: at most len - 1
- * bytes with one read, then a 0.  Returns the length read, or -1 if the
- * file cannot be opened or read, or is empty.  The descriptor is closed
- * at once (no descriptor is kept, see read_runnable). */
-static ssize_t read_small_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
 /* The first two numbers of a small file ("max" reads as -1); 0 if it
  * cannot be read. */
 static long read_file_longs(const char *path, long *a, long *b)
 {
 	char buf[64];
-	if (read_small_file(path, buf, sizeof(buf)) < 0)
+	if (hl__read_small_file(path, buf, sizeof(buf)) < 0)
 		return 0;
 	char *end;
 	*a = strncmp(buf, "max", 3) == 0 ? -1 : strtol(buf, &end, 10);
@@ -328,7 +311,7 @@ bool hl_cpus_taken_by_others(void)
 static long read_runnable(void)
 {
 	char buf[128];
-	if (read_small_file("/proc/loadavg", buf, sizeof(buf)) < 0)
+	if (hl__read_small_file("/proc/loadavg", buf, sizeof(buf)) < 0)
 		return -1;
 	char *s = buf;
 	for (int field = 0; field < 3; field++) {
@@ -376,7 +359,7 @@ static long own_runnable(void)
 			size_t len = strlen(path), k = strnlen(name, 16);
 			memcpy(path + len, name, k);
 			memcpy(path + len + k, "/stat", 6);
-			if (read_small_file(path, buf, sizeof(buf)) < 0)
+			if (hl__read_small_file(path, buf, sizeof(buf)) < 0)
 				continue;       /* the thread exited meanwhile */
 			/* "tid (comm) S ...": comm may hold spaces and
 			 * parentheses; the state follows the last ')'. */

@@ -774,18 +774,6 @@ static char *json_report(struct report *rep)
 
 /* ---- output ---- */
 
-static void put(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, buf, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return;
-		buf += k;
-		n -= (size_t)k;
-	}
-}
 
 /* Appends buf to path ("": stderr; %p: the pid), in one write; where the
  * file cannot be opened, says so in one line and writes to stderr. */
@@ -809,11 +797,11 @@ static void deliver(const char *path, const char *what, int pid, const char *buf
 			char msg[8400];
 			int m = snprintf(msg, sizeof(msg), "hotlock: cannot write the %s lock report to %s: %s; "
 					 "it follows on stderr\n", what, full, strerror(errno));
-			put(2, msg, (size_t)m < sizeof(msg) ? (size_t)m : sizeof(msg) - 1);
+			stats_write_all(2, msg, (size_t)m < sizeof(msg) ? (size_t)m : sizeof(msg) - 1);
 			fd = 2;
 		}
 	}
-	put(fd, buf, n);
+	stats_write_all(fd, buf, n);
 	if (fd != 2)
 		close(fd);
 }

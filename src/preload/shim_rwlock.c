@@ -91,16 +91,22 @@ static void writer_begins(pthread_rwlock_t *l)
 	shim_hold_begin(&SR(l)->held_since);
 }
 
+/* An acquisition that did not wait, counted in l's record r (if any). */
+static void acquired(pthread_rwlock_t *l, struct stats_rec *r, bool read)
+{
+	if (r) {
+		shim_stats_acquired(r, read);
+		if (!read)
+			writer_begins(l);
+	}
+}
+
 /* A try: counted in l's record, which a busy try makes. */
 static int counted_try(pthread_rwlock_t *l, bool read, int err)
 {
 	struct stats_rec *r = rw_rec(l);
 	if (!err) {
-		if (r) {
-			shim_stats_acquired(r, read);
-			if (!read)
-				writer_begins(l);
-		}
+		acquired(l, r, read);
 	} else if (err == EBUSY) {
 		if (r || (r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK,
 					       hl_load(&SR(l)->kind, HL_RELAXED))))
@@ -116,11 +122,7 @@ static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl_deadline
 	int err = read ? hl__rwlock_tryrdlock_kind(&SR(l)->hl, kind) : hl_rwlock_trywrlock(&SR(l)->hl);
 	struct stats_rec *r = rw_rec(l);
 	if (!err) {
-		if (r) {
-			shim_stats_acquired(r, read);
-			if (!read)
-				writer_begins(l);
-		}
+		acquired(l, r, read);
 		return 0;
 	}
 	if (!r && !(r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl_load(&SR(l)->kind, HL_RELAXED))))

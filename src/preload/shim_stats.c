@@ -190,19 +190,6 @@ static uint64_t boot_ns(void)
 	return hl_ts_to_ns(&ts);
 }
 
-/* A small file of /proc into buf (NUL-terminated); its length, or -1.  No
- * allocation: this runs in lock paths, which may be inside malloc. */
-static ssize_t read_proc(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return n;
-}
-
 /* When task tid of this process started (CLOCK_BOOTTIME ns): field 22 of
  * its stat, in clock ticks since boot; now where it cannot be read. */
 static uint64_t task_start_ns(uint32_t tid)
@@ -211,7 +198,7 @@ static uint64_t task_start_ns(uint32_t tid)
 	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
 	if (tid == 0)
 		snprintf(path, sizeof(path), "/proc/self/stat");
-	if (read_proc(path, buf, sizeof(buf)) <= 0)
+	if (hl__read_small_file(path, buf, sizeof(buf)) <= 0)
 		return boot_ns();
 	/* The name (field 2) may hold spaces and parentheses: count from
 	 * the last ')'. */
@@ -230,7 +217,7 @@ static void task_name(uint32_t tid, char name[STATS_NAME])
 {
 	char path[64], buf[64];
 	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
-	if (read_proc(path, buf, sizeof(buf)) <= 0)
+	if (hl__read_small_file(path, buf, sizeof(buf)) <= 0)
 		snprintf(buf, sizeof(buf), "?");
 	buf[strcspn(buf, "\n")] = 0;
 	buf[STATS_NAME - 1] = 0;        /* comm is at most 15 characters */
@@ -637,18 +624,6 @@ void shim_cond_signalled(struct stats_rec *r, uint32_t waiters, bool broadcast)
 
 /* ---- the report ------------------------------------------------------------------- */
 
-static void write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, buf, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return;
-		buf += k;
-		n -= (size_t)k;
-	}
-}
 
 /* HOTLOCK_SHIM_STATS's line: the futex calls of every thread. */
 static void write_line(void)
@@ -668,12 +643,12 @@ static void write_line(void)
 			char msg[PATH_MAX + 128];
 			snprintf(msg, sizeof(msg), "hotlock-preload: cannot open %s (HOTLOCK_SHIM_STATS): %s; "
 				 "the line goes to stderr\n", line.path, strerror(err));
-			write_all(2, msg, strlen(msg));
+			stats_write_all(2, msg, strlen(msg));
 			fd = 2;
 		}
 	}
 	/* One write: lines of processes that exit together do not mix. */
-	write_all(fd, buf, (size_t)n);
+	stats_write_all(fd, buf, (size_t)n);
 	if (fd != 2)
 		close(fd);
 }

@@ -7,10 +7,12 @@
 #ifndef HOTLOCK_SHIM_STATS_DATA_H
 #define HOTLOCK_SHIM_STATS_DATA_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #define STATS_FRAMES 10         /* call stack frames kept per object */
 #define STATS_NAME 16           /* a thread's name (comm), with its NUL */
@@ -89,6 +91,21 @@ struct stats_report {
 	uint64_t omitted_cond_wait_ns;
 	uint64_t objects_untracked;     /* contended objects the record table had no room for */
 };
+
+/* Writes all of buf to fd (the reports: both sides), giving up on an
+ * error other than EINTR. */
+static inline void stats_write_all(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, buf, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;
+		buf += k;
+		n -= (size_t)k;
+	}
+}
 
 /* libhotlock-report.so's entry point: writes the report(s).  Returns 0, or
  * -1 where nothing could be written anywhere. */
