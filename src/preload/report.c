@@ -8,7 +8,7 @@
  * What it writes, for the process that calls it:
  *  - the text report (HOTLOCK_STATS): a header with the run's waiting
  *    share, the top N mutexes and rwlocks by total wait, the top N
- *    condition variables by wake-ups, each with where it was first
+ *    condition variables by waits, each with where it was first
  *    contended, its numbers and what would help; then the threads;
  *  - the JSON report (HOTLOCK_STATS_JSON): the same numbers, one line per
  *    process, as docs/stats.schema.json says.
@@ -229,12 +229,6 @@ static void advise(struct entry *e, const char *code, const char *fmt, ...)
 	e->advice_text[e->n_advice++] = text;
 }
 
-static const char *env_or(const char *var, const char *dflt)
-{
-	const char *v = getenv(var);
-	return v && *v ? v : dflt;
-}
-
 static void advise_lock(struct report *rep, struct entry *e)
 {
 	const uint64_t *c = e->c;
@@ -247,8 +241,8 @@ static void advise_lock(struct report *rep, struct entry *e)
 	double hold_s = s_of(c[STC_HOLD_NS]) * ratio((double)c[STC_W_ACQ], (double)c[STC_HOLDS]);
 	double waiters = s_of(e->wait_ns) / span;       /* Little's law: mean threads waiting */
 	bool rw = e->r->obj == ST_RWLOCK;
-	/* Little's law: the mean number of threads waiting for it over the
-	 * run is its total wait over the run's length.  At half a thread or
+	/* Little's law: the mean number of threads waiting for it over its
+	 * span is its total wait over the span's length.  At one thread or
 	 * more, the lock itself is what they queue for. */
 	if (e->contended >= MIN_CONTENDED && waiters >= SPLIT_WAITERS)
 		advise(e, "split-or-shorten",
@@ -263,27 +257,33 @@ static void advise_lock(struct report *rep, struct entry *e)
 		advise(e, "handoff-threshold",
 		       "%" PRIu64 " of %" PRIu64 " waits (%.0f%%) ended with the lock handed to a sleeping "
 		       "waiter, each a wake-up the lock stood idle for: a longer handoff threshold "
-		       "(hotlock-run --handoff-ns, now %s ns) lets running threads take it meanwhile",
+		       "(hotlock-run --handoff-ns, now %" PRIu64 " ns) lets running threads take it "
+		       "meanwhile",
 		       c[STC_HANDOFFS], e->contended, 100 * ratio((double)c[STC_HANDOFFS], (double)e->contended),
-		       env_or("HOTLOCK_HANDOFF_NS", "4000000"));
+		       rep->in->handoff_ns);
 	if (c[STC_SPINS] >= SPIN_MIN && ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]) <= SPIN_WON_SHARE)
 		advise(e, "spinning-off",
 		       "only %" PRIu64 " of %" PRIu64 " spin phases (%.0f%%) got the lock; the others "
-		       "burned CPU and then slept: spinning does not pay here (hotlock-run --spin-ns 0)",
-		       c[STC_SPINS_WON], c[STC_SPINS], 100 * ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]));
-	if (rep->in->nodes > 1 && e->contended >= MIN_CONTENDED && e->cross_share >= CROSS_SHARE &&
-	    strcmp(env_or("HOTLOCK_QUEUE", "fifo"), "cna") != 0)
+		       "burned CPU and then slept: spinning does not pay here (hotlock-run --spin-ns 0; "
+		       "now %" PRIu64 " ns)",
+		       c[STC_SPINS_WON], c[STC_SPINS], 100 * ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]),
+		       rep->in->spin_ns);
+	/* The queue in force: CNA is the default wherever there are nodes. */
+	if (rep->in->nodes > 1 && !rep->in->cna && e->contended >= MIN_CONTENDED &&
+	    e->cross_share >= CROSS_SHARE)
 		advise(e, "use-cna",
 		       "%.0f%% of contended acquisitions moved the lock to another NUMA node (%d nodes): "
 		       "a NUMA-aware queue keeps it on one node longer (hotlock-run --queue cna)",
 		       100 * e->cross_share, rep->in->nodes);
 	if (rw) {
+		/* Readers' mean wait, compared with no less than 1 us: a
+		 * writer's few microseconds against readers' nothing is noise. */
 		double r_mean = ratio(us_of(c[STC_R_WAIT_NS]), (double)c[STC_R_CONTENDED]);
 		double w_mean = ratio(us_of(c[STC_W_WAIT_NS]), (double)c[STC_W_CONTENDED]);
 		uint64_t reads = c[STC_R_ACQ], writes = c[STC_W_ACQ];
 		if ((c[STC_W_CONTENDED] >= MIN_CONTENDED || c[STC_W_WAIT_NS] >= WRITER_WAIT_NS) &&
 		    reads >= 4 * writes &&
-		    w_mean >= WRITER_WAIT_FACTOR * (r_mean > 0 ? r_mean : 1) &&
+		    w_mean >= WRITER_WAIT_FACTOR * (r_mean > 1 ? r_mean : 1) &&
 		    e->r->type != 2 /* PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP */)
 			advise(e, "writers-wait",
 			       "writers waited %.1f us on average (max %.1f us) against readers' %.1f us, "
@@ -329,8 +329,7 @@ static void advise_cond(struct report *rep, struct entry *e)
 		       "%" PRIu64 " of %" PRIu64 " signals (%.0f%%) found nobody waiting: a count of waiters "
 		       "kept under the mutex would skip them",
 		       c[STC_C_SIGNALS_EMPTY], signals, 100 * ratio((double)c[STC_C_SIGNALS_EMPTY], (double)signals));
-	if (c[STC_TIMEOUTS] >= 10 && ratio((double)c[STC_TIMEOUTS], (double)c[STC_C_WAITS]) >= TIMEOUT_SHARE &&
-	    e->n_advice == 0)
+	if (c[STC_TIMEOUTS] >= 10 && ratio((double)c[STC_TIMEOUTS], (double)c[STC_C_WAITS]) >= TIMEOUT_SHARE)
 		advise(e, "timeouts",
 		       "%" PRIu64 " of %" PRIu64 " waits timed out (%.0f%%): a polling loop, or signals that "
 		       "come late", c[STC_TIMEOUTS], c[STC_C_WAITS],
@@ -375,10 +374,12 @@ static int by_wait(const void *a, const void *b)
 	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
 }
 
-static int by_wakes(const void *a, const void *b)
+/* Condvars: most waits first (each a sleep and a wake-up, by a signal or
+ * by its time). */
+static int by_waits(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
-	uint64_t wx = x->c[STC_C_WOKEN] + x->c[STC_C_WAITS], wy = y->c[STC_C_WOKEN] + y->c[STC_C_WAITS];
+	uint64_t wx = x->c[STC_C_WAITS], wy = y->c[STC_C_WAITS];
 	return wx < wy ? 1 : wx > wy ? -1 : 0;
 }
 
@@ -409,7 +410,7 @@ static void gather(struct report *rep)
 		}
 	}
 	qsort(rep->locks, rep->n_locks, sizeof(struct entry), by_wait);
-	qsort(rep->conds, rep->n_conds, sizeof(struct entry), by_wakes);
+	qsort(rep->conds, rep->n_conds, sizeof(struct entry), by_waits);
 	if (rep->n_locks > (size_t)in->top)
 		rep->n_locks = (size_t)in->top;
 	if (rep->n_conds > (size_t)in->top)

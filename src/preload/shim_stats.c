@@ -78,6 +78,8 @@
 #include "shim.h"
 #include "stats.h"
 #include "thread.h"
+#include "config.h"
+#include "queue.h"
 #include "topology.h"
 
 #define MAX_RECS (1u << 16)             /* records; index 0 is "none" */
@@ -710,6 +712,9 @@ static void report(const char *end)
 		.now_ns = boot_ns(),
 		.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN),
 		.nodes = (int)hl_topo_nodes(),
+		.handoff_ns = hl_handoff_ns(),
+		.spin_ns = hl_spin_ns(),
+		.cna = hl_queue_policy_is_cna(HL_QUEUE_DEFAULT),
 		.recs = recs,
 		.n_recs = hl_load(&recs_used, HL_RELAXED),
 		.threads = threads,

@@ -72,7 +72,7 @@ struct stats_thread {
 };
 
 /* What the shim hands to the report library. */
-#define STATS_REPORT_VERSION 1
+#define STATS_REPORT_VERSION 2
 struct stats_report {
 	int version;                    /* STATS_REPORT_VERSION */
 	int pid;
@@ -82,6 +82,10 @@ struct stats_report {
 	int top;                        /* entries per table */
 	uint64_t start_ns, now_ns;      /* CLOCK_BOOTTIME: the process's start, now */
 	int cpus, nodes;
+	/* The waiting policy in force (the core's settings, not the
+	 * environment's words): what the advice may suggest changing. */
+	uint64_t handoff_ns, spin_ns;
+	bool cna;                       /* the queues are CNA-ordered */
 	const struct stats_rec *recs;   /* n_recs records; addr 0 ones are free */
 	size_t n_recs;
 	const struct stats_thread *threads;

@@ -10,7 +10,8 @@
  *     report's "split-or-shorten").
  *  2. config_read / config_write: 4 readers hold an rwlock (the default,
  *     reader-preferring kind) for about 200 us each, overlapping; one writer
- *     asks for it every millisecond and waits for a gap ("writers-wait").
+ *     asks for it every millisecond and waits for a gap ("writers-wait");
+ *     the readers go on until 0.1 s after the writer's first try.
  *  3. ticket_wait / ticket_advance: 6 threads wait on one condvar for their
  *     own ticket; the dispatcher broadcasts each new ticket, so every
  *     broadcast wakes 6 waiters of which one proceeds ("broadcast-storm").
@@ -23,6 +24,7 @@
  * functions keep their names and lines. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,10 +88,14 @@ __attribute__((noinline)) static void config_write(void)
 	pthread_rwlock_unlock(&config);
 }
 
+/* When the writer first asked for the lock: readers go on for at least
+ * 0.1 s after it, however late a loaded machine runs the writer. */
+static _Atomic double writer_started;
+
 static void *reader(void *arg)
 {
 	double end = now() + phase_s;
-	while (now() < end)
+	while (now() < end || !writer_started || now() < writer_started + 0.1)
 		sink += config_read();
 	return arg;
 }
@@ -97,6 +103,7 @@ static void *reader(void *arg)
 static void *writer(void *arg)
 {
 	double end = now() + phase_s;
+	writer_started = now();
 	while (now() < end) {
 		config_write();
 		struct timespec ms = { 0, 1000000 };
