@@ -138,12 +138,18 @@ def cut(s, width):
     return s if len(s) <= width else s[:width - 1] + "\u2026"
 
 
-def where_from(stack):
-    """(function, 'file:line') of the innermost frame: the function's name or
-    else its address, and '' where the frame has no file."""
-    if not stack or not isinstance(stack[0], dict):
+def where_from(stack, site=0):
+    """(function, 'file:line') of the frame at site (the report's first frame
+    of the program's own code, past lock wrappers; 0 where the report gives
+    none): the function's name or else its module+offset or address, and ''
+    where the frame has no file."""
+    if not isinstance(site, int) or not 0 <= site < len(stack or []):
+        site = 0
+    if not stack or not isinstance(stack[site], dict):
         return "(no stack)", ""
-    f = stack[0]
+    f = stack[site]
+    if not f.get("function") and f.get("module") and f.get("module_offset"):
+        return f"{os.path.basename(str(f['module']))}+{f['module_offset']}", ""
     name = str(f.get("function") or f.get("address") or "?")
     loc = ""
     if f.get("file"):
@@ -156,7 +162,7 @@ def where_from(stack):
 def label(entry, kind):
     """'function (file:line)  kind address': the function wrapped into at most
     two lines of LABEL_WIDTH (the second cut short), the rest never cut."""
-    name, loc = where_from(entry["stack"])
+    name, loc = where_from(entry["stack"], entry.get("site", 0))
     lines = textwrap.wrap(name, LABEL_WIDTH, break_long_words=True,
                           break_on_hyphens=False) or ["?"]
     if len(lines) > 2:

@@ -19,6 +19,7 @@
  * The advice (advise(), below) is a set of rules on the numbers, each
  * stated with the numbers that fired it; the thresholds are named
  * constants there. */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
@@ -52,6 +54,7 @@ struct entry {
 	uint64_t c[STC_COUNT];          /* a copy: threads may still count */
 	struct frame frames[STATS_FRAMES];
 	int nframes;
+	int site;                       /* the first frame of the program's own code */
 	/* derived */
 	uint64_t acq, contended, wait_ns, wait_max_ns;
 	double contended_share, wait_mean_us, hold_mean_us, cross_share;
@@ -192,6 +195,59 @@ static void name_frame(struct report *rep, struct frame *f, bool innermost)
 		f->file = file;
 		f->line = lineno;
 	}
+}
+
+/* ---- where to look: past the lock's plumbing ----
+ * The innermost frame is whatever called pthread_mutex_lock: often a
+ * wrapper (std::mutex::lock inlined into libstdc++'s own code, a program's
+ * Mutex::Lock, sqlite3_mutex_enter, absl::CondVar::Wait).  The site is the
+ * first frame that is not: one with a name none of whose words is a
+ * locking word, outside the C and C++ runtimes.  Names are split into
+ * words at anything not a letter or digit and where a capital follows a
+ * small letter (MutexLock: mutex, lock).  A frame without a name cannot
+ * be judged, and is the site. */
+static const char *const plumbing_words[] = {
+	"mutex", "lock", "rdlock", "wrlock", "rwlock", "spinlock", "guard", "gthread", "cond", "condvar",
+	"condition", "critical", "sem", "semaphore", "futex", NULL,
+};
+
+static bool plumbing_word(const char *w, size_t n)
+{
+	for (int i = 0; plumbing_words[i]; i++)
+		if (strlen(plumbing_words[i]) == n && !strncasecmp(w, plumbing_words[i], n))
+			return true;
+	return false;
+}
+
+static bool is_plumbing(const struct frame *f)
+{
+	if (!f->function)
+		return false;
+	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+	mod = mod ? mod + 1 : f->module;
+	if (mod && (!strncmp(mod, "libc.so", 7) || !strncmp(mod, "libstdc++.so", 12) ||
+		    !strncmp(mod, "libpthread", 10)))
+		return true;
+	const char *p = f->function;
+	while (*p) {
+		while (*p && !isalnum((unsigned char)*p))
+			p++;
+		const char *w = p;
+		while (*p && isalnum((unsigned char)*p) &&
+		       !(p > w && isupper((unsigned char)*p) && islower((unsigned char)p[-1])))
+			p++;
+		if (p > w && plumbing_word(w, (size_t)(p - w)))
+			return true;
+	}
+	return false;
+}
+
+static int find_site(const struct entry *e)
+{
+	for (int i = 0; i < e->nframes; i++)
+		if (!is_plumbing(&e->frames[i]))
+			return i;
+	return 0;
 }
 
 /* ---- the advice ----
@@ -426,6 +482,7 @@ static void gather(struct report *rep)
 				e->frames[f].pc = e->r->stack[f];
 				name_frame(rep, &e->frames[f], false);
 			}
+			e->site = find_site(e);
 			if (l == 0)
 				advise_lock(rep, e);
 			else
@@ -512,17 +569,23 @@ static void print_frame(FILE *f, const struct frame *fr)
 		fprintf(f, " (%s:%d)", base_name(fr->file), fr->line);
 }
 
+/* The site, the plumbing it called through, and three of its callers. */
 static void print_stack(FILE *f, const struct entry *e, const char *what)
 {
 	fprintf(f, "   %s ", what);
-	int shown = 0;
-	for (int i = 0; i < e->nframes && shown < 4; i++, shown++) {
-		if (shown)
-			fprintf(f, "\n      <- ");
+	if (!e->nframes) {
+		fprintf(f, "(no call stack)\n");
+		return;
+	}
+	print_frame(f, &e->frames[e->site]);
+	for (int i = e->site - 1; i >= 0; i--) {
+		fprintf(f, i == e->site - 1 ? ", through " : " -> ");
 		print_frame(f, &e->frames[i]);
 	}
-	if (!e->nframes)
-		fprintf(f, "(no call stack)");
+	for (int i = e->site + 1; i < e->nframes && i <= e->site + 3; i++) {
+		fprintf(f, "\n      <- ");
+		print_frame(f, &e->frames[i]);
+	}
 	fprintf(f, "\n");
 }
 
@@ -676,6 +739,7 @@ static json_t *lock_json(const struct entry *e, size_t rank)
 	json_object_set_new(o, "type", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
 	json_object_set_new(o, "stack", stack_json(e));
+	json_object_set_new(o, "site", json_integer(e->site));
 	json_object_set_new(o, "acquisitions", json_integer((json_int_t)e->acq));
 	json_object_set_new(o, "contended", json_integer((json_int_t)e->contended));
 	json_object_set_new(o, "contended_share", json_real(e->contended_share));
@@ -712,6 +776,7 @@ static json_t *cond_json(const struct entry *e, size_t rank)
 	json_object_set_new(o, "clock", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
 	json_object_set_new(o, "stack", stack_json(e));
+	json_object_set_new(o, "site", json_integer(e->site));
 	json_object_set_new(o, "mutex", addr_json(atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed)));
 	json_object_set_new(o, "waits", json_integer((json_int_t)c[STC_C_WAITS]));
 	json_object_set_new(o, "wait_s", json_real(s_of(c[STC_C_WAIT_NS])));

@@ -5,7 +5,7 @@ whose hot and cold locks are known (hotspots.c):
   stats_test.py HOTLOCK_RUN HOTSPOTS SCHEMA PRELOAD_LIB
 
 - the report ranks the hot mutex first and the starved rwlock second, names
-  the functions where each was first contended, gives the condvar its
+  the functions where each was first contended (past a lock wrapper), gives the condvar its
   broadcast storm, each its advice, and leaves the cold mutex out;
 - the JSON is valid against docs/stats.schema.json, one line per process: a
   fork child that ends with _exit has its own, with its own lock only;
@@ -62,7 +62,8 @@ def reports(path):
 
 
 def first_function(entry):
-    return entry["stack"][0].get("function", "") if entry["stack"] else ""
+    """The function at the report's site: the first frame past lock wrappers."""
+    return entry["stack"][entry["site"]].get("function", "") if entry["stack"] else ""
 
 
 def codes(entry):
@@ -104,10 +105,14 @@ with tempfile.TemporaryDirectory() as tmp:
         if hot:
             check(hot["kind"] == "mutex" and hot["type"] == "normal", f"hot: {hot['kind']} {hot['type']}")
             check("split-or-shorten" in codes(hot), f"hot mutex advice: {codes(hot)}")
-            check(hot["stack"][0].get("file", "").endswith("hotspots.c") and hot["stack"][0].get("line"),
-                  f"hot mutex: no file:line: {hot['stack'][0]}")
-            check(len(hot["stack"]) > 1 and hot["stack"][1].get("function") == "hot_worker",
-                  f"hot mutex: its caller is not hot_worker: {hot['stack'][:2]}")
+            site = hot["site"]
+            check(site == 1 and hot["stack"][0].get("function") == "app_mutex_lock",
+                  f"hot mutex: the site is not past the wrapper app_mutex_lock: site {site}, "
+                  f"{[f.get('function') for f in hot['stack'][:3]]}")
+            check(hot["stack"][site].get("file", "").endswith("hotspots.c") and hot["stack"][site].get("line"),
+                  f"hot mutex: no file:line: {hot['stack'][site]}")
+            check(len(hot["stack"]) > site + 1 and hot["stack"][site + 1].get("function") == "hot_worker",
+                  f"hot mutex: its caller is not hot_worker: {hot['stack'][:site + 2]}")
             check(hot["hold_mean_us"] >= 15, f"hot mutex: mean hold {hot['hold_mean_us']} us, held ~20 us")
             check(hot["acquisitions"] > hot["contended"] > 0, "hot mutex: acquisitions/contended")
         rw = by_name.get("config_write") or by_name.get("config_read")
@@ -131,7 +136,8 @@ with tempfile.TemporaryDirectory() as tmp:
         cnames = [first_function(e) for e in child["locks"]]
         check(cnames == ["child_counter_update"], f"the child's locks: {cnames}")
     t = open(text).read()
-    for want in ("hot_counter_update (hotspots.c:", "=> split-or-shorten", "=> writers-wait",
+    for want in ("first contended in hot_counter_update (hotspots.c:", ", through app_mutex_lock (hotspots.c:",
+                 "=> split-or-shorten", "=> writers-wait",
                  "=> broadcast-storm", "ended by _exit", "ended by exit"):
         check(want in t, f"the text report lacks {want!r}")
     check("cold_path" not in t, "the text report names cold_path")
