@@ -31,6 +31,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <jansson.h>
 
@@ -47,12 +49,15 @@ struct frame {
 	int line;
 	const char *module;
 	uintptr_t offset;               /* pc in the module's own addresses */
+	bool inlined;                   /* a function inlined at pc into the next frame */
 };
+
+#define MAX_FRAMES (STATS_FRAMES * 4)  /* return addresses with their inlined calls */
 
 struct entry {
 	const struct stats_rec *r;
 	uint64_t c[STC_COUNT];          /* a copy: threads may still count */
-	struct frame frames[STATS_FRAMES];
+	struct frame frames[MAX_FRAMES];
 	int nframes;
 	int site;                       /* the first frame of the program's own code */
 	/* derived */
@@ -72,7 +77,7 @@ struct report {
 	char program[512];
 	char cpu[128];
 	Dwfl *dwfl;
-	char *demangled[STATS_FRAMES * 2048];
+	char *demangled[MAX_FRAMES * 1024];
 	size_t n_demangled;
 };
 
@@ -167,34 +172,91 @@ static void open_dwfl(struct report *rep)
 	}
 }
 
-static void name_frame(struct report *rep, struct frame *f, bool innermost)
+/* The name of a DWARF function: its linkage name demangled (qualified, as
+ * the symbol table has it), else its own name. */
+static const char *die_function(struct report *rep, Dwarf_Die *die)
 {
-	f->function = f->file = f->module = NULL;
-	f->line = 0;
-	if (!rep->dwfl)
-		return;
+	Dwarf_Attribute attr;
+	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!linkage)
+		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	return linkage ? demangle(rep, linkage) : dwarf_diename(die);
+}
+
+/* The frames of one return address pc, into out (at most max): where the
+ * program was compiled with debug information, the functions inlined at
+ * the call, innermost first, each with the line in it, then the function
+ * itself with the line of the outermost inlined call (as addr2line -i
+ * does); otherwise one frame, named from the symbol table.  Returns how
+ * many frames it wrote (at least 1 where max > 0). */
+static int name_pc(struct report *rep, uintptr_t pc, struct frame *out, int max)
+{
+	if (max <= 0)
+		return 0;
+	struct frame f = { .pc = pc };
+	Dwfl_Module *mod = NULL;
 	/* A return address: the call is the instruction before it. */
-	Dwarf_Addr pc = f->pc - (innermost ? 0 : 1);
-	Dwfl_Module *mod = dwfl_addrmodule(rep->dwfl, pc);
-	if (!mod)
-		return;
-	/* The module's name: its path in /proc/self/maps; and the address as
-	 * the module's file has it (addr2line's), for a module without
-	 * symbols here whose debug file the user may have elsewhere. */
-	Dwarf_Addr start = 0;
-	f->module = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-	Dwarf_Addr rel = f->pc;
-	f->offset = dwfl_module_relocate_address(mod, &rel) >= 0 ? (uintptr_t)rel : (uintptr_t)(f->pc - start);
-	const char *name = dwfl_module_addrname(mod, pc);
-	if (name)
-		f->function = demangle(rep, name);
-	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
-	int lineno = 0;
-	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-	if (file && lineno > 0) {
-		f->file = file;
-		f->line = lineno;
+	Dwarf_Addr at = pc - 1;
+	if (rep->dwfl && (mod = dwfl_addrmodule(rep->dwfl, at))) {
+		/* The module's name: its path in /proc/self/maps; and the
+		 * address as the module's file has it (addr2line's), for a
+		 * module without symbols here whose debug file the user may
+		 * have elsewhere. */
+		Dwarf_Addr start = 0;
+		f.module = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+		Dwarf_Addr rel = pc;
+		f.offset = dwfl_module_relocate_address(mod, &rel) >= 0 ? (uintptr_t)rel : (uintptr_t)(pc - start);
+		const char *name = dwfl_module_addrname(mod, at);
+		if (name)
+			f.function = demangle(rep, name);
+		Dwfl_Line *line = dwfl_module_getsrc(mod, at);
+		int lineno = 0;
+		const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+		if (file && lineno > 0) {
+			f.file = file;
+			f.line = lineno;
+		}
 	}
+	int n = 0;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, at, &bias) : NULL;
+	Dwarf_Die *scopes = NULL;
+	int nscopes = cu ? dwarf_getscopes(cu, at - bias, &scopes) : 0;
+	if (nscopes > 0) {
+		/* dwarf_getscopes stops at the innermost inlined call's
+		 * abstract scopes: the chain of concrete inlined calls up to
+		 * the real function comes from the innermost scope's DIE. */
+		Dwarf_Die inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	}
+	Dwarf_Files *files = NULL;
+	if (nscopes > 0 && dwarf_getsrcfiles(cu, &files, NULL) != 0)
+		files = NULL;
+	for (int i = 0; i < nscopes && n < max - 1; i++) {
+		Dwarf_Die *sc = &scopes[i];
+		if (dwarf_tag(sc) != DW_TAG_inlined_subroutine)
+			continue;
+		/* An inlined call: its function, at the line we are at in it;
+		 * the line in its caller is the call's. */
+		struct frame in = f;
+		in.inlined = true;
+		in.function = die_function(rep, sc);
+		out[n++] = in;
+		Dwarf_Attribute attr;
+		Dwarf_Word file_idx = 0, call_line = 0;
+		const char *call_file = NULL;
+		if (files && dwarf_formudata(dwarf_attr(sc, DW_AT_call_file, &attr), &file_idx) == 0)
+			call_file = dwarf_filesrc(files, file_idx, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(sc, DW_AT_call_line, &attr), &call_line) != 0)
+			call_line = 0;
+		f.file = call_file && call_line ? call_file : NULL;
+		f.line = call_file && call_line ? (int)call_line : 0;
+	}
+	free(scopes);
+	out[n++] = f;
+	return n;
 }
 
 /* ---- where to look: past the lock's plumbing ----
@@ -477,11 +539,10 @@ static void gather(struct report *rep)
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; i < counts[l]; i++) {
 			struct entry *e = &lists[l][i];
-			e->nframes = (int)e->r->nframes;
-			for (int f = 0; f < e->nframes; f++) {
-				e->frames[f].pc = e->r->stack[f];
-				name_frame(rep, &e->frames[f], false);
-			}
+			e->nframes = 0;
+			for (uint32_t f = 0; f < e->r->nframes; f++)
+				e->nframes += name_pc(rep, e->r->stack[f], &e->frames[e->nframes],
+						      MAX_FRAMES - e->nframes);
 			e->site = find_site(e);
 			if (l == 0)
 				advise_lock(rep, e);
@@ -704,6 +765,8 @@ static json_t *stack_json(const struct entry *e)
 			json_object_set_new(o, "file", json_string(fr->file));
 			json_object_set_new(o, "line", json_integer(fr->line));
 		}
+		if (fr->inlined)
+			json_object_set_new(o, "inlined", json_true());
 		if (fr->module) {
 			json_object_set_new(o, "module", json_string(fr->module));
 			json_object_set_new(o, "module_offset", addr_json(fr->offset));
