@@ -119,6 +119,11 @@ with tempfile.TemporaryDirectory() as tmp:
         if rw:
             check(rw["kind"] == "rwlock" and rw["type"] == "prefer-reader", f"rwlock: {rw['kind']} {rw['type']}")
             check("writers-wait" in codes(rw), f"rwlock advice: {codes(rw)}")
+            top = rw["stack"][0]
+            check(rw["site"] == 1 and top.get("inlined") is True and
+                  top.get("function") in ("config_lock_shared", "config_lock_exclusive"),
+                  f"rwlock: the inlined wrapper is not named, or not looked past: site {rw['site']}, "
+                  f"{[(f.get('function'), f.get('inlined')) for f in rw['stack'][:3]]}")
             check(rw["read"]["acquisitions"] > 4 * rw["write"]["acquisitions"] > 0,
                   f"rwlock reads {rw['read']['acquisitions']} writes {rw['write']['acquisitions']}")
         conds = parent["conds"]
