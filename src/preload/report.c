@@ -702,11 +702,15 @@ static void write_text(struct report *rep, FILE *f)
 	for (size_t i = 0; i < rep->n_conds; i++) {
 		const struct entry *e = &rep->conds[i];
 		const uint64_t *c = e->c;
-		fprintf(f, "cond #%zu (%s clock) 0x%" PRIxPTR ", with mutex 0x%" PRIxPTR ": %" PRIu64
+		uintptr_t mutex = atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed);
+		char rank[32] = "";
+		for (size_t k = 0; k < rep->n_locks; k++)
+			if ((atomic_load_explicit(&rep->locks[k].r->addr, memory_order_relaxed) & ~(uintptr_t)1) == mutex)
+				snprintf(rank, sizeof(rank), " (#%zu above)", k + 1);
+		fprintf(f, "cond #%zu (%s clock) 0x%" PRIxPTR ", with mutex 0x%" PRIxPTR "%s: %" PRIu64
 			" waits, %.3f s in all\n", i + 1, type_name(e->r),
-			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1,
-			atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed), c[STC_C_WAITS],
-			s_of(c[STC_C_WAIT_NS]));
+			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1, mutex, rank,
+			c[STC_C_WAITS], s_of(c[STC_C_WAIT_NS]));
 		print_stack(f, e, "first waited on in");
 		fprintf(f, "   signals %" PRIu64 " (%" PRIu64 " found no waiter), broadcasts %" PRIu64
 			" (%.1f waiters each); woken %" PRIu64 ", %.0f%% of them futile; timeouts %" PRIu64 "\n",
