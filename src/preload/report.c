@@ -316,6 +316,7 @@ static int find_site(const struct entry *e)
  * Each rule: when it fires, and the sentence with the numbers. */
 #define MIN_CONTENDED 20                /* fewer waits: too few to judge */
 #define SPLIT_WAITERS 1.0               /* split-or-shorten: on average a thread waits */
+#define SPLIT_WAIT_NS 100000000ull      /* ... over 20 waits, or fewer waits of 100 ms in all */
 #define WRITER_WAIT_NS 10000000ull      /* writers-wait: or writers waited 10 ms in all */
 #define HANDOFF_SHARE 0.30              /* handoff-threshold: waits ended by a handoff */
 #define SPIN_MIN 100
@@ -362,7 +363,7 @@ static void advise_lock(struct report *rep, struct entry *e)
 	/* Little's law: the mean number of threads waiting for it over its
 	 * span is its total wait over the span's length.  At one thread or
 	 * more, the lock itself is what they queue for. */
-	if (e->contended >= MIN_CONTENDED && waiters >= SPLIT_WAITERS)
+	if ((e->contended >= MIN_CONTENDED || e->wait_ns >= SPLIT_WAIT_NS) && waiters >= SPLIT_WAITERS)
 		advise(e, "split-or-shorten",
 		       "on average %.1f threads were waiting for it in the %.2f s from its first "
 		       "contention to its last, and it was held %.0f%% of that time (mean hold %.1f us, "
@@ -736,9 +737,11 @@ static void write_text(struct report *rep, FILE *f)
 		const struct stats_thread *t = &in->threads[ix[i]];
 		double alive = thread_alive_s(in, t);
 		double lw = s_of(atomic_load_explicit(&t->lock_wait_ns, memory_order_relaxed));
-		fprintf(f, "   tid %-7u %-16s lock wait %8.3f s of %8.3f s (%5.1f%%), condvar wait %8.3f s%s\n",
+		fprintf(f, "   tid %-7u %-16s lock wait %8.3f s of %8.3f s (%5.1f%%), condvar wait %8.3f s, "
+			"CPU %8.3f s%s\n",
 			t->tid, t->name[0] ? t->name : "?", lw, alive, 100 * ratio(lw, alive),
 			s_of(atomic_load_explicit(&t->cond_wait_ns, memory_order_relaxed)),
+			s_of(atomic_load_explicit(&t->cpu_ns, memory_order_relaxed)),
 			atomic_load_explicit(&t->exited, memory_order_relaxed) ? ", exited" : "");
 	}
 	if (in->n_threads > shown || in->threads_omitted)
@@ -883,11 +886,13 @@ static char *json_report(struct report *rep)
 		double alive = thread_alive_s(in, t);
 		double lw = s_of(atomic_load_explicit(&t->lock_wait_ns, memory_order_relaxed));
 		double ts = ratio(lw, alive);
-		json_array_append_new(threads, json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:b}", "tid", (int)t->tid,
-							 "name", t->name[0] ? t->name : "?", "alive_s", alive,
-							 "lock_wait_s", lw, "cond_wait_s",
+		json_array_append_new(threads, json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:b}", "tid",
+							 (int)t->tid, "name", t->name[0] ? t->name : "?",
+							 "alive_s", alive, "lock_wait_s", lw, "cond_wait_s",
 							 s_of(atomic_load_explicit(&t->cond_wait_ns, memory_order_relaxed)),
-							 "lock_wait_share", ts > 1 ? 1.0 : ts, "exited",
+							 "lock_wait_share", ts > 1 ? 1.0 : ts, "cpu_s",
+							 s_of(atomic_load_explicit(&t->cpu_ns, memory_order_relaxed)),
+							 "exited",
 							 (int)atomic_load_explicit(&t->exited, memory_order_relaxed)));
 	}
 	free(ix);

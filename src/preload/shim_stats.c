@@ -259,7 +259,17 @@ static struct stats_thread *thread_me(void)
 	return t;
 }
 
-/* The thread exits (its key's destructor): keep its name and end. */
+/* The CPU time of thread tid of this process: the kernel's CPU clock of a
+ * thread is named by its TID (what glibc's pthread_getcpuclockid makes). */
+static uint64_t task_cpu_ns(uint32_t tid)
+{
+	struct timespec ts;
+	clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6);       /* CPUCLOCK_SCHED | THREAD */
+	return clock_gettime(clock, &ts) == 0 ? hl_ts_to_ns(&ts) : 0;
+}
+
+/* The thread exits (its key's destructor): keep its name, CPU time and
+ * end. */
 static void thread_exit(void *p)
 {
 	struct stats_thread *t = p;
@@ -267,6 +277,7 @@ static void thread_exit(void *p)
 	no_cancel(&cs);
 	task_name(t->tid, t->name);
 	pthread_setcancelstate(cs, NULL);
+	hl_store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
 	hl_store(&t->end_ns, boot_ns(), HL_RELAXED);
 	hl_store(&t->exited, true, HL_RELAXED);
 }
@@ -691,13 +702,15 @@ static void report(const char *end)
 		write_line();
 	if (!shim_stats_on)
 		return;
-	/* A live thread's name, and the main thread's. */
+	/* A live thread's name and CPU time, and the main thread's. */
 	uint32_t n_threads = hl_load(&threads_used, HL_RELAXED);
 	if (n_threads > MAX_THREADS)
 		n_threads = MAX_THREADS;
 	for (uint32_t i = 0; i < n_threads; i++)
-		if (!hl_load(&threads[i].exited, HL_RELAXED) && threads[i].tid)
+		if (!hl_load(&threads[i].exited, HL_RELAXED) && threads[i].tid) {
 			task_name(threads[i].tid, threads[i].name);
+			hl_store(&threads[i].cpu_ns, task_cpu_ns(threads[i].tid), HL_RELAXED);
+		}
 	stats_report_fn *fn = report_fn();
 	if (!fn)
 		return;

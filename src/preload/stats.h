@@ -69,6 +69,7 @@ struct stats_thread {
 	uint64_t start_ns;              /* CLOCK_BOOTTIME */
 	_Atomic uint64_t end_ns;        /* CLOCK_BOOTTIME; 0 while it runs */
 	_Atomic uint64_t lock_wait_ns, cond_wait_ns;
+	_Atomic uint64_t cpu_ns;        /* its CPU time, at its exit or the report */
 };
 
 /* What the shim hands to the report library. */

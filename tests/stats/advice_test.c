@@ -148,7 +148,7 @@ static const char *const cond_keys[] = {
 	"broadcasts", "woken", "woken_per_broadcast", "futile_wakes", "futile_share", "timeouts",
 	"advice", NULL };
 static const char *const thread_keys[] = {
-	"tid", "name", "alive_s", "lock_wait_s", "cond_wait_s", "lock_wait_share", "exited", NULL };
+	"tid", "name", "alive_s", "lock_wait_s", "cond_wait_s", "lock_wait_share", "cpu_s", "exited", NULL };
 static const char *const codes_known[] = {
 	"split-or-shorten", "handoff-threshold", "spinning-off", "use-cna", "writers-wait",
 	"mostly-writes", "broadcast-storm", "signal-no-waiter", "timeouts", "no-action", NULL };
@@ -306,8 +306,10 @@ static const struct row rows[] = {
 	{ "split: rwlock, writes' and reads' waits summed", RW, 0,
 	  { C(STC_W_WAIT_NS, 1 * S), C(STC_R_WAIT_NS, 1 * S) }, 2 * S, 0, { 0 }, "split-or-shorten",
 	  { "on average 1.0 threads", "of its 400 acquisitions waited" } },
-	{ "split: 19 waits", M, 0, { C(STC_W_CONTENDED, 19), C(STC_W_WAIT_NS, 2 * S) }, 2 * S, 0, { 0 },
-	  "no-action", { "(no rule found a cause)" } },
+	{ "split: 19 waits, 100 ms in all", M, 0, { C(STC_W_CONTENDED, 19), C(STC_W_WAIT_NS, 100 * MS) },
+	  50 * MS, 0, { 0 }, "split-or-shorten", { "on average 2.0 threads were waiting for it in the 0.05 s" } },
+	{ "split: 19 waits, under 100 ms", M, 0, { C(STC_W_CONTENDED, 19), C(STC_W_WAIT_NS, 100 * MS - 1) },
+	  50 * MS, 0, { 0 }, "no-action", { 0 } },
 	{ "split: just under 1 thread", M, 0, { C(STC_W_WAIT_NS, 2 * S - 2 * US) }, 2 * S, 0, { 0 },
 	  "no-action", { 0 } },
 

@@ -1,11 +1,11 @@
 /* hotspots: a program with known hot and cold locks in named functions, for
  * the contention report's test (stats_test.py): what the report must find.
  *
- *   hotspots [--seconds S] [--fork] [--end exit|_exit|sigterm]
+ *   hotspots [--seconds S] [--pin] [--fork] [--end exit|_exit|sigterm]
  *
  * Three phases, one after the other, each about S/3 seconds (default 1.5 s
  * in all), so that each object's numbers are its own:
- *  1. hot_counter_update: 4 threads take one mutex (through a wrapper,
+ *  1. hot_counter_update: 8 threads take one mutex (through a wrapper,
  *     app_mutex_lock, which the report must look past) and hold it for
  *     about 20 us, with almost no work outside: threads queue for it (the
  *     report's "split-or-shorten").
@@ -15,16 +15,21 @@
  *     the readers go on until 0.1 s after the writer's first try.  Both
  *     take it through inlined wrappers (config_lock_shared, _exclusive).
  *  3. ticket_wait / ticket_advance: 6 threads wait on one condvar for their
- *     own ticket; the dispatcher broadcasts each new ticket, so every
- *     broadcast wakes 6 waiters of which one proceeds ("broadcast-storm").
+ *     own ticket; the dispatcher calls each ticket in turn with a
+ *     broadcast, so every broadcast wakes the waiters, of which only the
+ *     called one proceeds ("broadcast-storm").
  * cold_path takes a fourth mutex from one thread only: never contended,
  * it must not appear.
+ * --pin: phase 1's workers each on one CPU (i mod the CPUs it may use), so
+ * that on a virtual topology of CPU mod N nodes the lock moves between
+ * nodes.
  * --fork: then a child process runs phase 1 again (child_counter_update,
  * a mutex of its own) and ends with _exit: its report is its own.
  * --end: how the process ends after printing its line (default: return
  * from main): _exit(0), or SIGTERM at its default action.  Compiled with -O1 -fno-inline -g so that the
  * functions keep their names and lines. */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -42,7 +47,8 @@ static pthread_mutex_t ticket_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ticket_cond = PTHREAD_COND_INITIALIZER;
 static volatile unsigned long sink;
 static unsigned long hot_count, config_value;
-static int ticket, stop_tickets;
+static int ticket = -1, next_ticket, stop_tickets;      /* ticket -1: none called */
+static long tickets_served;
 
 static double now(void)
 {
@@ -73,8 +79,22 @@ __attribute__((noinline)) static void hot_counter_update(void)
 	pthread_mutex_unlock(&hot);
 }
 
+static int pin;                 /* --pin: hot workers on CPUs i mod CPUs */
+
 static void *hot_worker(void *arg)
 {
+	if (pin) {
+		cpu_set_t all, one;
+		CPU_ZERO(&one);
+		if (sched_getaffinity(0, sizeof(all), &all) == 0 && CPU_COUNT(&all) > 0) {
+			int want = (int)(long)arg % CPU_COUNT(&all), cpu = 0;
+			for (int seen = -1; cpu < CPU_SETSIZE; cpu++)
+				if (CPU_ISSET(cpu, &all) && ++seen == want)
+					break;
+			CPU_SET(cpu, &one);
+			sched_setaffinity(0, sizeof(one), &one);
+		}
+	}
 	double end = now() + phase_s;
 	while (now() < end)
 		hot_counter_update();
@@ -137,11 +157,13 @@ static void *writer(void *arg)
 __attribute__((noinline)) static int ticket_wait(int mine)
 {
 	pthread_mutex_lock(&ticket_lock);
-	while (ticket % 6 != mine && !stop_tickets)
+	while (ticket != mine && !stop_tickets)
 		pthread_cond_wait(&ticket_cond, &ticket_lock);
 	int go = !stop_tickets;
-	if (go)
-		ticket++;               /* served: the dispatcher hands on */
+	if (go) {
+		ticket = -1;            /* served: the dispatcher calls the next */
+		tickets_served++;
+	}
 	pthread_mutex_unlock(&ticket_lock);
 	return go;
 }
@@ -157,6 +179,8 @@ static void *ticket_holder(void *arg)
 __attribute__((noinline)) static void ticket_advance(void)
 {
 	pthread_mutex_lock(&ticket_lock);
+	ticket = next_ticket;
+	next_ticket = (next_ticket + 1) % 6;
 	pthread_cond_broadcast(&ticket_cond);
 	pthread_mutex_unlock(&ticket_lock);
 }
@@ -204,22 +228,24 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
 			phase_s = atof(argv[++i]) / 3;
+		} else if (!strcmp(argv[i], "--pin")) {
+			pin = 1;
 		} else if (!strcmp(argv[i], "--fork")) {
 			fork_child = 1;
 		} else if (!strcmp(argv[i], "--end") && i + 1 < argc) {
 			end_how = argv[++i];
 		} else {
-			fprintf(stderr, "usage: hotspots [--seconds S] [--fork] [--end exit|_exit|sigterm]\n");
+			fprintf(stderr, "usage: hotspots [--seconds S] [--pin] [--fork] [--end exit|_exit|sigterm]\n");
 			return 2;
 		}
 	}
 	for (int i = 0; i < 1000; i++)
 		cold_path();
-	run(hot_worker, 4, NULL, 0);
+	run(hot_worker, 8, NULL, 0);
 	run(reader, 4, writer, 1);
-	/* Phase 3: the holders serve tickets one after the other; each
-	 * serving thread's increment wakes nobody, the dispatcher's
-	 * broadcast all six. */
+	/* Phase 3: the dispatcher calls the tickets in turn, each with a
+	 * broadcast that wakes every holder waiting; the one called takes
+	 * it, the others wait again. */
 	pthread_t t[6];
 	for (long i = 0; i < 6; i++)
 		pthread_create(&t[i], NULL, ticket_holder, (void *)i);
