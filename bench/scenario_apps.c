@@ -51,7 +51,9 @@
  *
  * Every run sets HOTLOCK_SHIM_STATS=1: the shim, where loaded, prints its
  * futex calls at exit, which tells that it was (a shim run without that line,
- * or a glibc run with it, is an error), and how contended its locks were. */
+ * or a glibc run with it, is an error), and how contended its locks were.
+ * The shim's contention reports (HOTLOCK_STATS, HOTLOCK_STATS_JSON,
+ * HOTLOCK_STATS_TOP) are unset in every child, whatever the bench was given. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -242,7 +244,8 @@ static FILE *xtmpfile(void)
 }
 
 /* Starts argv (NULL-terminated), under hotlock-run when shim, with stdout and
- * stderr into files of their own and stdin from /dev/null. */
+ * stderr into files of their own and stdin from /dev/null.  The shim's
+ * contention reports are off, whatever this process was given. */
 static void spawn(struct child *c, const struct apps *a, bool shim, const char *what,
 		  char *const *argv)
 {
@@ -288,6 +291,9 @@ static void spawn(struct child *c, const struct apps *a, bool shim, const char *
 		    dup2(fileno(c->err), 2) < 0)
 			_exit(127);
 		setenv("HOTLOCK_SHIM_STATS", "1", 1);
+		unsetenv("HOTLOCK_STATS");
+		unsetenv("HOTLOCK_STATS_JSON");
+		unsetenv("HOTLOCK_STATS_TOP");
 		execv(full[0], (char *const *)full);
 		dprintf(2, "cannot run %s: %s\n", full[0], strerror(errno));
 		_exit(127);
