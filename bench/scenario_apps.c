@@ -53,7 +53,20 @@
  * futex calls at exit, which tells that it was (a shim run without that line,
  * or a glibc run with it, is an error), and how contended its locks were.
  * The shim's contention reports (HOTLOCK_STATS, HOTLOCK_STATS_JSON,
- * HOTLOCK_STATS_TOP) are unset in every child, whatever the bench was given. */
+ * HOTLOCK_STATS_TOP) are unset in every child, whatever the bench was given.
+ *
+ * --stats-cost: what the contention report (hotlock-run --stats-json,
+ * src/preload/shim_stats.c) costs.  Both sides run under hotlock-run: the
+ * baseline ("shim") as above, the other ("shim+stats") with
+ * HOTLOCK_STATS_JSON=DIR/stats-%p.json, DIR a directory made for the run
+ * (mkdtemp) and removed at exit, on an error and on SIGINT, SIGTERM and
+ * SIGHUP.  Same workloads, same alternation (shim first), same table; the
+ * ratio is shim+stats over shim.  After each shim+stats run every program
+ * it started must have left a non-empty DIR/stats-PID.json whose lines are
+ * reports (hotlock_stats 1), else the bench exits 1: a run without its
+ * report measured the baseline twice.  The files are read (their
+ * locks_tracked and the listed locks' acquisitions summed into the run's
+ * JSON), then removed. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -69,9 +82,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "harness.h"
 
@@ -112,8 +128,13 @@ static const struct app_info {
 /* The JSON's names of the pair's forms. */
 static const char *const pair_json[2] = { "mutex-pair-1thread", "mutex-pair-idle-thread" };
 
-enum side { GLIBC, SHIM };
+/* A row's two sides: the baseline, run first, and the side judged against
+ * it (the ratio's numerator for rates).  Without --stats-cost: glibc and the
+ * shim; with it: the shim without its contention report and the shim with
+ * it (side_shim, side_report). */
+enum side { BASE, TRIAL };
 static const char *const side_names[2] = { "glibc", "shim" };
+static const char *const cost_names[2] = { "shim", "shim+stats" };
 
 /* The workloads' fixed parameters. */
 #define MUTEX_NUM          4
@@ -154,6 +175,12 @@ struct app_run {
 	double other_cpus;      /* the rest of the machine, CPUs on average */
 	double busy_cpus;       /* the --busy processes; NAN without */
 	bool stats;             /* the shim's line at exit was seen */
+	/* --stats-cost, the report side: the reports its processes wrote (one
+	 * line each), their bytes, their locks_tracked summed, and the
+	 * acquisitions of the locks they list (the top 10 of each). */
+	unsigned reports;
+	uint64_t report_bytes, locks_tracked, acquisitions;
+	double locks_d;         /* locks_tracked, for median_of */
 	uint64_t fx_wait, fx_wake;
 	double trials_ns[PAIR_TRIALS];
 	unsigned ninst;         /* instances (the -x2 forms: 2) */
@@ -167,7 +194,8 @@ struct app_row {
 	struct app_run *runs[2];        /* [repeat] each */
 	double med[2], min[2], max[2], cpu[2];
 	unsigned median[2];             /* the index of the median run */
-	double ratio;                   /* > 1: the shim is faster */
+	double ratio;                   /* > 1: TRIAL (the shim) is faster */
+	double locks;                   /* --stats-cost: locks_tracked, the median */
 	/* stress-ng: the fewest and most threads a worker ran (0: unknown). */
 	unsigned seen_min, seen_max;
 };
@@ -191,10 +219,32 @@ struct apps {
 	unsigned loadgen_threads;       /* memaslap -T, for each T: min(2T, cores) */
 	unsigned busy;                  /* --busy */
 	int namew;                      /* the table's workload column */
+	/* --stats-cost: both sides on the shim, TRIAL with HOTLOCK_STATS_JSON
+	 * set to stats_pattern, a file per pid in stats_dir (made by the
+	 * scenario, emptied after every run and removed at exit). */
+	bool stats_cost;
+	char stats_dir[PATH_MAX];
+	char stats_pattern[PATH_MAX + 32];
 	/* (workload, T) left out: stress-ng takes 2 to 64 threads. */
 	struct { enum app_kind kind; unsigned threads; } tskip[2 * BENCH_MAX_THREAD_COUNTS];
 	size_t ntskip;
 };
+
+/* Whether side s runs under hotlock-run, and with the JSON report on. */
+static bool side_shim(const struct apps *a, enum side s)
+{
+	return s == TRIAL || a->stats_cost;
+}
+
+static bool side_report(const struct apps *a, enum side s)
+{
+	return s == TRIAL && a->stats_cost;
+}
+
+static const char *side_name(const struct apps *a, enum side s)
+{
+	return (a->stats_cost ? cost_names : side_names)[s];
+}
 
 /* ---- children ------------------------------------------------------------ */
 
@@ -245,9 +295,10 @@ static FILE *xtmpfile(void)
 
 /* Starts argv (NULL-terminated), under hotlock-run when shim, with stdout and
  * stderr into files of their own and stdin from /dev/null.  The shim's
- * contention reports are off, whatever this process was given. */
-static void spawn(struct child *c, const struct apps *a, bool shim, const char *what,
-		  char *const *argv)
+ * contention reports are off (whatever this process was given), but for
+ * the JSON one into a->stats_pattern when report. */
+static void spawn(struct child *c, const struct apps *a, bool shim, bool report,
+		  const char *what, char *const *argv)
 {
 	const char *full[64];
 	size_t n = 0;
@@ -294,6 +345,8 @@ static void spawn(struct child *c, const struct apps *a, bool shim, const char *
 		unsetenv("HOTLOCK_STATS");
 		unsetenv("HOTLOCK_STATS_JSON");
 		unsetenv("HOTLOCK_STATS_TOP");
+		if (report)
+			setenv("HOTLOCK_STATS_JSON", a->stats_pattern, 1);
 		execv(full[0], (char *const *)full);
 		dprintf(2, "cannot run %s: %s\n", full[0], strerror(errno));
 		_exit(127);
@@ -443,15 +496,214 @@ static void shim_stats(const char *err, struct app_run *r)
 }
 
 /* A shim run must have run on the shim, a glibc run must not have. */
-static void check_side(const char *label, enum side s, const struct app_run *r)
+static void check_side(const struct apps *a, const char *label, enum side s,
+		       const struct app_run *r)
 {
-	if (s == SHIM && !r->stats)
+	if (side_shim(a, s) && !r->stats)
 		bench_fatal("%s: the shim was not in effect: no 'hotlock-preload:' line at "
 			    "exit with HOTLOCK_SHIM_STATS=1 (is libhotlock-preload.so beside "
 			    "hotlock-run, in ../lib?)", label);
-	if (s == GLIBC && r->stats)
+	if (!side_shim(a, s) && r->stats)
 		bench_fatal("%s: the shim was loaded into the glibc run (is hotlock-bench "
 			    "itself running under hotlock-run or LD_PRELOAD?)", label);
+}
+
+/* ---- the contention report (--stats-cost) -------------------------------- */
+
+/* The report directory, for the atexit and signal handlers: its path and an
+ * open descriptor (-1: none). */
+static char report_dir[PATH_MAX];
+static int report_fd = -1;
+static const int report_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction report_old[3];
+
+/* Removes every file in the report directory.  Async-signal-safe (a signal
+ * handler calls it): getdents64 and unlinkat on the open directory. */
+static void reports_clear(void)
+{
+	struct ent {
+		uint64_t ino;
+		int64_t off;
+		unsigned short reclen;
+		unsigned char type;
+		char name[];
+	};
+	char buf[4096] __attribute__((aligned(8)));
+	bool again = true;
+
+	if (report_fd < 0)
+		return;
+	/* From the start again until a pass removes nothing. */
+	while (again) {
+		long n;
+
+		again = false;
+		if (lseek(report_fd, 0, SEEK_SET) != 0)
+			return;
+		while ((n = syscall(SYS_getdents64, report_fd, buf, sizeof buf)) > 0)
+			for (long off = 0; off < n; ) {
+				const struct ent *e = (const struct ent *)(buf + off);
+
+				off += e->reclen;
+				if (strcmp(e->name, ".") != 0 && strcmp(e->name, "..") != 0 &&
+				    unlinkat(report_fd, e->name, 0) == 0)
+					again = true;
+			}
+	}
+}
+
+/* Removes the report directory and its files. */
+static void reports_remove(void)
+{
+	if (report_fd < 0)
+		return;
+	reports_clear();
+	close(report_fd);
+	report_fd = -1;
+	rmdir(report_dir);
+}
+
+static void reports_on_signal(int sig)
+{
+	const int saved = errno;
+
+	/* The children first: one that is ending writes its report. */
+	kill_live();
+	reports_remove();
+	/* Then as before this handler (--busy's, or the default). */
+	for (size_t i = 0; i < sizeof report_signals / sizeof report_signals[0]; i++)
+		if (report_signals[i] == sig)
+			sigaction(sig, &report_old[i], NULL);
+	raise(sig);
+	errno = saved;
+}
+
+/* Makes the report directory (in $TMPDIR, else /tmp) and a->stats_pattern,
+ * a file per pid there; removed at exit and on SIGINT, SIGTERM and SIGHUP. */
+static void reports_start(struct apps *a)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if ((size_t)snprintf(report_dir, sizeof report_dir, "%s/hotlock-bench-stats.XXXXXX",
+			     tmp) >= sizeof report_dir)
+		bench_fatal("apps: --stats-cost: TMPDIR is too long");
+	if (!mkdtemp(report_dir))
+		bench_fatal("apps: --stats-cost: cannot make a directory for the reports "
+			    "(%s): %s", report_dir, strerror(errno));
+	report_fd = open(report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (report_fd < 0) {
+		const int err = errno;
+
+		rmdir(report_dir);
+		bench_fatal("apps: --stats-cost: %s: %s", report_dir, strerror(err));
+	}
+	if (atexit(reports_remove) != 0)
+		bench_fatal("apps: atexit failed");
+	for (size_t i = 0; i < sizeof report_signals / sizeof report_signals[0]; i++) {
+		struct sigaction sa;
+
+		/* A signal the bench was started to ignore (nohup) stays so. */
+		if (sigaction(report_signals[i], NULL, &report_old[i]) == 0 &&
+		    report_old[i].sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = reports_on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(report_signals[i], &sa, NULL);
+	}
+	snprintf(a->stats_dir, sizeof a->stats_dir, "%s", report_dir);
+	snprintf(a->stats_pattern, sizeof a->stats_pattern, "%s/stats-%%p.json", report_dir);
+}
+
+/* One report file of the run, read into r (a JSON document a line, each
+ * a process's report), then removed. */
+static void report_read(const struct apps *a, const char *label, const char *name,
+			struct app_run *r)
+{
+	char path[PATH_MAX + 300];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", a->stats_dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		bench_fatal("%s: the report %s: %s", label, path, strerror(errno));
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_error_t err;
+		json_t *doc, *locks, *lock;
+		size_t i;
+
+		lineno++;
+		r->report_bytes += (uint64_t)len;
+		doc = json_loads(line, JSON_DISABLE_EOF_CHECK, &err);
+		if (!doc || json_integer_value(json_object_get(doc, "hotlock_stats")) != 1 ||
+		    !json_is_integer(json_object_get(doc, "locks_tracked")))
+			bench_fatal("%s: the report %s: line %u is not a hotlock-run --stats-json "
+				    "report (%s)", label, path, lineno,
+				    doc ? "no hotlock_stats 1 or locks_tracked" : err.text);
+		r->reports++;
+		r->locks_tracked += (uint64_t)json_integer_value(json_object_get(doc, "locks_tracked"));
+		locks = json_object_get(doc, "locks");
+		json_array_foreach(locks, i, lock)
+			r->acquisitions += (uint64_t)json_integer_value(
+				json_object_get(lock, "acquisitions"));
+		json_decref(doc);
+	}
+	free(line);
+	fclose(f);
+	if (unlink(path) != 0)
+		bench_fatal("%s: removing the report %s: %s", label, path, strerror(errno));
+}
+
+/* The reports of a run on the report side: each of its n programs (pids,
+ * hotlock-run's pid being the program's) must have written a non-empty
+ * report of its own, else the run measured something else and the bench
+ * exits 1; every file there is read into r (those of the programs' forks
+ * too: stress-ng's worker) and removed, so that the directory is empty for
+ * the next run. */
+static void reports_check(const struct apps *a, const char *label, enum side s,
+			  const pid_t *pids, unsigned n, struct app_run *r)
+{
+	DIR *d;
+	struct dirent *de;
+
+	r->reports = 0;
+	r->report_bytes = r->locks_tracked = r->acquisitions = 0;
+	if (!side_report(a, s))
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		char path[PATH_MAX + 64];
+		struct stat st;
+
+		snprintf(path, sizeof path, "%s/stats-%d.json", a->stats_dir, (int)pids[i]);
+		if (stat(path, &st) != 0)
+			bench_fatal("%s: the program (pid %d) wrote no contention report: %s: %s "
+				    "(HOTLOCK_STATS_JSON=%s; is libhotlock-report.so beside "
+				    "libhotlock-preload.so?)", label, (int)pids[i], path,
+				    strerror(errno), a->stats_pattern);
+		if (st.st_size == 0)
+			bench_fatal("%s: the program (pid %d) wrote an empty contention report: "
+				    "%s (HOTLOCK_STATS_JSON=%s)", label, (int)pids[i], path,
+				    a->stats_pattern);
+	}
+	d = opendir(a->stats_dir);
+	if (!d)
+		bench_fatal("%s: %s: %s", label, a->stats_dir, strerror(errno));
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			report_read(a, label, de->d_name, r);
+	closedir(d);
+	/* readdir may miss a file removed while it reads: whatever is left. */
+	reports_clear();
+	r->locks_d = (double)r->locks_tracked;
+	if (r->reports < n)
+		bench_fatal("%s: %u contention reports for %u programs", label, r->reports, n);
 }
 
 /* ---- the rest of the machine -------------------------------------------- */
@@ -511,20 +763,22 @@ static void argf(char *buf, size_t len, const char *fmt, ...)
 		bench_fatal("apps: an argument does not fit its buffer (%s)", fmt);
 }
 
-static void run_label(char *buf, size_t len, enum app_kind k, unsigned t, enum side s)
+static void run_label(const struct apps *a, char *buf, size_t len, enum app_kind k,
+		      unsigned t, enum side s)
 {
 	if (k >= PAIR_SINGLE)
-		snprintf(buf, len, "apps pair (%s) %s", app_info[k].name, side_names[s]);
+		snprintf(buf, len, "apps pair (%s) %s", app_info[k].name, side_name(a, s));
 	else
-		snprintf(buf, len, "apps %s T=%u %s", app_info[k].name, t, side_names[s]);
+		snprintf(buf, len, "apps %s T=%u %s", app_info[k].name, t, side_name(a, s));
 }
 
-/* Runs a program to its end and checks its exit status. */
-static void run_to_end(const struct apps *a, const char *label, enum side s,
+/* Runs a program to its end (under hotlock-run when shim, with the JSON
+ * report when report) and checks its exit status. */
+static void run_to_end(const struct apps *a, const char *label, bool shim, bool report,
 		       const char *what, char *const *argv, double timeout_s,
 		       struct child *c, struct output *o)
 {
-	spawn(c, a, s == SHIM, what, argv);
+	spawn(c, a, shim, report, what, argv);
 	if (!reap(c, true, timeout_s)) {
 		child_output(c, o);
 		child_failed(label, c, o, "did not end in time and was killed");
@@ -539,7 +793,7 @@ static void spawn_together(const struct apps *a, enum side s, const char *what,
 			   char *const *argv, unsigned n, struct child *c)
 {
 	for (unsigned i = 0; i < n; i++)
-		spawn(&c[i], a, s == SHIM, what, argv);
+		spawn(&c[i], a, side_shim(a, s), side_report(a, s), what, argv);
 }
 
 /* Reaps the n instances as each ends (so that each one's wall time is its
@@ -579,19 +833,30 @@ static void reap_together(const char *label, unsigned n, double timeout_s,
 
 /* The shim's lines at exit of every instance, into r: each must have (or,
  * on glibc, lack) one; the futex calls are summed. */
-static void shim_stats_all(const char *label, enum side s, const struct output *o,
-			   unsigned n, struct app_run *r)
+static void shim_stats_all(const struct apps *a, const char *label, enum side s,
+			   const struct output *o, unsigned n, struct app_run *r)
 {
 	uint64_t wait = 0, wake = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		shim_stats(o[i].err, r);
-		check_side(label, s, r);
+		check_side(a, label, s, r);
 		wait += r->fx_wait;
 		wake += r->fx_wake;
 	}
 	r->fx_wait = wait;
 	r->fx_wake = wake;
+}
+
+/* The reports of the n instances c (reports_check). */
+static void reports_of(const struct apps *a, const char *label, enum side s,
+		       const struct child *c, unsigned n, struct app_run *r)
+{
+	pid_t pids[APP_MAX_INSTANCES];
+
+	for (unsigned i = 0; i < n; i++)
+		pids[i] = c[i].pid;
+	reports_check(a, label, s, pids, n, r);
 }
 
 /* r's totals from its instances: rates, CPU and ops summed, the longest
@@ -624,7 +889,7 @@ static void run_sysbench(const struct apps *a, enum app_kind k, unsigned t, enum
 	uint64_t per_thread = 0;
 	size_t na = 0;
 
-	run_label(label, sizeof label, k, t, s);
+	run_label(a, label, sizeof label, k, t, s);
 	argf(threads, sizeof threads, "--threads=%u", t);
 	argv[na++] = (char *)a->sysbench;
 	if (single == APP_MUTEX) {
@@ -683,7 +948,8 @@ static void run_sysbench(const struct apps *a, enum app_kind k, unsigned t, enum
 	sum_instances(r);
 	load_since(&m, r->cpu_s, r);
 	r->loadgen_cpu_s = NAN;
-	shim_stats_all(label, s, o, n, r);
+	shim_stats_all(a, label, s, o, n, r);
+	reports_of(a, label, s, c, n, r);
 	for (unsigned i = 0; i < n; i++)
 		output_free(&o[i]);
 }
@@ -788,7 +1054,7 @@ static void run_stress(const struct apps *a, enum app_kind k, unsigned t, enum s
 	struct mark m;
 	size_t na = 0;
 
-	run_label(label, sizeof label, k, t, s);
+	run_label(a, label, sizeof label, k, t, s);
 	argf(procs, sizeof procs, "%u", t);
 	argf(secs, sizeof secs, "%us", a->duration);
 	argv[na++] = (char *)a->stress_ng;
@@ -826,7 +1092,8 @@ static void run_stress(const struct apps *a, enum app_kind k, unsigned t, enum s
 	sum_instances(r);
 	load_since(&m, r->cpu_s, r);
 	r->loadgen_cpu_s = NAN;
-	shim_stats_all(label, s, o, n, r);
+	shim_stats_all(a, label, s, o, n, r);
+	reports_of(a, label, s, c, n, r);
 	for (unsigned i = 0; i < n; i++)
 		output_free(&o[i]);
 }
@@ -874,7 +1141,7 @@ static void run_memcached(const struct apps *a, unsigned t, enum side s, struct 
 	double tps, ops, run_s, t0;
 	size_t n = 0;
 
-	run_label(label, sizeof label, APP_MEMCACHED, t, s);
+	run_label(a, label, sizeof label, APP_MEMCACHED, t, s);
 	argf(threads, sizeof threads, "%u", t);
 	argf(port_s, sizeof port_s, "%u", port);
 	argv[n++] = (char *)a->memcached;
@@ -893,7 +1160,7 @@ static void run_memcached(const struct apps *a, unsigned t, enum side s, struct 
 	argv[n] = NULL;
 
 	mark(&m);
-	spawn(&srv, a, s == SHIM, "memcached", argv);
+	spawn(&srv, a, side_shim(a, s), side_report(a, s), "memcached", argv);
 	for (t0 = bench_now(); !accepts(port); sleep_s(0.01)) {
 		if (reap(&srv, false, 0)) {
 			child_output(&srv, &so);
@@ -918,7 +1185,7 @@ static void run_memcached(const struct apps *a, unsigned t, enum side s, struct 
 	argv[n++] = secs;
 	argv[n] = NULL;
 	/* The load generator runs on glibc either way. */
-	run_to_end(a, label, GLIBC, strrchr(a->memaslap, '/') + 1, argv,
+	run_to_end(a, label, false, false, strrchr(a->memaslap, '/') + 1, argv,
 		   a->duration + 60.0, &gen, &go);
 	if (!find_number(go.out, "TPS:", &tps) || !find_number(go.out, "Ops:", &ops) ||
 	    !find_number(go.out, "Run time:", &run_s) || !(tps > 0))
@@ -950,7 +1217,8 @@ static void run_memcached(const struct apps *a, unsigned t, enum side s, struct 
 	shim_stats(so.err, r);
 	output_free(&so);
 	output_free(&go);
-	check_side(label, s, r);
+	check_side(a, label, s, r);
+	reports_check(a, label, s, &srv.pid, 1, r);
 }
 
 static void run_pair(const struct apps *a, enum app_kind k, enum side s, struct app_run *r)
@@ -963,7 +1231,7 @@ static void run_pair(const struct apps *a, enum app_kind k, enum side s, struct 
 	const char *p;
 	size_t n = 0;
 
-	run_label(label, sizeof label, k, 1, s);
+	run_label(a, label, sizeof label, k, 1, s);
 	argf(pairs, sizeof pairs, "%lu", a->pairs);
 	argf(trials, sizeof trials, "%d", PAIR_TRIALS);
 	argv[n++] = (char *)a->shim_pair;
@@ -975,7 +1243,8 @@ static void run_pair(const struct apps *a, enum app_kind k, enum side s, struct 
 	argv[n++] = trials;
 	argv[n] = NULL;
 	mark(&m);
-	run_to_end(a, label, s, "hotlock-shim-pair", argv, 120, &c, &o);
+	run_to_end(a, label, side_shim(a, s), side_report(a, s), "hotlock-shim-pair", argv,
+		   120, &c, &o);
 	r->cpu_s = child_cpu(&c);
 	load_since(&m, r->cpu_s, r);
 	r->wall_s = c.wall_s;
@@ -996,12 +1265,13 @@ static void run_pair(const struct apps *a, enum app_kind k, enum side s, struct 
 	p = strstr(o.out, "lock_from ");
 	if (!p)
 		child_failed(label, &c, &o, "printed no 'lock_from'");
-	if ((strstr(p, "hotlock-preload") != NULL) != (s == SHIM))
+	if ((strstr(p, "hotlock-preload") != NULL) != side_shim(a, s))
 		bench_fatal("%s: pthread_mutex_lock came from %.*s, which is %sthe shim", label,
-			    (int)strcspn(p + 10, "\n"), p + 10, s == SHIM ? "not " : "");
+			    (int)strcspn(p + 10, "\n"), p + 10, side_shim(a, s) ? "not " : "");
 	shim_stats(o.err, r);
 	output_free(&o);
-	check_side(label, s, r);
+	check_side(a, label, s, r);
+	reports_check(a, label, s, &c.pid, 1, r);
 }
 
 static void run_one(const struct apps *a, enum app_kind k, unsigned t, enum side s,
@@ -1069,9 +1339,11 @@ static void row_figures(struct app_row *row, unsigned repeat)
 				if (seen > row->seen_max)
 					row->seen_max = seen;
 			}
-	/* > 1: the shim is faster. */
-	row->ratio = row->kind >= PAIR_SINGLE ? row->med[GLIBC] / row->med[SHIM] :
-		row->med[SHIM] / row->med[GLIBC];
+	/* > 1: TRIAL (the shim; with --stats-cost the shim with the report) is
+	 * faster. */
+	row->ratio = row->kind >= PAIR_SINGLE ? row->med[BASE] / row->med[TRIAL] :
+		row->med[TRIAL] / row->med[BASE];
+	row->locks = median_of(row->runs[TRIAL], repeat, offsetof(struct app_run, locks_d), NULL);
 }
 
 /* 3 significant digits or so. */
@@ -1093,19 +1365,35 @@ static const char *cell(char *buf, size_t len, const struct app_row *row, int s)
 
 static void print_pair_header(const struct apps *a)
 {
-	printf("The shim's own cost: an uncontended pthread_mutex_lock + unlock pair in a\n"
-	       "program not linked with hotlock (hotlock-shim-pair, %lu pairs, best of %d\n"
-	       "trials a run; median [min-max] of %u runs; ratio = glibc / shim, > 1: the\n"
-	       "shim is faster)\n", a->pairs, PAIR_TRIALS, a->repeat);
-	printf("%-17s %-26s %-26s %6s\n", "form", "glibc ns/pair", "shim ns/pair", "ratio");
+	char b[48], t[48];
+
+	if (a->stats_cost)
+		printf("The report's cost on the shim's fast path: an uncontended\n"
+		       "pthread_mutex_lock + unlock pair in hotlock-shim-pair under hotlock-run,\n"
+		       "without and with the contention report (HOTLOCK_STATS_JSON) (%lu pairs,\n"
+		       "best of %d trials a run; median [min-max] of %u runs; ratio = shim /\n"
+		       "shim+stats, > 1: the report side is faster; locks: the locks its\n"
+		       "report recorded, median)\n", a->pairs, PAIR_TRIALS, a->repeat);
+	else
+		printf("The shim's own cost: an uncontended pthread_mutex_lock + unlock pair in a\n"
+		       "program not linked with hotlock (hotlock-shim-pair, %lu pairs, best of %d\n"
+		       "trials a run; median [min-max] of %u runs; ratio = glibc / shim, > 1: the\n"
+		       "shim is faster)\n", a->pairs, PAIR_TRIALS, a->repeat);
+	snprintf(b, sizeof b, "%s ns/pair", side_name(a, BASE));
+	snprintf(t, sizeof t, "%s ns/pair", side_name(a, TRIAL));
+	printf("%-17s %-26s %-26s %6s%s\n", "form", b, t, "ratio",
+	       a->stats_cost ? "  locks" : "");
 }
 
-static void print_pair_row(const struct app_row *row)
+static void print_pair_row(const struct apps *a, const struct app_row *row)
 {
 	char g[96], h[96];
 
-	printf("%-17s %-26s %-26s %6.2f\n", app_info[row->kind].name,
-	       cell(g, sizeof g, row, GLIBC), cell(h, sizeof h, row, SHIM), row->ratio);
+	printf("%-17s %-26s %-26s %6.2f", app_info[row->kind].name,
+	       cell(g, sizeof g, row, BASE), cell(h, sizeof h, row, TRIAL), row->ratio);
+	if (a->stats_cost)
+		printf(" %6.0f", row->locks);
+	putchar('\n');
 }
 
 static void print_app_header(const struct apps *a, const struct app_row *rows, size_t nrows)
@@ -1116,27 +1404,42 @@ static void print_app_header(const struct apps *a, const struct app_row *rows, s
 		x2 |= app_info[rows[i].kind].instances > 1;
 		stress |= app_info[rows[i].kind].program == PROG_STRESS_NG;
 	}
-	printf("Programs on glibc and under hotlock-run, alternately (glibc first), median\n"
-	       "[min-max] of %u runs of about %u s; ratio = shim / glibc, > 1: the shim is\n"
-	       "faster; cpu-s = user + sys seconds of the program per run (median;\n"
-	       "memcached: the server's)\n", a->repeat, a->duration);
+	if (a->stats_cost)
+		printf("Programs under hotlock-run without and with its contention report\n"
+		       "(HOTLOCK_STATS_JSON: a JSON report per process at exit), alternately\n"
+		       "(without first), median [min-max] of %u runs of about %u s; ratio =\n"
+		       "shim+stats / shim, > 1: the report side is faster; cpu-s, cpu-st = user +\n"
+		       "sys seconds of the program per run (median; memcached: the server's; the\n"
+		       "report's writing at exit included); locks: the locks the report\n"
+		       "recorded (locks_tracked, median)\n", a->repeat, a->duration);
+	else
+		printf("Programs on glibc and under hotlock-run, alternately (glibc first), median\n"
+		       "[min-max] of %u runs of about %u s; ratio = shim / glibc, > 1: the shim is\n"
+		       "faster; cpu-s = user + sys seconds of the program per run (median;\n"
+		       "memcached: the server's)\n", a->repeat, a->duration);
 	if (x2)
 		printf("-x2: two instances of the program at once, T threads each, both on\n"
-		       "glibc or both under hotlock-run; their rates and CPU seconds summed\n");
+		       "%s; their rates and CPU seconds summed\n", a->stats_cost ?
+		       "the same side" : "glibc or both under hotlock-run");
 	if (stress)
 		printf("stress-ng: bogo ops per second of real time, as stress-ng reports it\n");
-	printf("%-*s %3s %-8s %-24s %-24s %6s %6s %6s\n", a->namew, "workload", "T", "unit",
-	       "glibc", "shim", "ratio", "cpu-g", "cpu-s");
+	printf("%-*s %3s %-8s %-24s %-24s %6s %6s %6s%s\n", a->namew, "workload", "T", "unit",
+	       side_name(a, BASE), side_name(a, TRIAL), "ratio",
+	       a->stats_cost ? "cpu-s" : "cpu-g", a->stats_cost ? "cpu-st" : "cpu-s",
+	       a->stats_cost ? "  locks" : "");
 }
 
 static void print_app_row(const struct apps *a, const struct app_row *row)
 {
 	char g[96], h[96];
 
-	printf("%-*s %3u %-8s %-24s %-24s %6.2f %6.2f %6.2f\n", a->namew,
+	printf("%-*s %3u %-8s %-24s %-24s %6.2f %6.2f %6.2f", a->namew,
 	       app_info[row->kind].name, row->threads, app_info[row->kind].unit,
-	       cell(g, sizeof g, row, GLIBC), cell(h, sizeof h, row, SHIM), row->ratio,
-	       row->cpu[GLIBC], row->cpu[SHIM]);
+	       cell(g, sizeof g, row, BASE), cell(h, sizeof h, row, TRIAL), row->ratio,
+	       row->cpu[BASE], row->cpu[TRIAL]);
+	if (a->stats_cost)
+		printf(" %6.0f", row->locks);
+	putchar('\n');
 	/* A stress-ng that ignores --mutex-procs (0.15 runs 2 threads). */
 	if (row->seen_max && (row->seen_min != row->threads || row->seen_max != row->threads)) {
 		printf("  note: stress-ng's worker ran %u", row->seen_min);
@@ -1148,7 +1451,8 @@ static void print_app_row(const struct apps *a, const struct app_row *row)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void json_run(struct bench_json *j, enum app_kind k, enum side s, const struct app_run *r)
+static void json_run(struct bench_json *j, const struct apps *a, enum app_kind k, enum side s,
+		     const struct app_run *r)
 {
 	bench_json_object(j, NULL);
 	if (k >= PAIR_SINGLE) {
@@ -1200,12 +1504,21 @@ static void json_run(struct bench_json *j, enum app_kind k, enum side s, const s
 	}
 	/* stress-ng's worker, a fork that ends with _exit, prints no line of
 	 * its own: the calls it made are unknown. */
-	if (s == SHIM && app_info[k].program != PROG_STRESS_NG) {
+	if (side_shim(a, s) && app_info[k].program != PROG_STRESS_NG) {
 		bench_json_uint(j, "futex_wait", r->fx_wait);
 		bench_json_uint(j, "futex_wake", r->fx_wake);
 	} else {
 		bench_json_null(j, "futex_wait");
 		bench_json_null(j, "futex_wake");
+	}
+	/* The reports that were checked: a line per process. */
+	if (side_report(a, s)) {
+		bench_json_object(j, "stats_report");
+		bench_json_uint(j, "reports", r->reports);
+		bench_json_uint(j, "bytes", r->report_bytes);
+		bench_json_uint(j, "locks_tracked", r->locks_tracked);
+		bench_json_uint(j, "acquisitions_listed", r->acquisitions);
+		bench_json_end(j);
 	}
 	bench_json_end(j);
 }
@@ -1218,10 +1531,10 @@ static void json_row(struct bench_json *j, const struct apps *a, const struct ap
 	for (int s = 0; s < 2; s++) {
 		const char *wl = pair ? pair_json[row->kind - PAIR_SINGLE] : app_info[row->kind].name;
 
-		snprintf(name, sizeof name, "%s/%s", side_names[s], wl);
+		snprintf(name, sizeof name, "%s/%s", side_name(a, (enum side)s), wl);
 		bench_json_object(j, NULL);
 		bench_json_string(j, "lock", name);
-		bench_json_string(j, "side", side_names[s]);
+		bench_json_string(j, "side", side_name(a, (enum side)s));
 		bench_json_string(j, "workload", wl);
 		bench_json_uint(j, "threads", row->threads);
 		if (!pair)
@@ -1240,11 +1553,12 @@ static void json_row(struct bench_json *j, const struct apps *a, const struct ap
 		bench_json_number(j, "spread", a->repeat > 1 ?
 				  (row->max[s] - row->min[s]) / row->med[s] : NAN);
 		bench_json_number(j, "cpu_s", row->cpu[s]);
-		bench_json_number(j, "ratio_shim_over_glibc", row->ratio);
+		bench_json_number(j, a->stats_cost ? "ratio_stats_over_shim" :
+				  "ratio_shim_over_glibc", row->ratio);
 		bench_json_uint(j, "median_run", row->median[s]);
 		bench_json_array(j, "runs");
 		for (unsigned i = 0; i < a->repeat; i++)
-			json_run(j, row->kind, (enum side)s, &row->runs[s][i]);
+			json_run(j, a, row->kind, (enum side)s, &row->runs[s][i]);
 		bench_json_end(j);
 		bench_json_end(j);
 	}
@@ -1268,6 +1582,11 @@ static void write_json(const struct apps *a, const struct app_row *rows, size_t 
 	bench_json_uint(j, "repeat", a->repeat);
 	bench_json_number(j, "duration_s", a->duration);
 	bench_json_bool(j, "quick", a->quick);
+	bench_json_bool(j, "stats_cost", a->stats_cost);
+	bench_json_array(j, "sides");
+	bench_json_string(j, NULL, side_name(a, BASE));
+	bench_json_string(j, NULL, side_name(a, TRIAL));
+	bench_json_end(j);
 	bench_json_string(j, "table", "median");
 	bench_json_string(j, "hotlock_run", a->hotlock_run);
 	bench_json_array(j, "hotlock_run_options");
@@ -1397,7 +1716,7 @@ static void version_of(const char *prog, const char *arg, char *buf, size_t len)
 
 	memset(&none, 0, sizeof none);
 	buf[0] = '\0';
-	spawn(&c, &none, false, prog, argv);
+	spawn(&c, &none, false, false, prog, argv);
 	reap(&c, true, 10);
 	child_output(&c, &o);
 	snprintf(buf, len, "%.*s", (int)strcspn(o.out, "\n"), o.out);
@@ -1479,6 +1798,7 @@ static void apps_help(FILE *f)
 		"                          [--duration S] [--workloads W,...] [--json FILE]\n"
 		"                          [--pairs N] [--hotlock-run PATH] [--shim-pair PATH]\n"
 		"                          [--queue fifo|cna] [--spin-ns N] [--busy N]\n"
+		"                          [--stats-cost]\n"
 		"\n"
 		"Real programs on glibc's locks and on hotlock's through the pthread shim\n"
 		"(hotlock-run, libhotlock-preload.so), and the shim's own cost:\n"
@@ -1537,6 +1857,18 @@ static void apps_help(FILE *f)
 		"                     SIGTERM too); stated as 'load:' above the tables and\n"
 		"                     in the JSON (config busy, each run's busy_cpus), and\n"
 		"                     left out of each run's other load (default 0)\n"
+		"  --stats-cost       what hotlock-run's contention report costs: instead of\n"
+		"                     glibc against the shim, the shim without the report\n"
+		"                     (side 'shim') against the shim with it (side\n"
+		"                     'shim+stats': HOTLOCK_STATS_JSON into a file per pid\n"
+		"                     in a directory made for the run and removed after it,\n"
+		"                     the text report off), alternately, R times, every\n"
+		"                     workload and the pair alike; ratio = shim+stats /\n"
+		"                     shim (pair: shim / shim+stats), > 1: the report side\n"
+		"                     is faster; a column 'locks' gives the locks the report\n"
+		"                     recorded.  Each program of a report run must have\n"
+		"                     written its report (a JSON line per process, checked\n"
+		"                     and removed after the run), else exit 1\n"
 		"  --help             this text\n"
 		"\n"
 		"Progress on stderr, one line per run.  JSON: \"results\" has a member per\n"
@@ -1544,7 +1876,10 @@ static void apps_help(FILE *f)
 		"glibc/mutex-pair-1thread), its ops_per_sec the median (pairs per second for\n"
 		"the pair), every run under \"runs\" (an -x2 run's two instances under its\n"
 		"\"instances\"), so that 'hotlock-bench compare' can compare two runs;\n"
-		"\"skipped\" names what could not run and why.\n"
+		"\"skipped\" names what could not run and why.  With --stats-cost the sides\n"
+		"are shim and shim+stats (shim+stats/memcached), the ratio is\n"
+		"ratio_stats_over_shim, and each shim+stats run has a \"stats_report\"\n"
+		"(reports, bytes, locks_tracked, acquisitions_listed).\n"
 		"\n"
 		"Exit status: 0 ok (skipped workloads included), 1 a run failed or\n"
 		"hotlock-run was not found, 2 bad command line.\n",
@@ -1635,6 +1970,8 @@ static int apps_main(int argc, char **argv)
 			a.spin_ns = v;
 		} else if ((v = bench_opt_value(me, argc, argv, &i, "--busy"))) {
 			a.busy = bench_parse_busy(me, v);
+		} else if (strcmp(argv[i], "--stats-cost") == 0) {
+			a.stats_cost = true;
 		} else if (argv[i][0] == '-') {
 			bench_usage_error(me, "unknown option '%s'", argv[i]);
 		} else {
@@ -1691,6 +2028,13 @@ static int apps_main(int argc, char **argv)
 	/* Beside every run, glibc's and the shim's alike. */
 	bench_busy_start(a.busy);
 	bench_busy_note(stdout);
+	/* After --busy's handlers, so that a signal removes the reports, then
+	 * goes on to them. */
+	if (a.stats_cost) {
+		reports_start(&a);
+		printf("--stats-cost: the shim without its contention report, then with it "
+		       "(HOTLOCK_STATS_JSON=%s)\n", a.stats_pattern);
+	}
 	fflush(stdout);
 
 	total = (unsigned)nrows * 2 * a.repeat;
@@ -1703,18 +2047,24 @@ static int apps_main(int argc, char **argv)
 		for (unsigned rep = 0; rep < a.repeat; rep++)
 			for (int s = 0; s < 2; s++) {
 				struct app_run *r = &row->runs[s][rep];
-				char result[96], cpu[64];
+				char result[160], cpu[96];
 
 				if (row->kind >= PAIR_SINGLE)
 					bench_progress_begin("pair (%s) %s, run %u/%u",
-							     app_info[row->kind].name, side_names[s],
+							     app_info[row->kind].name,
+							     side_name(&a, (enum side)s),
 							     rep + 1, a.repeat);
 				else
 					bench_progress_begin("%s T=%u %s, run %u/%u",
 							     app_info[row->kind].name, row->threads,
-							     side_names[s], rep + 1, a.repeat);
+							     side_name(&a, (enum side)s), rep + 1,
+							     a.repeat);
 				run_one(&a, row->kind, row->threads, (enum side)s, r);
-				snprintf(cpu, sizeof cpu, ", cpu %.2f s", r->cpu_s);
+				if (side_report(&a, (enum side)s))
+					snprintf(cpu, sizeof cpu, ", cpu %.2f s, %llu locks recorded",
+						 r->cpu_s, (unsigned long long)r->locks_tracked);
+				else
+					snprintf(cpu, sizeof cpu, ", cpu %.2f s", r->cpu_s);
 				snprintf(result, sizeof result, "%.3g %s%s",
 					 r->value / app_info[row->kind].scale,
 					 app_info[row->kind].unit, cpu);
@@ -1731,7 +2081,7 @@ static int apps_main(int argc, char **argv)
 			print_app_header(&a, rows + npair, nrows - npair);
 		}
 		if (row->kind >= PAIR_SINGLE)
-			print_pair_row(row);
+			print_pair_row(&a, row);
 		else
 			print_app_row(&a, row);
 		fflush(stdout);
