@@ -70,6 +70,49 @@ for path, registered in ((sys.argv[2], kinds["locks:"]), (sys.argv[3], kinds["rw
     assert config["machine"]["cpus_online"] >= 1 and config["date"].endswith("Z")
 PY
 
+# apps --stats-cost (about 2 s): the shim without and with its contention
+# report, the pair and sysbench-threads at T=2 (skipped with a line where
+# sysbench is missing); every shim+stats run checked its report, and the
+# directory the reports went to is gone afterwards.  A hotlock-run that
+# drops HOTLOCK_STATS_JSON makes it exit 1, naming the missing report.
+"$bench" apps --help | grep -q -- '--stats-cost' || fail "apps --help does not name --stats-cost"
+mkdir "$tmp/st"
+TMPDIR=$tmp/st "$bench" apps --stats-cost --quick --repeat 1 --threads 2 --pairs 100000 \
+	--workloads pair,sysbench-threads --json "$tmp/sc.json" >"$tmp/out" 2>"$tmp/err" ||
+	fail "apps --stats-cost: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/st")" ] || fail "apps --stats-cost left $(ls -A "$tmp/st") behind"
+grep -q 'shim+stats ns/pair' "$tmp/out" || fail "apps --stats-cost: no shim+stats column: $(cat "$tmp/out")"
+"$py" - "$tmp/sc.json" <<'PY' || fail "apps --stats-cost: the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["config"]["stats_cost"] is True and d["config"]["sides"] == ["shim", "shim+stats"]
+sides = set()
+for r in d["results"]:
+    sides.add(r["side"])
+    assert "ratio_stats_over_shim" in r, r["lock"]
+    for run in r["runs"]:
+        assert run["futex_wait"] is not None, r["lock"]   # both sides on the shim
+        if r["side"] == "shim+stats":
+            rep = run["stats_report"]
+            assert rep["reports"] >= 1 and rep["bytes"] > 0, (r["lock"], rep)
+            if r["workload"] == "sysbench-threads":
+                assert rep["locks_tracked"] >= 1, (r["lock"], rep)
+        else:
+            assert "stats_report" not in run, r["lock"]
+assert sides == {"shim", "shim+stats"}, sides
+assert any(r["workload"].startswith("mutex-pair") for r in d["results"])
+PY
+printf '#!/bin/sh\nunset HOTLOCK_STATS_JSON\nexec "%s" "$@"\n' \
+	"$(dirname "$bench")/../bin/hotlock-run" >"$tmp/no-report"
+chmod +x "$tmp/no-report"
+rc=0
+TMPDIR=$tmp/st "$bench" apps --stats-cost --quick --repeat 1 --pairs 100000 --workloads pair \
+	--hotlock-run "$tmp/no-report" >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "apps --stats-cost without reports exited $rc, not 1: $(cat "$tmp/err")"
+grep -q 'shim+stats: the program (pid [0-9]*) wrote no contention report' "$tmp/err" ||
+	fail "apps --stats-cost without reports did not say so: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/st")" ] || fail "apps --stats-cost (failed) left $(ls -A "$tmp/st") behind"
+
 # Bad lists: exit 2, with the reason.
 expect_usage() {
 	local want=$1 rc=0
