@@ -156,51 +156,6 @@ HL_HIDDEN const _Atomic uint32_t *shim_cancel_begin(int *state);
  * cancel state. */
 HL_HIDDEN void shim_cancel_end(bool act, int state);
 
-/* ---- contention records (shim_stats.c) ------------------------------------
- * Only while shim_stats_on (set once, at load): see shim_stats.c. */
-#include "stats.h"
-#include "thread.h"
-
-HL_HIDDEN extern bool shim_stats_on;
-/* obj's record, from the index in its bytes; NULL if it has none. */
-HL_HIDDEN struct stats_rec *shim_stats_rec(const void *obj, uint32_t idx);
-/* Makes obj's record at its first contention (NULL: the table is full). */
-HL_HIDDEN struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_obj kind,
-					     uint32_t type);
-/* A mutex of hotlock's: its record, made now if it has none (shim_mutex.c);
- * NULL for glibc's, or where the table is full. */
-HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
-/* obj is destroyed or initialised again: its record is merged and freed. */
-HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
-
-/* A wait for a lock: begin before, end after, with the lock's answer
- * (0: the caller holds it now; an exclusive lock's counts are written
- * under it). */
-struct shim_wait {
-	uint64_t t0;
-	uint64_t c0[HL_COUNTERS];
-};
-HL_HIDDEN void shim_wait_begin(struct shim_wait *w);
-HL_HIDDEN void shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err);
-/* An acquisition that did not wait. */
-HL_HIDDEN void shim_stats_acquired(struct stats_rec *r, bool read);
-/* A trylock that found the lock taken. */
-HL_HIDDEN void shim_stats_busy(struct stats_rec *r);
-/* An exclusive hold: begins once taken, ends before the release. */
-HL_HIDDEN void shim_hold_begin(_Atomic uint64_t *since);
-HL_HIDDEN void shim_hold_end(struct stats_rec *r, _Atomic uint64_t *since);
-/* A release that took the slow path: the futex calls it made. */
-HL_HIDDEN void shim_release_begin(struct shim_wait *w);
-HL_HIDDEN void shim_release_end(struct stats_rec *r, const struct shim_wait *w);
-/* The calling thread released a mutex (futile wake-ups, below). */
-HL_HIDDEN void shim_stats_released(void);
-/* A condvar wait on record r (the caller holds mutex): returns its start. */
-HL_HIDDEN uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex);
-HL_HIDDEN void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond,
-				  const void *mutex, int err);
-/* A signal (waiters: how many were listed) or broadcast. */
-HL_HIDDEN void shim_cond_signalled(struct stats_rec *r, uint32_t waiters, bool broadcast);
-
 /* ---- symbol versions --------------------------------------------------------
  * Each function is exported at every version glibc 2.36 exports it at, so
  * that a program binds to the shim whichever glibc it was linked against

@@ -32,6 +32,7 @@
 
 #include "morph.h"
 #include "shim.h"
+#include "shim_stats.h"
 #include "shim_api.h"
 #include "thread.h"
 
@@ -126,15 +127,17 @@ struct stats_rec *shim_mutex_stats(pthread_mutex_t *m)
 	return type < 0 ? NULL : mutex_rec(m, type);
 }
 
-/* The wait of lock_wait, timed and counted in r. */
+/* The wait of lock_wait, timed and counted in r; the hold it begins is
+ * timed from the wait's end. */
 static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const struct hl_deadline *dl)
 {
 	struct shim_wait w;
 	shim_wait_begin(&w);
 	int err = lock_wait(m, type, dl);
-	shim_wait_end(r, &w, false, err);
+	uint64_t t1 = shim_wait_end(r, &w, false, err);
 	if (!err)
-		shim_hold_begin(&SM(m)->held_since);
+		/* Relaxed: the holder's own (shim_stats.h). */
+		hl_store(&SM(m)->held_since, t1, HL_RELAXED);
 	return err;
 }
 
@@ -145,9 +148,10 @@ __attribute__((noinline)) static int counted_lock(pthread_mutex_t *m, int type)
 	struct stats_rec *r = mutex_rec(m, type);
 	if (!r)
 		return lock_wait(m, type, NULL);
-	if (hl_mutex_trylock(&SM(m)->hl) == 0) {
-		shim_stats_acquired(r, false);
-		shim_hold_begin(&SM(m)->held_since);
+	bool plain = type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
+	if (plain ? hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())
+		  : hl_mutex_trylock(&SM(m)->hl) == 0) {
+		shim_stats_acquired(r, &SM(m)->held_since);
 		return 0;
 	}
 	return counted_wait(m, r, type, NULL);
@@ -202,8 +206,7 @@ int shim_mutex_trylock(pthread_mutex_t *m)
 	struct stats_rec *r = err ? mutex_rec(m, type)
 				  : shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
 	if (r && !err) {
-		shim_stats_acquired(r, false);
-		shim_hold_begin(&SM(m)->held_since);
+		shim_stats_acquired(r, &SM(m)->held_since);
 	} else if (r && err == EBUSY) {
 		shim_stats_busy(r);
 	}
@@ -223,10 +226,8 @@ static int timed_lock(pthread_mutex_t *m, int type, clockid_t clock, const struc
 	if (hl_mutex_trylock(&SM(m)->hl) == 0) {
 		struct stats_rec *r;
 		if (hl_unlikely(shim_stats_on) &&
-		    (r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED)))) {
-			shim_stats_acquired(r, false);
-			shim_hold_begin(&SM(m)->held_since);
-		}
+		    (r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
+			shim_stats_acquired(r, &SM(m)->held_since);
 		return 0;
 	}
 	struct hl_deadline dl;
@@ -287,14 +288,19 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 	if (!(kind & SHIM_MUTEX_TRACKED) || !(r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
 		return unlock_now(m, type);
 	/* The hold ends while m is still ours (after the unlock, m may be
-	 * freed); the futex calls of the release are added after it, to the
-	 * record, which is never freed memory. */
+	 * freed); the futex calls of a slow release are added after it, to
+	 * the record, which is never freed memory. */
 	shim_hold_end(r, &SM(m)->held_since);
-	shim_stats_released();
+	if ((type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) &&
+	    hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
+		shim_stats_released();
+		return 0;
+	}
 	struct shim_wait w;
 	shim_release_begin(&w);
 	int err = unlock_now(m, type);
 	shim_release_end(r, &w);
+	shim_stats_released();
 	return err;
 }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "shim.h"
+#include "shim_stats.h"
 #include "shim_api.h"
 
 static inline int hl_kind(pthread_rwlock_t *l)
@@ -83,21 +84,24 @@ static int lock_wait(pthread_rwlock_t *l, bool read, int kind, const struct hl_d
 		    : hl__rwlock_wrlock_kind(&SR(l)->hl, kind, dl);
 }
 
-/* The write lock is ours: its hold starts.  Relaxed: the writer's own
- * fields, read by the writer at its unlock. */
+/* The write lock is ours: its writer is known, so that its unlock ends
+ * the hold.  Relaxed: the writer's own fields, read by the writer at its
+ * unlock. */
 static void writer_begins(pthread_rwlock_t *l)
 {
 	hl_store(&SR(l)->writer, hl_tid(), HL_RELAXED);
-	shim_hold_begin(&SR(l)->held_since);
 }
 
 /* An acquisition that did not wait, counted in l's record r (if any). */
 static void acquired(pthread_rwlock_t *l, struct stats_rec *r, bool read)
 {
-	if (r) {
-		shim_stats_acquired(r, read);
-		if (!read)
-			writer_begins(l);
+	if (!r)
+		return;
+	if (read) {
+		shim_stats_read(r);
+	} else {
+		writer_begins(l);
+		shim_stats_acquired(r, &SR(l)->held_since);
 	}
 }
 
@@ -130,9 +134,12 @@ static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl_deadline
 	struct shim_wait w;
 	shim_wait_begin(&w);
 	err = lock_wait(l, read, kind, dl);
-	shim_wait_end(r, &w, read, err);
-	if (!err && !read)
+	uint64_t t1 = shim_wait_end(r, &w, read, err);
+	if (!err && !read) {
 		writer_begins(l);
+		/* The hold is timed from the wait's end (relaxed: as above). */
+		hl_store(&SR(l)->held_since, t1, HL_RELAXED);
+	}
 	return err;
 }
 SHIM_EXPORT2(shim_rwlock_destroy, pthread_rwlock_destroy, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -250,6 +257,7 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 	shim_release_begin(&w);
 	int err = hl_rwlock_unlock(&SR(l)->hl);
 	shim_release_end(r, &w);
+	shim_stats_released();
 	return err;
 }
 SHIM_EXPORT2(shim_rwlock_unlock, pthread_rwlock_unlock, "GLIBC_2.34", "GLIBC_2.2.5");

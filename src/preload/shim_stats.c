@@ -30,11 +30,13 @@
  * are read before and after, so that the record gets what this wait cost
  * without the lock code knowing of records at all.
  *
- * Who writes a record.  Exclusive counts and times are written by the
- * thread that holds the lock, after it took it and before it releases it:
- * the lock orders them, so a relaxed load and store stand for an add.
- * Whatever is written without the lock (read locks, timeouts, condvars,
- * wake-ups counted after a release) is an atomic add.  All relaxed: the
+ * Who writes a record.  Exclusive holds are timed by the thread that holds
+ * the lock, before it releases it: the lock orders them, so a relaxed load
+ * and store stand for an add.  Everything else is an atomic add: a waited
+ * acquisition's counts are kept by its thread until it released the lock,
+ * so that they do not lengthen the critical section (shim_stats_flush),
+ * and sampled acquisitions, read locks, timeouts and condvars are counted
+ * by threads side by side (shim_stats.h).  All relaxed: the
  * report reads them at exit, as numbers, and orders nothing by them.
  *
  * The record table is reserved address space (mmap, MAP_NORESERVE), never
@@ -76,6 +78,7 @@
 #include <hotlock/futex.h>
 
 #include "shim.h"
+#include "shim_stats.h"
 #include "stats.h"
 #include "thread.h"
 #include "config.h"
@@ -100,8 +103,10 @@ static struct dest text, json, line;    /* line: HOTLOCK_SHIM_STATS */
 static int top_n = TOP_DEFAULT;
 static uint64_t start_ns;               /* CLOCK_BOOTTIME at the process's start */
 
-static struct stats_rec *recs;
-static _Atomic uint32_t recs_used = 1;  /* the table's high-water mark */
+struct stats_rec *shim_recs;
+_Atomic uint32_t shim_recs_used = 1;    /* the table's high-water mark */
+__thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
+__thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
 static uint32_t free_head;              /* under table_lock */
 static uint32_t merged[MERGE_SLOTS];    /* under table_lock */
 static _Atomic uint64_t untracked;      /* contended objects without a record */
@@ -273,6 +278,7 @@ static uint64_t task_cpu_ns(uint32_t tid)
 static void thread_exit(void *p)
 {
 	struct stats_thread *t = p;
+	shim_stats_flush();
 	int cs;
 	no_cancel(&cs);
 	task_name(t->tid, t->name);
@@ -285,8 +291,9 @@ static void thread_exit(void *p)
 static void thread_wait(uint64_t ns, bool cond)
 {
 	struct stats_thread *t = thread_me();
-	if (t)
-		hl_fetch_add(cond ? &t->cond_wait_ns : &t->lock_wait_ns, ns, HL_RELAXED);
+	_Atomic uint64_t *sum = t ? (cond ? &t->cond_wait_ns : &t->lock_wait_ns) : NULL;
+	if (sum)        /* the thread's own: load and store */
+		hl_store(sum, hl_load(sum, HL_RELAXED) + ns, HL_RELAXED);
 	else
 		hl_fetch_add(cond ? &omitted_cond_ns : &omitted_lock_ns, ns, HL_RELAXED);
 }
@@ -319,34 +326,23 @@ static struct stats_rec *rec_alloc(void)
 {
 	uint32_t i = free_head;
 	if (i) {
-		free_head = recs[i].next_free;
+		free_head = shim_recs[i].next_free;
 	} else {
-		i = hl_load(&recs_used, HL_RELAXED);
+		i = hl_load(&shim_recs_used, HL_RELAXED);
 		if (i >= MAX_RECS)
 			return NULL;
 		/* Relaxed: the report reads the records below it, as
 		 * numbers. */
-		hl_store(&recs_used, i + 1, HL_RELAXED);
+		hl_store(&shim_recs_used, i + 1, HL_RELAXED);
 	}
-	struct stats_rec *r = &recs[i];
+	struct stats_rec *r = &shim_recs[i];
 	memset((void *)r, 0, sizeof(*r));
 	return r;
 }
 
 static inline uint32_t rec_index(const struct stats_rec *r)
 {
-	return (uint32_t)(r - recs);
-}
-
-struct stats_rec *shim_stats_rec(const void *obj, uint32_t idx)
-{
-	/* Relaxed: the record's address was written before the index was
-	 * published to the object (release, shim_stats_track), and a stale
-	 * one only makes us miss. */
-	if (!idx || idx >= MAX_RECS || idx >= hl_load(&recs_used, HL_RELAXED) ||
-	    hl_load(&recs[idx].addr, HL_RELAXED) != (uintptr_t)obj)
-		return NULL;
-	return &recs[idx];
+	return (uint32_t)(r - shim_recs);
 }
 
 /* The frames of the caller's call stack outside this library, innermost
@@ -428,11 +424,11 @@ void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 		hl_store(idx, 0, HL_RELAXED);
 		/* Its merged record: the one of its kind and stack. */
 		uint32_t slot = (uint32_t)r->hash % MERGE_SLOTS, probes = 0;
-		while (merged[slot] && recs[merged[slot]].hash != r->hash && ++probes < MERGE_SLOTS)
+		while (merged[slot] && shim_recs[merged[slot]].hash != r->hash && ++probes < MERGE_SLOTS)
 			slot = (slot + 1) % MERGE_SLOTS;
 		struct stats_rec *m = NULL;
-		if (merged[slot] && recs[merged[slot]].hash == r->hash) {
-			m = &recs[merged[slot]];
+		if (merged[slot] && shim_recs[merged[slot]].hash == r->hash) {
+			m = &shim_recs[merged[slot]];
 			hl_fetch_add(&m->objects, 1, HL_RELAXED);
 		} else if (!merged[slot] && (m = rec_alloc())) {
 			m->obj = r->obj;
@@ -463,18 +459,6 @@ void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 
 /* ---- counting ---------------------------------------------------------------- */
 
-/* A count bumped by the lock's holder (see the top): load and store. */
-static inline void held_add(struct stats_rec *r, int k, uint64_t v)
-{
-	hl_store(&r->c[k], hl_load(&r->c[k], HL_RELAXED) + v, HL_RELAXED);
-}
-
-static inline void held_max(struct stats_rec *r, int k, uint64_t v)
-{
-	if (v > hl_load(&r->c[k], HL_RELAXED))
-		hl_store(&r->c[k], v, HL_RELAXED);
-}
-
 /* A maximum written without the lock. */
 static inline void shared_max(struct stats_rec *r, int k, uint64_t v)
 {
@@ -490,11 +474,57 @@ static void thread_counters(uint64_t c[HL_COUNTERS])
 
 void shim_wait_begin(struct shim_wait *w)
 {
+	shim_stats_flush();
 	thread_counters(w->c0);
 	w->t0 = hl_now_ns();
 }
 
-void shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err)
+/* A waited exclusive acquisition's counts, kept by its thread until it
+ * has released the lock (shim_stats_flush): written then, with atomic adds,
+ * they do not lengthen the critical section, whose next holder is already
+ * waiting (measured: writing them under the lock cost sysbench-mutex a
+ * tenth of its rate).  A thread has one pending at a time; it flushes at
+ * its tracked unlocks, before its next wait, and at its exit. */
+static const int wait_fields[HL_COUNTERS] = {
+	[HL_FX_WAIT] = STC_FUTEX_WAITS, [HL_FX_WAKE] = STC_FUTEX_WAKES,
+	[HL_SP_SPUN] = STC_SPINS, [HL_SP_WON] = STC_SPINS_WON, [HL_LK_HANDED] = STC_HANDOFFS,
+};
+__thread struct stats_rec *shim_pending_rec __attribute__((tls_model("initial-exec")));
+static __thread struct {
+	uint64_t ns, t1;
+	uint64_t d[HL_COUNTERS];        /* the thread's counters' deltas over the wait */
+	bool cross;
+} pending __attribute__((tls_model("initial-exec")));
+
+/* Adds counts of a waited acquisition (read: a read lock's) to r:
+ * atomic adds, as other threads add theirs at the same time. */
+static void add_wait(struct stats_rec *r, bool read, uint64_t ns, uint64_t t1, const uint64_t d[HL_COUNTERS],
+		     bool cross)
+{
+	hl_fetch_add(&r->c[read ? STC_R_ACQ : STC_W_ACQ], 1, HL_RELAXED);
+	hl_fetch_add(&r->c[read ? STC_R_CONTENDED : STC_W_CONTENDED], 1, HL_RELAXED);
+	hl_fetch_add(&r->c[read ? STC_R_WAIT_NS : STC_W_WAIT_NS], ns, HL_RELAXED);
+	shared_max(r, read ? STC_R_WAIT_MAX_NS : STC_W_WAIT_MAX_NS, ns);
+	for (int k = 0; k < HL_COUNTERS; k++)
+		if (wait_fields[k] && d[k])
+			hl_fetch_add(&r->c[wait_fields[k]], d[k], HL_RELAXED);
+	if (cross)
+		hl_fetch_add(&r->c[STC_CROSS_NODE], 1, HL_RELAXED);
+	/* The latest of racing ends is near enough. */
+	if (t1 > hl_load(&r->last_ns, HL_RELAXED))
+		hl_store(&r->last_ns, t1, HL_RELAXED);
+}
+
+void shim_stats_flush(void)
+{
+	struct stats_rec *r = shim_pending_rec;
+	if (!r)
+		return;
+	shim_pending_rec = NULL;
+	add_wait(r, false, pending.ns, pending.t1, pending.d, pending.cross);
+}
+
+uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err)
 {
 	uint64_t t1 = hl_now_ns(), ns = t1 - w->t0;
 	uint64_t c[HL_COUNTERS];
@@ -503,69 +533,31 @@ void shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, in
 	if (err) {
 		if (err == ETIMEDOUT)
 			hl_fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
-		return;
+		return t1;
 	}
-	static const int fields[HL_COUNTERS] = {
-		[HL_FX_WAIT] = STC_FUTEX_WAITS, [HL_FX_WAKE] = STC_FUTEX_WAKES,
-		[HL_SP_SPUN] = STC_SPINS, [HL_SP_WON] = STC_SPINS_WON, [HL_LK_HANDED] = STC_HANDOFFS,
-	};
-	hl_store(&r->last_ns, t1, HL_RELAXED);  /* the latest of racing ends is near enough */
-	uint32_t node = hl_topo_node() + 1;
-	bool cross = hl_xchg(&r->last_node, node, HL_RELAXED) != node && hl_topo_nodes() > 1;
-	if (read) {
-		/* Read holders run side by side: atomic adds. */
-		hl_fetch_add(&r->c[STC_R_ACQ], 1, HL_RELAXED);
-		hl_fetch_add(&r->c[STC_R_CONTENDED], 1, HL_RELAXED);
-		hl_fetch_add(&r->c[STC_R_WAIT_NS], ns, HL_RELAXED);
-		shared_max(r, STC_R_WAIT_MAX_NS, ns);
-		for (int k = 0; k < HL_COUNTERS; k++)
-			if (fields[k] && c[k] != w->c0[k])
-				hl_fetch_add(&r->c[fields[k]], c[k] - w->c0[k], HL_RELAXED);
-		if (cross)
-			hl_fetch_add(&r->c[STC_CROSS_NODE], 1, HL_RELAXED);
-		return;
+	/* The node moved: with one node, never (and no node lookup). */
+	bool cross = false;
+	if (hl_topo_nodes() > 1) {
+		uint32_t node = hl_topo_node() + 1;
+		cross = hl_load(&r->last_node, HL_RELAXED) != node;
+		hl_store(&r->last_node, node, HL_RELAXED);
 	}
-	held_add(r, STC_W_ACQ, 1);
-	held_add(r, STC_W_CONTENDED, 1);
-	held_add(r, STC_W_WAIT_NS, ns);
-	held_max(r, STC_W_WAIT_MAX_NS, ns);
-	/* The futex counts: a releaser adds its wakes without the lock. */
+	uint64_t d[HL_COUNTERS];
 	for (int k = 0; k < HL_COUNTERS; k++)
-		if (fields[k] && c[k] != w->c0[k])
-			hl_fetch_add(&r->c[fields[k]], c[k] - w->c0[k], HL_RELAXED);
-	if (cross)
-		held_add(r, STC_CROSS_NODE, 1);
-}
-
-void shim_stats_acquired(struct stats_rec *r, bool read)
-{
-	if (read)
-		hl_fetch_add(&r->c[STC_R_ACQ], 1, HL_RELAXED);
-	else
-		held_add(r, STC_W_ACQ, 1);
-}
-
-void shim_stats_busy(struct stats_rec *r)
-{
-	hl_fetch_add(&r->c[STC_TRY_BUSY], 1, HL_RELAXED);
-}
-
-void shim_hold_begin(_Atomic uint64_t *since)
-{
-	/* Relaxed: written and read by the holder (or, for a normal mutex
-	 * that another thread unlocks, after whatever handed it over). */
-	hl_store(since, hl_now_ns(), HL_RELAXED);
-}
-
-void shim_hold_end(struct stats_rec *r, _Atomic uint64_t *since)
-{
-	uint64_t t0 = hl_xchg(since, 0, HL_RELAXED);
-	if (!t0)
-		return;
-	uint64_t ns = hl_now_ns() - t0;
-	held_add(r, STC_HOLD_NS, ns);
-	held_add(r, STC_HOLDS, 1);
-	held_max(r, STC_HOLD_MAX_NS, ns);
+		d[k] = c[k] - w->c0[k];
+	if (read) {
+		/* Read holders run side by side: no critical section to
+		 * keep short. */
+		add_wait(r, true, ns, t1, d, cross);
+		return t1;
+	}
+	shim_stats_flush();             /* one pending at a time */
+	shim_pending_rec = r;
+	pending.ns = ns;
+	pending.t1 = t1;
+	memcpy(pending.d, d, sizeof(d));
+	pending.cross = cross;
+	return t1;
 }
 
 void shim_release_begin(struct shim_wait *w)
@@ -588,23 +580,18 @@ void shim_release_end(struct stats_rec *r, const struct shim_wait *w)
  * same condvar again without having released the mutex in between: it found
  * its condition still false.  Each thread counts its mutex releases (every
  * release of a tracked mutex, and every wait, which releases one). */
-static __thread uint64_t releases __attribute__((tls_model("initial-exec")));
 static __thread struct {
 	const void *cond, *mutex;
 	uint64_t releases;
 } last_wake __attribute__((tls_model("initial-exec")));
 
-void shim_stats_released(void)
-{
-	releases++;
-}
-
 uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex)
 {
-	if (last_wake.cond == cond && last_wake.mutex == mutex && last_wake.releases == releases)
+	shim_stats_flush();             /* about to wait: the section's length no longer counts */
+	if (last_wake.cond == cond && last_wake.mutex == mutex && last_wake.releases == shim_releases)
 		hl_fetch_add(&r->c[STC_C_FUTILE], 1, HL_RELAXED);
 	last_wake.cond = NULL;
-	releases++;
+	shim_releases++;               /* the wait releases the mutex */
 	hl_store(&r->cond_mutex, (uintptr_t)mutex, HL_RELAXED);
 	return hl_now_ns();
 }
@@ -621,7 +608,7 @@ void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond, cons
 		hl_fetch_add(&r->c[STC_C_WOKEN], 1, HL_RELAXED);
 		last_wake.cond = cond;
 		last_wake.mutex = mutex;
-		last_wake.releases = releases;
+		last_wake.releases = shim_releases;
 	}
 }
 
@@ -698,6 +685,7 @@ static void report(const char *end)
 	int none = 0;
 	if (!hl_cas(&reported_pid, &none, pid, HL_RELAXED))
 		return;
+	shim_stats_flush();
 	if (line.on)
 		write_line();
 	if (!shim_stats_on)
@@ -728,8 +716,8 @@ static void report(const char *end)
 		.handoff_ns = hl_handoff_ns(),
 		.spin_ns = hl_spin_ns(),
 		.cna = hl_queue_policy_is_cna(HL_QUEUE_DEFAULT),
-		.recs = recs,
-		.n_recs = hl_load(&recs_used, HL_RELAXED),
+		.recs = shim_recs,
+		.n_recs = hl_load(&shim_recs_used, HL_RELAXED),
 		.threads = threads,
 		.n_threads = n_threads,
 		.threads_omitted = hl_load(&threads_omitted, HL_RELAXED),
@@ -847,13 +835,13 @@ static void fork_child(void)
 	atomic_flag_clear(&table_lock);
 	hl_store(&owner_pid, (int)getpid(), HL_RELAXED);
 	hl_store(&reported_pid, 0, HL_RELAXED);
-	if (!recs)
+	if (!shim_recs)
 		return;                 /* HOTLOCK_SHIM_STATS's line only */
 	start_ns = boot_ns();
-	uint32_t used = hl_load(&recs_used, HL_RELAXED);
+	uint32_t used = hl_load(&shim_recs_used, HL_RELAXED);
 	for (uint32_t i = 1; i < used; i++)
 		for (int k = 0; k < STC_COUNT; k++)
-			hl_store(&recs[i].c[k], 0, HL_RELAXED);
+			hl_store(&shim_recs[i].c[k], 0, HL_RELAXED);
 	uint32_t n = hl_load(&threads_used, HL_RELAXED);
 	memset((void *)threads, 0, sizeof(*threads) * (n < MAX_THREADS ? n : MAX_THREADS));
 	hl_store(&threads_used, 0, HL_RELAXED);
@@ -889,11 +877,11 @@ __attribute__((constructor)) static void stats_init(void)
 		pthread_atfork(NULL, NULL, fork_child);
 	if (!shim_stats_on)
 		return;
-	recs = mmap(NULL, sizeof(*recs) * MAX_RECS, PROT_READ | PROT_WRITE,
+	shim_recs = mmap(NULL, sizeof(*shim_recs) * MAX_RECS, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	threads = mmap(NULL, sizeof(*threads) * MAX_THREADS, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (recs == MAP_FAILED || threads == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
+	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
 		say("hotlock-preload: no lock report: cannot reserve its tables (%s)\n", strerror(errno));
 		shim_stats_on = false;
 		return;

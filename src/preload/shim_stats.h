@@ -1,0 +1,162 @@
+/* The shim's side of the contention report (hotlock-run --stats): what its
+ * lock paths call, only while shim_stats_on (set once, at load).  The
+ * design is shim_stats.c's; stats.h is the interface to the report
+ * library.  What runs on every acquisition of a tracked lock is inline
+ * here and kept short, because it runs inside the critical section, and
+ * touches the record's memory as seldom as it can, because that memory
+ * moves between CPUs with the lock:
+ *  - an acquisition that waited is counted (after the release, with what
+ *    its wait cost: shim_stats_flush), and its hold timed from the clock
+ *    read that ended its wait;
+ *  - of the acquisitions that did not wait, one in SAMPLE, picked at random
+ *    (a per-thread xorshift, so that no program's pattern of locks falls
+ *    in step with it), is counted SAMPLE times and has its hold timed; the
+ *    others cost a few instructions on the thread's own state.  Measured
+ *    with hotlock-bench apps --stats-cost (docs/stats.md), counting every
+ *    one cost sysbench-mutex a quarter of its rate.
+ * An exclusive acquisition's counts are written by the holder, so a
+ * relaxed load and store stand for an add. */
+#ifndef HOTLOCK_SHIM_STATS_H
+#define HOTLOCK_SHIM_STATS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "stats.h"
+#include "thread.h"
+
+#define SAMPLE 16               /* acquisitions without a wait per counted one */
+
+HL_HIDDEN extern bool shim_stats_on;
+HL_HIDDEN extern struct stats_rec *shim_recs;
+HL_HIDDEN extern _Atomic uint32_t shim_recs_used;
+HL_HIDDEN extern __thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
+HL_HIDDEN extern __thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
+
+/* obj's record, from the index in its bytes; NULL if it has none.  The
+ * index is checked against the table and the record against obj, so bytes
+ * that were never ours (an object copied, memory reused without init)
+ * never reach another object's record.  Relaxed: the record's address was
+ * written before the index was published (release, shim_stats_track), and
+ * a stale one only makes a call miss. */
+static inline struct stats_rec *shim_stats_rec(const void *obj, uint32_t idx)
+{
+	if (!idx || idx >= hl_load(&shim_recs_used, HL_RELAXED) ||
+	    hl_load(&shim_recs[idx].addr, HL_RELAXED) != (uintptr_t)obj)
+		return NULL;
+	return &shim_recs[idx];
+}
+
+/* Makes obj's record at its first contention (NULL: the table is full). */
+HL_HIDDEN struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_obj kind,
+					     uint32_t type);
+/* A mutex of hotlock's: its record, made now if it has none (shim_mutex.c);
+ * NULL for glibc's, or where the table is full. */
+HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
+/* obj is destroyed or initialised again: its record is merged and freed. */
+HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
+
+/* A count of an exclusive lock, bumped by its holder: load and store. */
+static inline void shim_held_add(struct stats_rec *r, int k, uint64_t v)
+{
+	hl_store(&r->c[k], hl_load(&r->c[k], HL_RELAXED) + v, HL_RELAXED);
+}
+
+static inline void shim_held_max(struct stats_rec *r, int k, uint64_t v)
+{
+	if (v > hl_load(&r->c[k], HL_RELAXED))
+		hl_store(&r->c[k], v, HL_RELAXED);
+}
+
+/* A wait for a lock: begin before, end after, with the lock's answer (0:
+ * the caller holds it now, and, exclusive, writes its counts under it).
+ * Returns when the wait ended (CLOCK_MONOTONIC), the hold's start. */
+struct shim_wait {
+	uint64_t t0;
+	uint64_t c0[HL_COUNTERS];
+};
+HL_HIDDEN void shim_wait_begin(struct shim_wait *w);
+HL_HIDDEN uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err);
+
+/* Whether this acquisition without a wait is the one in SAMPLE counted:
+ * xorshift32 (Marsaglia) on the thread's own state. */
+static inline bool shim_sampled(void)
+{
+	uint32_t x = shim_sample_state;
+	if (hl_unlikely(!x))
+		x = 2463534242u;        /* any state but 0 */
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	shim_sample_state = x;
+	return (x & (SAMPLE - 1)) == 0;
+}
+
+/* An exclusive acquisition that did not wait: one in SAMPLE counted as
+ * SAMPLE (an atomic add: waited ones are added after their release), with
+ * its hold timed (since: the object's hold start, 0 while untimed; written
+ * and read by the holder). */
+static inline void shim_stats_acquired(struct stats_rec *r, _Atomic uint64_t *since)
+{
+	if (hl_likely(!shim_sampled()))
+		return;
+	hl_fetch_add(&r->c[STC_W_ACQ], SAMPLE, HL_RELAXED);
+	hl_store(since, hl_now_ns(), HL_RELAXED);
+}
+
+/* A waited exclusive acquisition's counts, pending since its wait ended:
+ * written once the lock is released (shim_stats.c). */
+HL_HIDDEN extern __thread struct stats_rec *shim_pending_rec __attribute__((tls_model("initial-exec")));
+HL_HIDDEN void shim_stats_flush(void);
+
+/* After a release of a tracked lock: counted (futile condvar wake-ups,
+ * shim_stats.c), and what the thread kept pending written. */
+static inline void shim_stats_released(void)
+{
+	shim_releases++;
+	if (shim_pending_rec)
+		shim_stats_flush();
+}
+
+/* A read acquisition that did not wait: sampled as above (readers run side
+ * by side: an atomic add). */
+static inline void shim_stats_read(struct stats_rec *r)
+{
+	if (hl_unlikely(shim_sampled()))
+		hl_fetch_add(&r->c[STC_R_ACQ], SAMPLE, HL_RELAXED);
+}
+
+/* A trylock that found the lock taken. */
+static inline void shim_stats_busy(struct stats_rec *r)
+{
+	hl_fetch_add(&r->c[STC_TRY_BUSY], 1, HL_RELAXED);
+}
+
+/* An exclusive hold ends, before the release: timed if its start was. */
+static inline void shim_hold_end(struct stats_rec *r, _Atomic uint64_t *since)
+{
+	uint64_t t0 = hl_load(since, HL_RELAXED);
+	if (!t0)
+		return;
+	hl_store(since, 0, HL_RELAXED);
+	uint64_t ns = hl_now_ns() - t0;
+	shim_held_add(r, STC_HOLD_NS, ns);
+	shim_held_add(r, STC_HOLDS, 1);
+	shim_held_max(r, STC_HOLD_MAX_NS, ns);
+}
+
+/* A release that took the slow path: the futex calls it made, added after
+ * it (to the record: never freed memory). */
+HL_HIDDEN void shim_release_begin(struct shim_wait *w);
+HL_HIDDEN void shim_release_end(struct stats_rec *r, const struct shim_wait *w);
+
+/* A condvar wait on record r (the caller holds mutex): returns its start. */
+HL_HIDDEN uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex);
+HL_HIDDEN void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond,
+				  const void *mutex, int err);
+/* A signal (waiters: how many were listed) or broadcast. */
+HL_HIDDEN void shim_cond_signalled(struct stats_rec *r, uint32_t waiters, bool broadcast);
+
+#endif
