@@ -297,7 +297,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		r = shim_stats_track(c, &SC(c)->stats, ST_COND, clock == CLOCK_MONOTONIC);
 		/* The mutex's hold ends with the wait's release of it. */
 		if (type >= 0 && (mr = shim_mutex_stats(m)))
-			shim_hold_end(mr, &SM(m)->held_since);
+			shim_hold_add(mr, shim_hold_take(&SM(m)->held_since));
 		if (r)
 			t0 = shim_cond_wait_begin(r, c, m);
 	}

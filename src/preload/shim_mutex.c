@@ -169,12 +169,34 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 		return recursive_again(m);
 	if (type == PTHREAD_MUTEX_ERRORCHECK && held_by_me(m))
 		return EDEADLK;
-	if (kind & SHIM_MUTEX_TRACKED)
+	if (kind & SHIM_MUTEX_TRACKED) {
+		/* A normal or adaptive one was tried in shim_mutex_lock
+		 * already: straight to the wait (another try would be one
+		 * more atomic operation on a contended line). */
+		struct stats_rec *r;
+		if ((type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) &&
+		    (r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
+			return counted_wait(m, r, type, NULL);
 		return counted_lock(m, type);
+	}
 	if (hl_unlikely(shim_stats_on))
 		return hl_mutex_trylock(&SM(m)->hl) == 0 ? 0 : counted_lock(m, type);
 	return hl_mutex_lock(&SM(m)->hl);
 }
+
+/* A tracked normal or adaptive mutex, taken without a wait, in the one
+ * acquisition in SAMPLE that is counted (shim_stats.h). */
+__attribute__((noinline)) static void sampled_acquisition(pthread_mutex_t *m)
+{
+	/* Relaxed: see shim_stats_rec. */
+	struct stats_rec *r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
+	if (r)
+		shim_stats_count_sampled(r, &SM(m)->held_since);
+}
+
+/* The type word of a tracked normal or adaptive mutex. */
+#define TRACKED_NORMAL (PTHREAD_MUTEX_NORMAL | SHIM_MUTEX_TRACKED)
+#define TRACKED_ADAPTIVE (PTHREAD_MUTEX_ADAPTIVE_NP | SHIM_MUTEX_TRACKED)
 
 int shim_mutex_lock(pthread_mutex_t *m)
 {
@@ -187,6 +209,14 @@ int shim_mutex_lock(pthread_mutex_t *m)
 			return counted_lock(m, kind);
 		int err = hl_mutex_lock(&SM(m)->hl);
 		return hl_likely(err != EDEADLK) ? err : hl__mutex_lock_any(&SM(m)->hl, NULL);
+	}
+	/* Tracked (the report is on, m was contended): a free mutex is taken
+	 * here too, and only the sampled acquisition leaves this path. */
+	if ((kind == TRACKED_NORMAL || kind == TRACKED_ADAPTIVE) &&
+	    hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
+		if (hl_unlikely(shim_sampled()))
+			sampled_acquisition(m);
+		return 0;
 	}
 	return lock_other(m, kind);
 }
@@ -287,19 +317,19 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 	struct stats_rec *r;
 	if (!(kind & SHIM_MUTEX_TRACKED) || !(r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
 		return unlock_now(m, type);
-	/* The hold ends while m is still ours (after the unlock, m may be
-	 * freed); the futex calls of a slow release are added after it, to
-	 * the record, which is never freed memory. */
-	shim_hold_end(r, &SM(m)->held_since);
-	if ((type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) &&
-	    hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
-		shim_stats_released();
-		return 0;
+	/* The hold's start is read while m is still ours (after the unlock,
+	 * m may be freed); the hold, and the futex calls of a slow release,
+	 * are added after it, to the record, which is never freed memory. */
+	uint64_t held = shim_hold_take(&SM(m)->held_since);
+	int err = 0;
+	if (!(type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) ||
+	    !hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
+		struct shim_wait w;
+		shim_release_begin(&w);
+		err = unlock_now(m, type);
+		shim_release_end(r, &w);
 	}
-	struct shim_wait w;
-	shim_release_begin(&w);
-	int err = unlock_now(m, type);
-	shim_release_end(r, &w);
+	shim_hold_add(r, held);
 	shim_stats_released();
 	return err;
 }
@@ -313,6 +343,15 @@ int shim_mutex_unlock(pthread_mutex_t *m)
 			return 0;
 		int err = hl_mutex_unlock(&SM(m)->hl);
 		return hl_likely(err != EPERM) ? err : hl__mutex_unlock_any(&SM(m)->hl);
+	}
+	/* Tracked: an untimed hold with nobody waiting is released here (its
+	 * release counted); the rest in unlock_other.  Relaxed: the
+	 * holder's own (shim_stats.h). */
+	if ((kind == TRACKED_NORMAL || kind == TRACKED_ADAPTIVE) &&
+	    !hl_load(&SM(m)->held_since, HL_RELAXED) &&
+	    hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
+		shim_stats_released();
+		return 0;
 	}
 	return unlock_other(m, kind);
 }

@@ -247,16 +247,19 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 	struct stats_rec *r;
 	if (hl_likely(!shim_stats_on) || !(r = rw_rec(l)))
 		return hl_rwlock_unlock(&SR(l)->hl);
-	/* A writer's hold ends while the lock is still its own (the TID is
-	 * ours only while we hold it for writing: a reader never matches). */
+	/* A writer's hold's start is read while the lock is still its own
+	 * (the TID is ours only while we hold it for writing: a reader never
+	 * matches); the hold is added after the release. */
+	uint64_t held = 0;
 	if (hl_load(&SR(l)->writer, HL_RELAXED) == hl_tid()) {
 		hl_store(&SR(l)->writer, 0, HL_RELAXED);
-		shim_hold_end(r, &SR(l)->held_since);
+		held = shim_hold_take(&SR(l)->held_since);
 	}
 	struct shim_wait w;
 	shim_release_begin(&w);
 	int err = hl_rwlock_unlock(&SR(l)->hl);
 	shim_release_end(r, &w);
+	shim_hold_add(r, held);
 	shim_stats_released();
 	return err;
 }

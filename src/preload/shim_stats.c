@@ -30,13 +30,12 @@
  * are read before and after, so that the record gets what this wait cost
  * without the lock code knowing of records at all.
  *
- * Who writes a record.  Exclusive holds are timed by the thread that holds
- * the lock, before it releases it: the lock orders them, so a relaxed load
- * and store stand for an add.  Everything else is an atomic add: a waited
- * acquisition's counts are kept by its thread until it released the lock,
- * so that they do not lengthen the critical section (shim_stats_flush),
- * and sampled acquisitions, read locks, timeouts and condvars are counted
- * by threads side by side (shim_stats.h).  All relaxed: the
+ * Who writes a record.  Threads side by side, each count an atomic add:
+ * a waited acquisition's counts, and a timed hold, are added by their
+ * thread after it released the lock, so that they do not lengthen the
+ * critical section, whose next holder is waiting (shim_stats_flush,
+ * shim_hold_add); sampled acquisitions, read locks, timeouts and condvars
+ * where they happen (shim_stats.h).  All relaxed: the
  * report reads them at exit, as numbers, and orders nothing by them.
  *
  * The record table is reserved address space (mmap, MAP_NORESERVE), never
@@ -467,9 +466,13 @@ static inline void shared_max(struct stats_rec *r, int k, uint64_t v)
 		;
 }
 
+/* The calling thread's counters (thread.h), as they are now: a wait's
+ * and a release's cost is their difference over it. */
 static void thread_counters(uint64_t c[HL_COUNTERS])
 {
-	hl_thread_stats(c);
+	struct hl_thread *t = hl__self_ptr;
+	for (int k = 0; k < HL_COUNTERS; k++)
+		c[k] = t ? hl_load(&t->fx[k], HL_RELAXED) : 0;
 }
 
 void shim_wait_begin(struct shim_wait *w)
@@ -558,6 +561,16 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 	memcpy(pending.d, d, sizeof(d));
 	pending.cross = cross;
 	return t1;
+}
+
+void shim_hold_add(struct stats_rec *r, uint64_t t0)
+{
+	if (!t0)
+		return;
+	uint64_t ns = hl_now_ns() - t0;
+	hl_fetch_add(&r->c[STC_HOLD_NS], ns, HL_RELAXED);
+	hl_fetch_add(&r->c[STC_HOLDS], 1, HL_RELAXED);
+	shared_max(r, STC_HOLD_MAX_NS, ns);
 }
 
 void shim_release_begin(struct shim_wait *w)

@@ -14,8 +14,9 @@
  *    others cost a few instructions on the thread's own state.  Measured
  *    with hotlock-bench apps --stats-cost (docs/stats.md), counting every
  *    one cost sysbench-mutex a quarter of its rate.
- * An exclusive acquisition's counts are written by the holder, so a
- * relaxed load and store stand for an add. */
+ * Whatever goes into the record is an atomic add, made by threads side by
+ * side; the only thing written inside the critical section is the hold's
+ * start, into the object itself (its line is the lock's). */
 #ifndef HOTLOCK_SHIM_STATS_H
 #define HOTLOCK_SHIM_STATS_H
 
@@ -58,18 +59,6 @@ HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
 /* obj is destroyed or initialised again: its record is merged and freed. */
 HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
 
-/* A count of an exclusive lock, bumped by its holder: load and store. */
-static inline void shim_held_add(struct stats_rec *r, int k, uint64_t v)
-{
-	hl_store(&r->c[k], hl_load(&r->c[k], HL_RELAXED) + v, HL_RELAXED);
-}
-
-static inline void shim_held_max(struct stats_rec *r, int k, uint64_t v)
-{
-	if (v > hl_load(&r->c[k], HL_RELAXED))
-		hl_store(&r->c[k], v, HL_RELAXED);
-}
-
 /* A wait for a lock: begin before, end after, with the lock's answer (0:
  * the caller holds it now, and, exclusive, writes its counts under it).
  * Returns when the wait ended (CLOCK_MONOTONIC), the hold's start. */
@@ -98,12 +87,16 @@ static inline bool shim_sampled(void)
  * SAMPLE (an atomic add: waited ones are added after their release), with
  * its hold timed (since: the object's hold start, 0 while untimed; written
  * and read by the holder). */
-static inline void shim_stats_acquired(struct stats_rec *r, _Atomic uint64_t *since)
+static inline void shim_stats_count_sampled(struct stats_rec *r, _Atomic uint64_t *since)
 {
-	if (hl_likely(!shim_sampled()))
-		return;
 	hl_fetch_add(&r->c[STC_W_ACQ], SAMPLE, HL_RELAXED);
 	hl_store(since, hl_now_ns(), HL_RELAXED);
+}
+
+static inline void shim_stats_acquired(struct stats_rec *r, _Atomic uint64_t *since)
+{
+	if (hl_unlikely(shim_sampled()))
+		shim_stats_count_sampled(r, since);
 }
 
 /* A waited exclusive acquisition's counts, pending since its wait ended:
@@ -134,18 +127,19 @@ static inline void shim_stats_busy(struct stats_rec *r)
 	hl_fetch_add(&r->c[STC_TRY_BUSY], 1, HL_RELAXED);
 }
 
-/* An exclusive hold ends, before the release: timed if its start was. */
-static inline void shim_hold_end(struct stats_rec *r, _Atomic uint64_t *since)
+/* An exclusive hold ends: before the release, its start is taken from the
+ * object (0: untimed), which may be freed once released; after it, the
+ * hold is added to the record (atomic adds, outside the critical section:
+ * the clock read just after the release stands for the release). */
+static inline uint64_t shim_hold_take(_Atomic uint64_t *since)
 {
 	uint64_t t0 = hl_load(since, HL_RELAXED);
-	if (!t0)
-		return;
-	hl_store(since, 0, HL_RELAXED);
-	uint64_t ns = hl_now_ns() - t0;
-	shim_held_add(r, STC_HOLD_NS, ns);
-	shim_held_add(r, STC_HOLDS, 1);
-	shim_held_max(r, STC_HOLD_MAX_NS, ns);
+	if (t0)
+		hl_store(since, 0, HL_RELAXED);
+	return t0;
 }
+
+HL_HIDDEN void shim_hold_add(struct stats_rec *r, uint64_t t0);
 
 /* A release that took the slow path: the futex calls it made, added after
  * it (to the record: never freed memory). */
