@@ -17,26 +17,27 @@
  * one.  At an object's first contention it gets a record in a table of
  * records (below), with the call stack of that acquisition (glibc's
  * backtrace, libgcc's unwinder), and the record's index is kept in the
- * object's spare bytes (shim.h).  From then on every acquisition of the
- * object is counted:
+ * object's spare bytes (shim.h).  From then on its acquisitions are
+ * counted: each one that waits, and one in 16 of the others, picked at
+ * random and counted 16 times (shim_stats.h says why):
  *  - a mutex is marked in its type word (SHIM_MUTEX_TRACKED), so that the
- *    shim's inline fast path, which takes only a plain type, sends it to
- *    the counting path: the untracked fast path does no more work than
- *    without the report;
+ *    shim's inline fast path for plain types does no more work than
+ *    without the report, and a tracked one has a fast path of its own;
  *  - an rwlock and a condvar are looked up by their index on every call
  *    while the report is on (their calls are not inlined anyway).
  * An acquisition that waits is timed, and the calling thread's own
  * counters (thread.h: futex calls, spin phases and their outcome, handoffs)
  * are read before and after, so that the record gets what this wait cost
- * without the lock code knowing of records at all.
+ * without the lock code knowing of records at all.  Holds are timed for
+ * the acquisitions that waited and the sampled ones.
  *
  * Who writes a record.  Threads side by side, each count an atomic add:
  * a waited acquisition's counts, and a timed hold, are added by their
  * thread after it released the lock, so that they do not lengthen the
  * critical section, whose next holder is waiting (shim_stats_flush,
  * shim_hold_add); sampled acquisitions, read locks, timeouts and condvars
- * where they happen (shim_stats.h).  All relaxed: the
- * report reads them at exit, as numbers, and orders nothing by them.
+ * where they happen (shim_stats.h).  All relaxed: the report reads them
+ * at exit, as numbers, and orders nothing by them.
  *
  * The record table is reserved address space (mmap, MAP_NORESERVE), never
  * unmapped, so a record stays memory for a thread that still writes it
@@ -57,7 +58,6 @@
  * reports for itself: a fork child's records start from zero, and a vfork
  * child (which shares the parent's memory and runs no fork handler) writes
  * nothing. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
