@@ -141,8 +141,9 @@ static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const
 	return err;
 }
 
-/* A lock with the report on: every acquisition of a tracked mutex, and an
- * untracked one's first wait. */
+/* A lock with the report on that the inline paths did not take: a tracked
+ * mutex of another type than normal or adaptive, or an untracked one's
+ * first wait (which makes its record). */
 __attribute__((noinline)) static int counted_lock(pthread_mutex_t *m, int type)
 {
 	struct stats_rec *r = mutex_rec(m, type);
