@@ -49,8 +49,29 @@ struct busy_status {
 	int nice;               /* getpriority */
 };
 
-static const int busy_signals[] = { SIGINT, SIGTERM, SIGHUP };
-#define NSIGNALS (sizeof busy_signals / sizeof busy_signals[0])
+const int bench_end_signals[BENCH_END_SIGNALS] = { SIGINT, SIGTERM, SIGHUP };
+
+void bench_catch_end_signals(void (*handler)(int), struct sigaction *old)
+{
+	for (size_t i = 0; i < BENCH_END_SIGNALS; i++) {
+		struct sigaction sa, before;
+
+		if (sigaction(bench_end_signals[i], NULL, &before) != 0) {
+			memset(&before, 0, sizeof before);
+			before.sa_handler = SIG_DFL;
+		}
+		if (old)
+			old[i] = before;
+		/* A signal the bench was started to ignore (nohup) stays so. */
+		if (before.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = handler;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(bench_end_signals[i], &sa, NULL);
+	}
+}
 
 /* Kills and reaps every busy process; async-signal-safe (kill, waitpid). */
 static void busy_kill_all(void)
@@ -89,8 +110,8 @@ static void busy_block(sigset_t *old)
 	sigset_t set;
 
 	sigemptyset(&set);
-	for (size_t i = 0; i < NSIGNALS; i++)
-		sigaddset(&set, busy_signals[i]);
+	for (size_t i = 0; i < BENCH_END_SIGNALS; i++)
+		sigaddset(&set, bench_end_signals[i]);
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
@@ -101,18 +122,7 @@ static void install_handlers(void)
 	busy_handlers = true;
 	if (atexit(busy_atexit) != 0)
 		bench_fatal("--busy: atexit failed");
-	for (size_t i = 0; i < NSIGNALS; i++) {
-		struct sigaction sa, old;
-
-		/* A signal the bench was started to ignore (nohup) stays so. */
-		if (sigaction(busy_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = busy_on_signal;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART;
-		sigaction(busy_signals[i], &sa, NULL);
-	}
+	bench_catch_end_signals(busy_on_signal, NULL);
 }
 
 /* The body of a busy process: never returns. */
@@ -130,8 +140,8 @@ static _Noreturn void busy_child(pid_t parent, int fd)
 		_exit(0);
 	/* Its name in ps and top (and for pgrep -x). */
 	prctl(PR_SET_NAME, "hotlock-busy");
-	for (size_t i = 0; i < NSIGNALS; i++)
-		signal(busy_signals[i], SIG_DFL);
+	for (size_t i = 0; i < BENCH_END_SIGNALS; i++)
+		signal(bench_end_signals[i], SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Normal priority, whatever the bench's main thread runs at. */

@@ -31,6 +31,7 @@
 #define HOTLOCK_BENCH_HARNESS_H
 
 #include <stdatomic.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -456,6 +457,17 @@ void bench_json_runs(struct bench_json *j, const struct bench_sample *runs, unsi
 		     void (*members)(const void *ctx, struct bench_json *j,
 				     const struct bench_sample *s),
 		     const void *ctx);
+
+/* ---- the signals that end a bench early (busy.c) ---------------------- */
+
+/* SIGINT, SIGTERM and SIGHUP: --busy and apps --stats-cost clean up on them,
+ * then let them act as before. */
+#define BENCH_END_SIGNALS 3
+extern const int bench_end_signals[BENCH_END_SIGNALS];
+/* Installs handler (SA_RESTART) for each of them, except one the bench was
+ * started to ignore (nohup), which stays ignored; old (NULL, or
+ * BENCH_END_SIGNALS entries) gets each one's disposition before. */
+void bench_catch_end_signals(void (*handler)(int), struct sigaction *old);
 
 /* ---- --busy: CPU-bound processes beside the runs (busy.c) ------------- */
 

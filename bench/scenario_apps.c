@@ -514,8 +514,7 @@ static void check_side(const struct apps *a, const char *label, enum side s,
  * open descriptor (-1: none). */
 static char report_dir[PATH_MAX];
 static int report_fd = -1;
-static const int report_signals[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction report_old[3];
+static struct sigaction report_old[BENCH_END_SIGNALS];
 
 /* Removes every file in the report directory.  Async-signal-safe (a signal
  * handler calls it): getdents64 and unlinkat on the open directory. */
@@ -571,8 +570,8 @@ static void reports_on_signal(int sig)
 	kill_live();
 	reports_remove();
 	/* Then as before this handler (--busy's, or the default). */
-	for (size_t i = 0; i < sizeof report_signals / sizeof report_signals[0]; i++)
-		if (report_signals[i] == sig)
+	for (size_t i = 0; i < BENCH_END_SIGNALS; i++)
+		if (bench_end_signals[i] == sig)
 			sigaction(sig, &report_old[i], NULL);
 	raise(sig);
 	errno = saved;
@@ -601,19 +600,7 @@ static void reports_start(struct apps *a)
 	}
 	if (atexit(reports_remove) != 0)
 		bench_fatal("apps: atexit failed");
-	for (size_t i = 0; i < sizeof report_signals / sizeof report_signals[0]; i++) {
-		struct sigaction sa;
-
-		/* A signal the bench was started to ignore (nohup) stays so. */
-		if (sigaction(report_signals[i], NULL, &report_old[i]) == 0 &&
-		    report_old[i].sa_handler == SIG_IGN)
-			continue;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = reports_on_signal;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART;
-		sigaction(report_signals[i], &sa, NULL);
-	}
+	bench_catch_end_signals(reports_on_signal, report_old);
 	snprintf(a->stats_dir, sizeof a->stats_dir, "%s", report_dir);
 	snprintf(a->stats_pattern, sizeof a->stats_pattern, "%s/stats-%%p.json", report_dir);
 }
