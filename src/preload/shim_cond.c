@@ -312,7 +312,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		shim_cond_wait_end(r, t0, c, m, err);
 	if (mr && (!err || err == ETIMEDOUT))
 		/* Taken again: an acquisition whose wait was the condvar's. */
-		shim_stats_acquired(mr, &SM(m)->held_since);
+		shim_stats_acquired(&SM(m)->held_since);
 	/* The cancel acts here only if it is what ended the wait: a wait that
 	 * took a signal or a broadcast returns 0, and its cancel stays
 	 * pending for the next cancellation point (the thread was woken

@@ -152,7 +152,7 @@ __attribute__((noinline)) static int counted_lock(pthread_mutex_t *m, int type)
 	bool plain = type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
 	if (plain ? hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())
 		  : hl_mutex_trylock(&SM(m)->hl) == 0) {
-		shim_stats_acquired(r, &SM(m)->held_since);
+		shim_stats_acquired(&SM(m)->held_since);
 		return 0;
 	}
 	return counted_wait(m, r, type, NULL);
@@ -185,16 +185,6 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 	return hl_mutex_lock(&SM(m)->hl);
 }
 
-/* A tracked normal or adaptive mutex, taken without a wait, in the one
- * acquisition in SAMPLE that is counted (shim_stats.h). */
-__attribute__((noinline)) static void sampled_acquisition(pthread_mutex_t *m)
-{
-	/* Relaxed: see shim_stats_rec. */
-	struct stats_rec *r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
-	if (r)
-		shim_stats_count_sampled(r, &SM(m)->held_since);
-}
-
 /* The type word of a tracked normal or adaptive mutex. */
 #define TRACKED_NORMAL (PTHREAD_MUTEX_NORMAL | SHIM_MUTEX_TRACKED)
 #define TRACKED_ADAPTIVE (PTHREAD_MUTEX_ADAPTIVE_NP | SHIM_MUTEX_TRACKED)
@@ -212,11 +202,10 @@ int shim_mutex_lock(pthread_mutex_t *m)
 		return hl_likely(err != EDEADLK) ? err : hl__mutex_lock_any(&SM(m)->hl, NULL);
 	}
 	/* Tracked (the report is on, m was contended): a free mutex is taken
-	 * here too, and only the sampled acquisition leaves this path. */
+	 * here too, the sampled acquisition only noting its hold's start. */
 	if ((kind == TRACKED_NORMAL || kind == TRACKED_ADAPTIVE) &&
 	    hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
-		if (hl_unlikely(shim_sampled()))
-			sampled_acquisition(m);
+		shim_stats_acquired(&SM(m)->held_since);
 		return 0;
 	}
 	return lock_other(m, kind);
@@ -237,7 +226,7 @@ int shim_mutex_trylock(pthread_mutex_t *m)
 	struct stats_rec *r = err ? mutex_rec(m, type)
 				  : shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
 	if (r && !err) {
-		shim_stats_acquired(r, &SM(m)->held_since);
+		shim_stats_acquired(&SM(m)->held_since);
 	} else if (r && err == EBUSY) {
 		shim_stats_busy(r);
 	}
@@ -258,7 +247,7 @@ static int timed_lock(pthread_mutex_t *m, int type, clockid_t clock, const struc
 		struct stats_rec *r;
 		if (hl_unlikely(shim_stats_on) &&
 		    (r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
-			shim_stats_acquired(r, &SM(m)->held_since);
+			shim_stats_acquired(&SM(m)->held_since);
 		return 0;
 	}
 	struct hl_deadline dl;

@@ -102,7 +102,7 @@ static void acquired(pthread_rwlock_t *l, struct stats_rec *r, bool read)
 		shim_stats_read(r);
 	} else {
 		writer_begins(l);
-		shim_stats_acquired(r, &SR(l)->held_since);
+		shim_stats_acquired(&SR(l)->held_since);
 	}
 }
 

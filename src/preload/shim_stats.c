@@ -9,6 +9,8 @@
  *   HOTLOCK_STATS_JSON   a path: the JSON report appended there, one line
  *                        per process (docs/stats.schema.json)
  *   HOTLOCK_STATS_TOP    entries per table, 1-1000 (10)
+ *   HOTLOCK_STATS_CLOCK  monotonic: time with clock_gettime even where the
+ *                        TSC would do (shim_ticks; a check of the two)
  *   HOTLOCK_SHIM_STATS   the shim's older one-line report of futex calls
  *
  * What is recorded, and what it costs.  Nothing is recorded for an object
@@ -29,7 +31,9 @@
  * counters (thread.h: futex calls, spin phases and their outcome, handoffs)
  * are read before and after, so that the record gets what this wait cost
  * without the lock code knowing of records at all.  Holds are timed for
- * the acquisitions that waited and the sampled ones.
+ * the acquisitions that waited and the sampled ones.  Times are taken in
+ * shim_ticks (the TSC where the kernel trusts it) and converted to
+ * nanoseconds once, at the report (to_ns).
  *
  * Who writes a record.  Threads side by side, each count an atomic add:
  * a waited acquisition's counts, and a timed hold, are added by their
@@ -90,8 +94,13 @@
 #define TOP_DEFAULT 10
 #define TOP_MAX 1000
 #define SIGNAL_REPORT_S 10              /* a report from a fatal signal gets this long */
+#define TSC_RATE_MIN_NS 10000000ull     /* the TSC's rate is measured over at least this */
 
 bool shim_stats_on;
+bool shim_tsc;
+/* shim_ticks and CLOCK_MONOTONIC read together at load: the TSC's start
+ * for its rate, measured over the run at the report (to_ns). */
+static uint64_t tsc_base, mono_base;
 
 /* A report's destination: off, stderr (path ""), or a file. */
 struct dest {
@@ -161,6 +170,21 @@ static void set_dest(struct dest *d, const char *var, const char *v, bool stderr
 	}
 }
 
+/* Whether shim_ticks may read the TSC: on x86-64, where the kernel's
+ * clocksource is the TSC, which it chooses only when the TSC runs at a
+ * constant rate, through sleep states, in step on every CPU (and a VM's
+ * host says so). */
+static bool tsc_trusted(void)
+{
+#if defined(__x86_64__)
+	char buf[64];
+	return hl__read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+				   buf, sizeof(buf)) > 0 && !strcmp(buf, "tsc\n");
+#else
+	return false;
+#endif
+}
+
 static void read_settings(void)
 {
 	set_dest(&text, "HOTLOCK_STATS", getenv("HOTLOCK_STATS"), true);
@@ -185,6 +209,12 @@ static void read_settings(void)
 			snprintf(line.path, sizeof(line.path), "%s", v);
 	}
 	shim_stats_on = text.on || json.on;
+	v = getenv("HOTLOCK_STATS_CLOCK");
+	if (shim_stats_on && v && *v && strcmp(v, "monotonic") && strcmp(v, "tsc"))
+		say("hotlock-preload: HOTLOCK_STATS_CLOCK wants tsc or monotonic, not '%s'; "
+		    "using the TSC where the kernel does\n", v);
+	if (shim_stats_on && !(v && !strcmp(v, "monotonic")))
+		shim_tsc = tsc_trusted();
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -378,7 +408,7 @@ struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_
 			r->nframes = fresh.nframes;
 			memcpy(r->stack, fresh.stack, sizeof(r->stack));
 			r->hash = stack_hash(r);
-			r->first_ns = hl_now_ns();
+			r->first_ns = shim_ticks();
 			hl_store(&r->objects, 1, HL_RELAXED);
 			hl_store(&r->addr, (uintptr_t)obj, HL_RELAXED);
 			/* Release: the record's fields before its index, which
@@ -479,7 +509,7 @@ void shim_wait_begin(struct shim_wait *w)
 {
 	shim_stats_flush();
 	thread_counters(w->c0);
-	w->t0 = hl_now_ns();
+	w->t0 = shim_ticks();
 }
 
 /* A waited exclusive acquisition's counts, kept by its thread until it
@@ -529,7 +559,7 @@ void shim_stats_flush(void)
 
 uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err)
 {
-	uint64_t t1 = hl_now_ns(), ns = t1 - w->t0;
+	uint64_t t1 = shim_ticks() & ~HOLD_SAMPLED, ns = t1 - w->t0;
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
 	thread_wait(ns, false);
@@ -567,7 +597,9 @@ void shim_hold_add(struct stats_rec *r, uint64_t t0)
 {
 	if (!t0)
 		return;
-	uint64_t ns = hl_now_ns() - t0;
+	uint64_t ns = shim_ticks() - (t0 & ~HOLD_SAMPLED);
+	if (t0 & HOLD_SAMPLED)
+		hl_fetch_add(&r->c[STC_W_ACQ], SAMPLE, HL_RELAXED);
 	hl_fetch_add(&r->c[STC_HOLD_NS], ns, HL_RELAXED);
 	hl_fetch_add(&r->c[STC_HOLDS], 1, HL_RELAXED);
 	shared_max(r, STC_HOLD_MAX_NS, ns);
@@ -606,12 +638,12 @@ uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void 
 	last_wake.cond = NULL;
 	shim_releases++;               /* the wait releases the mutex */
 	hl_store(&r->cond_mutex, (uintptr_t)mutex, HL_RELAXED);
-	return hl_now_ns();
+	return shim_ticks();
 }
 
 void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond, const void *mutex, int err)
 {
-	uint64_t ns = hl_now_ns() - t0;
+	uint64_t ns = shim_ticks() - t0;
 	thread_wait(ns, true);
 	hl_fetch_add(&r->c[STC_C_WAITS], 1, HL_RELAXED);
 	hl_fetch_add(&r->c[STC_C_WAIT_NS], ns, HL_RELAXED);
@@ -688,6 +720,70 @@ static stats_report_fn *report_fn(void)
 	return fn;
 }
 
+/* ---- ticks to nanoseconds ----------------------------------------------------- */
+
+static const bool is_time[STC_COUNT] = {
+	[STC_W_WAIT_NS] = true, [STC_W_WAIT_MAX_NS] = true, [STC_R_WAIT_NS] = true,
+	[STC_R_WAIT_MAX_NS] = true, [STC_HOLD_NS] = true, [STC_HOLD_MAX_NS] = true,
+	[STC_C_WAIT_NS] = true,
+};
+
+static uint64_t scaled(_Atomic uint64_t *v, double ns_per_tick)
+{
+	uint64_t ns = (uint64_t)((double)hl_load(v, HL_RELAXED) * ns_per_tick);
+	hl_store(v, ns, HL_RELAXED);
+	return ns;
+}
+
+/* A tick count since tsc_base as CLOCK_MONOTONIC. */
+static uint64_t mono_of(uint64_t ticks, double ns_per_tick)
+{
+	return ticks > tsc_base ? mono_base + (uint64_t)((double)(ticks - tsc_base) * ns_per_tick) : mono_base;
+}
+
+/* The times of the records and of the threads, from shim_ticks to
+ * nanoseconds, once, before the report reads them: the TSC's rate is
+ * measured from load to now (a run shorter than TSC_RATE_MIN_NS sleeps for
+ * the rest), and first_ns and last_ns become CLOCK_MONOTONIC.  A thread
+ * still running may add to a record meanwhile: at exit, a few late counts
+ * lost or left in ticks. */
+static void to_ns(uint32_t n_threads)
+{
+#if defined(__x86_64__)
+	if (!shim_tsc)
+		return;
+	uint64_t mono, ticks;
+	for (;;) {
+		mono = hl_now_ns();
+		ticks = __builtin_ia32_rdtsc();
+		if (mono - mono_base >= TSC_RATE_MIN_NS || ticks <= tsc_base)
+			break;
+		hl_sleep_ns((long)(TSC_RATE_MIN_NS - (mono - mono_base)));
+	}
+	if (ticks <= tsc_base)
+		return;
+	double ns_per_tick = (double)(mono - mono_base) / (double)(ticks - tsc_base);
+	uint32_t used = hl_load(&shim_recs_used, HL_RELAXED);
+	for (uint32_t i = 1; i < used; i++) {
+		struct stats_rec *r = &shim_recs[i];
+		r->first_ns = mono_of(r->first_ns, ns_per_tick);
+		if (hl_load(&r->last_ns, HL_RELAXED))
+			hl_store(&r->last_ns, mono_of(hl_load(&r->last_ns, HL_RELAXED), ns_per_tick), HL_RELAXED);
+		for (int k = 0; k < STC_COUNT; k++)
+			if (is_time[k])
+				scaled(&r->c[k], ns_per_tick);
+	}
+	for (uint32_t i = 0; i < n_threads; i++) {
+		scaled(&threads[i].lock_wait_ns, ns_per_tick);
+		scaled(&threads[i].cond_wait_ns, ns_per_tick);
+	}
+	scaled(&omitted_lock_ns, ns_per_tick);
+	scaled(&omitted_cond_ns, ns_per_tick);
+#else
+	(void)n_threads;
+#endif
+}
+
 /* Writes this process's reports, once; end: how it ends. */
 static void report(const char *end)
 {
@@ -715,6 +811,7 @@ static void report(const char *end)
 	stats_report_fn *fn = report_fn();
 	if (!fn)
 		return;
+	to_ns(n_threads);
 	struct stats_report r = {
 		.version = STATS_REPORT_VERSION,
 		.pid = pid,
@@ -899,6 +996,8 @@ __attribute__((constructor)) static void stats_init(void)
 		shim_stats_on = false;
 		return;
 	}
+	mono_base = hl_now_ns();
+	tsc_base = shim_ticks();
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)stats_init);
 	/* Load the unwinder now (glibc loads libgcc_s at the first
 	 * backtrace), not at a first contention. */

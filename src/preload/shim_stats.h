@@ -10,11 +10,14 @@
  *    read that ended its wait;
  *  - of the acquisitions that did not wait, one in SAMPLE, picked at random
  *    (a per-thread xorshift, so that no program's pattern of locks falls
- *    in step with it), is counted SAMPLE times and has its hold timed; the
- *    others cost a few instructions on the thread's own state.  Measured
- *    with hotlock-bench apps --stats-cost (docs/stats.md): counting and
- *    timing every one, and under the lock, sysbench-mutex ran at 0.39-0.56
- *    of its rate.
+ *    in step with it), has its hold timed, and is counted SAMPLE times when
+ *    that hold ends, after the release; the others cost a few
+ *    instructions on the thread's own state;
+ *  - times are read from shim_ticks: the CPU's time-stamp counter where the
+ *    kernel keeps time by it, converted to nanoseconds for the report.
+ * Measured with hotlock-bench apps --stats-cost (docs/stats.md): counting
+ * and timing every acquisition, under the lock, with clock_gettime,
+ * sysbench-mutex ran at 0.39-0.56 of its rate.
  * Whatever goes into the record is an atomic add, made by threads side by
  * side; the only thing written inside the critical section is the hold's
  * start, into the object itself (its line is the lock's). */
@@ -32,10 +35,32 @@
 #define SAMPLE 16               /* acquisitions without a wait per counted one */
 
 HL_HIDDEN extern bool shim_stats_on;
+HL_HIDDEN extern bool shim_tsc;
 HL_HIDDEN extern struct stats_rec *shim_recs;
 HL_HIDDEN extern _Atomic uint32_t shim_recs_used;
 HL_HIDDEN extern __thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
 HL_HIDDEN extern __thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
+
+/* The collector's clock: the TSC (rdtsc, about 10 ns here against 30 for
+ * the vDSO's clock_gettime) where shim_stats.c found the kernel keeping
+ * CLOCK_MONOTONIC by it, which makes it constant-rate and synchronised
+ * across CPUs; else CLOCK_MONOTONIC's nanoseconds.  Every time in the
+ * records and thread totals is in these ticks until the report converts
+ * them (shim_stats.c: to_ns).  Never 0, which marks an untimed hold. */
+static inline uint64_t shim_ticks(void)
+{
+#if defined(__x86_64__)
+	if (hl_likely(shim_tsc))
+		return __builtin_ia32_rdtsc();
+#endif
+	return hl_now_ns();
+}
+
+/* A timed hold's start (the object's held_since) carries whether it was
+ * a sampled acquisition, to be counted SAMPLE times when the hold ends
+ * (bit 0; a tick of precision is lost), or one that waited, counted with
+ * its wait. */
+#define HOLD_SAMPLED 1ull
 
 /* obj's record, from the index in its bytes; NULL if it has none.  The
  * index is checked against the table and the record against obj, so bytes
@@ -63,7 +88,7 @@ HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
 /* A wait for a lock: begin before, end after, with the lock's answer (0:
  * the caller holds it now; an exclusive acquisition's counts are kept by
  * the thread until its release, shim_stats_released).  Returns when the
- * wait ended (CLOCK_MONOTONIC): the hold's start. */
+ * wait ended (shim_ticks, bit 0 clear): the hold's start. */
 struct shim_wait {
 	uint64_t t0;
 	uint64_t c0[HL_COUNTERS];
@@ -85,20 +110,15 @@ static inline bool shim_sampled(void)
 	return (x & (SAMPLE - 1)) == 0;
 }
 
-/* An exclusive acquisition that did not wait: one in SAMPLE counted as
- * SAMPLE (an atomic add: waited ones are added after their release), with
- * its hold timed (since: the object's hold start, 0 while untimed; written
- * and read by the holder). */
-static inline void shim_stats_count_sampled(struct stats_rec *r, _Atomic uint64_t *since)
-{
-	hl_fetch_add(&r->c[STC_W_ACQ], SAMPLE, HL_RELAXED);
-	hl_store(since, hl_now_ns(), HL_RELAXED);
-}
-
-static inline void shim_stats_acquired(struct stats_rec *r, _Atomic uint64_t *since)
+/* An exclusive acquisition that did not wait: one in SAMPLE has its hold
+ * timed, and is counted SAMPLE times when the hold ends (shim_hold_add,
+ * after the release: nothing of the record is touched under the lock).
+ * since: the object's hold start, 0 while untimed; written and read by
+ * the holder. */
+static inline void shim_stats_acquired(_Atomic uint64_t *since)
 {
 	if (hl_unlikely(shim_sampled()))
-		shim_stats_count_sampled(r, since);
+		hl_store(since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
 }
 
 /* A waited exclusive acquisition's counts, pending since its wait ended:
@@ -131,8 +151,9 @@ static inline void shim_stats_busy(struct stats_rec *r)
 
 /* An exclusive hold ends: before the release, its start is taken from the
  * object (0: untimed), which may be freed once released; after it, the
- * hold is added to the record (atomic adds, outside the critical section:
- * the clock read just after the release stands for the release). */
+ * hold is added to the record, with a sampled acquisition's count (atomic
+ * adds, outside the critical section: the clock read just after the
+ * release stands for the release). */
 static inline uint64_t shim_hold_take(_Atomic uint64_t *since)
 {
 	uint64_t t0 = hl_load(since, HL_RELAXED);
