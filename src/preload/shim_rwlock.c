@@ -20,7 +20,7 @@
  * The contention report (shim_stats.c): with it on, each call tries the
  * lock first; one that must wait gives the rwlock a record (its index at
  * byte 32), and from then on its acquisitions are counted (each that
- * waits, one in 16 of the others: shim_stats.h), and a counted writer's
+ * waits, one in 64 of the others: shim_stats.h), and a counted writer's
  * hold timed (its TID and start at bytes 36 and 40).
  */
 #include <errno.h>

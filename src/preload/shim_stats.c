@@ -20,8 +20,8 @@
  * records (below), with the call stack of that acquisition (glibc's
  * backtrace, libgcc's unwinder), and the record's index is kept in the
  * object's spare bytes (shim.h).  From then on its acquisitions are
- * counted: each one that waits, and one in 16 of the others, picked at
- * random and counted 16 times (shim_stats.h says why):
+ * counted: each one that waits, and one in 64 of the others, picked at
+ * random and counted 64 times (shim_stats.h says why):
  *  - a mutex is marked in its type word (SHIM_MUTEX_TRACKED), so that the
  *    shim's inline fast path for plain types does no more work than
  *    without the report, and a tracked one has a fast path of its own;
@@ -35,13 +35,14 @@
  * shim_ticks (the TSC where the kernel trusts it) and converted to
  * nanoseconds once, at the report (to_ns).
  *
- * Who writes a record.  Threads side by side, each count an atomic add:
- * a waited acquisition's counts, and a timed hold, are added by their
- * thread after it released the lock, so that they do not lengthen the
- * critical section, whose next holder is waiting (shim_stats_flush,
- * shim_hold_add); sampled acquisitions, read locks, timeouts and condvars
- * where they happen (shim_stats.h).  All relaxed: the report reads them
- * at exit, as numbers, and orders nothing by them.
+ * Who writes a record.  Threads side by side, each count an atomic add.
+ * A waited acquisition's counts, and timed holds with the sampled
+ * acquisitions they count, are kept by their thread (struct pend) and
+ * added when it next waits, so that they neither lengthen the critical
+ * section nor delay the thread's next acquisition (shim_stats_flush,
+ * shim_hold_add); read locks, timeouts and condvars are added where they
+ * happen (shim_stats.h).  All relaxed: the report reads them at exit, as
+ * numbers, and orders nothing by them.
  *
  * The record table is reserved address space (mmap, MAP_NORESERVE), never
  * unmapped, so a record stays memory for a thread that still writes it
@@ -95,6 +96,7 @@
 #define TOP_MAX 1000
 #define SIGNAL_REPORT_S 10              /* a report from a fatal signal gets this long */
 #define TSC_RATE_MIN_NS 10000000ull     /* the TSC's rate is measured over at least this */
+#define HOLD_SLOTS 4                    /* records a thread sums holds for, between its waits */
 
 bool shim_stats_on;
 bool shim_tsc;
@@ -219,6 +221,42 @@ static void read_settings(void)
 
 /* ---- threads ------------------------------------------------------------- */
 
+/* What a thread has counted of its last waited exclusive acquisition, and
+ * of its timed holds (summed by record, HOLD_SLOTS records), and not yet
+ * added to the records.  Adding them takes a dozen atomic adds on the
+ * record's lines, which other CPUs' threads write too.  Under the lock,
+ * that lengthened the critical section (sysbench-mutex lost a tenth of its
+ * rate); right after the release, it held the releasing thread back from
+ * its next acquisition, and a waiter on the other CPU took the lock first
+ * more often (sysbench-threads lost 9-14%, measured against the report
+ * with no hold timed: docs/stats.md).  So a thread adds them when it is
+ * about to wait anyway: before its next lock or condvar wait
+ * (shim_stats_flush), and at its exit; a hold of a fifth record writes
+ * out one of the four.  The slot is in a table the report reaches (pends,
+ * beside threads), so that the report, and the destruction of an object,
+ * take what a thread still running has pending: whoever takes the
+ * record's pointer out of the slot (claim) adds the counts, so none is
+ * added twice.  (A thread beyond the table's room keeps its slot in TLS
+ * and adds it itself.)  The fields are the owner's, written with loads and
+ * stores; another thread reads them only after claiming, and an owner
+ * adding to a slot meanwhile can lose that addition or mix it into the
+ * next: a race at destruction or exit only. */
+struct pend {
+	_Atomic(struct stats_rec *) wait_rec;  /* NULL: no wait pending */
+	_Atomic uint64_t wait_ticks, wait_end;
+	_Atomic uint64_t d[HL_COUNTERS];        /* the thread's counters' deltas over the wait */
+	_Atomic bool cross;
+	struct pend_holds {                     /* timed holds, summed by record */
+		_Atomic(struct stats_rec *) rec;       /* NULL: the slot is free */
+		_Atomic uint64_t ticks, max, holds;
+		_Atomic uint64_t sampled;       /* of sampled acquisitions: counted SAMPLE times */
+	} hold[HOLD_SLOTS];
+};
+static struct pend *pends;                      /* MAX_THREADS, beside threads */
+static __thread struct pend *my_pend __attribute__((tls_model("initial-exec")));
+static __thread struct pend own_pend __attribute__((tls_model("initial-exec")));
+
+
 static uint64_t boot_ns(void)
 {
 	struct timespec ts;
@@ -279,11 +317,13 @@ static struct stats_thread *thread_me(void)
 	uint32_t i = hl_fetch_add(&threads_used, 1, HL_RELAXED);
 	if (i >= MAX_THREADS) {
 		me_omitted = true;
+		my_pend = &own_pend;
 		hl_fetch_add(&threads_omitted, 1, HL_RELAXED);
 		return NULL;
 	}
 	struct stats_thread *t = &threads[i];
 	t->tid = hl_tid();
+	my_pend = &pends[i];
 	int cs;
 	no_cancel(&cs);
 	t->start_ns = task_start_ns(t->tid);
@@ -443,6 +483,8 @@ static void rec_fold(struct stats_rec *m, const struct stats_rec *r)
 	}
 }
 
+static void pend_add_all(const struct stats_rec *only);
+
 void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 {
 	if (!shim_stats_on)
@@ -451,6 +493,7 @@ void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 	struct stats_rec *r = shim_stats_rec(obj, hl_load(idx, HL_RELAXED));
 	if (r) {
 		hl_store(idx, 0, HL_RELAXED);
+		pend_add_all(r);        /* what threads have pending for it, into it */
 		/* Its merged record: the one of its kind and stack. */
 		uint32_t slot = (uint32_t)r->hash % MERGE_SLOTS, probes = 0;
 		while (merged[slot] && shim_recs[merged[slot]].hash != r->hash && ++probes < MERGE_SLOTS)
@@ -512,61 +555,102 @@ void shim_wait_begin(struct shim_wait *w)
 	w->t0 = shim_ticks();
 }
 
-/* A waited exclusive acquisition's counts, kept by its thread until it
- * has released the lock (shim_stats_flush): written then, with atomic adds,
- * they do not lengthen the critical section, whose next holder is already
- * waiting (measured: writing them under the lock cost sysbench-mutex a
- * tenth of its rate).  A thread has one pending at a time; it flushes at
- * its tracked unlocks, before its next wait, and at its exit. */
 static const int wait_fields[HL_COUNTERS] = {
 	[HL_FX_WAIT] = STC_FUTEX_WAITS, [HL_FX_WAKE] = STC_FUTEX_WAKES,
 	[HL_SP_SPUN] = STC_SPINS, [HL_SP_WON] = STC_SPINS_WON, [HL_LK_HANDED] = STC_HANDOFFS,
 };
-__thread struct stats_rec *shim_pending_rec __attribute__((tls_model("initial-exec")));
-static __thread struct {
-	uint64_t ns, t1;
-	uint64_t d[HL_COUNTERS];        /* the thread's counters' deltas over the wait */
-	bool cross;
-} pending __attribute__((tls_model("initial-exec")));
 
 /* Adds counts of a waited acquisition (read: a read lock's) to r:
  * atomic adds, as other threads add theirs at the same time. */
-static void add_wait(struct stats_rec *r, bool read, uint64_t ns, uint64_t t1, const uint64_t d[HL_COUNTERS],
+static void add_wait(struct stats_rec *r, bool read, uint64_t ticks, uint64_t end, const uint64_t d[HL_COUNTERS],
 		     bool cross)
 {
 	hl_fetch_add(&r->c[read ? STC_R_ACQ : STC_W_ACQ], 1, HL_RELAXED);
 	hl_fetch_add(&r->c[read ? STC_R_CONTENDED : STC_W_CONTENDED], 1, HL_RELAXED);
-	hl_fetch_add(&r->c[read ? STC_R_WAIT_NS : STC_W_WAIT_NS], ns, HL_RELAXED);
-	shared_max(r, read ? STC_R_WAIT_MAX_NS : STC_W_WAIT_MAX_NS, ns);
+	hl_fetch_add(&r->c[read ? STC_R_WAIT_NS : STC_W_WAIT_NS], ticks, HL_RELAXED);
+	shared_max(r, read ? STC_R_WAIT_MAX_NS : STC_W_WAIT_MAX_NS, ticks);
 	for (int k = 0; k < HL_COUNTERS; k++)
 		if (wait_fields[k] && d[k])
 			hl_fetch_add(&r->c[wait_fields[k]], d[k], HL_RELAXED);
 	if (cross)
 		hl_fetch_add(&r->c[STC_CROSS_NODE], 1, HL_RELAXED);
 	/* The latest of racing ends is near enough. */
-	if (t1 > hl_load(&r->last_ns, HL_RELAXED))
-		hl_store(&r->last_ns, t1, HL_RELAXED);
+	if (end > hl_load(&r->last_ns, HL_RELAXED))
+		hl_store(&r->last_ns, end, HL_RELAXED);
+}
+
+/* Adds a thread's summed holds of r. */
+static void add_holds(struct stats_rec *r, const struct pend_holds *h)
+{
+	uint64_t sampled = hl_load(&h->sampled, HL_RELAXED);
+	if (sampled)
+		hl_fetch_add(&r->c[STC_W_ACQ], sampled * SAMPLE, HL_RELAXED);
+	hl_fetch_add(&r->c[STC_HOLD_NS], hl_load(&h->ticks, HL_RELAXED), HL_RELAXED);
+	hl_fetch_add(&r->c[STC_HOLDS], hl_load(&h->holds, HL_RELAXED), HL_RELAXED);
+	shared_max(r, STC_HOLD_MAX_NS, hl_load(&h->max, HL_RELAXED));
+}
+
+/* Takes the record's pointer out of a slot (only: if it is that record),
+ * so that the caller, and nobody else, adds the counts.  Acquire: pairs
+ * with the owner's release store of the pointer, after the fields. */
+static struct stats_rec *claim(_Atomic(struct stats_rec *) *slot, const struct stats_rec *only)
+{
+	struct stats_rec *r = hl_load(slot, HL_RELAXED);
+	if (!r || (only && r != only))
+		return NULL;
+	return hl_cas(slot, &r, NULL, HL_ACQUIRE) ? r : NULL;
+}
+
+/* Adds what p has pending (for record only, or all of it). */
+static void pend_add(struct pend *p, const struct stats_rec *only)
+{
+	struct stats_rec *r = claim(&p->wait_rec, only);
+	if (r) {
+		uint64_t d[HL_COUNTERS];
+		for (int k = 0; k < HL_COUNTERS; k++)
+			d[k] = hl_load(&p->d[k], HL_RELAXED);
+		add_wait(r, false, hl_load(&p->wait_ticks, HL_RELAXED), hl_load(&p->wait_end, HL_RELAXED), d,
+			 hl_load(&p->cross, HL_RELAXED));
+	}
+	for (int i = 0; i < HOLD_SLOTS; i++)
+		if ((r = claim(&p->hold[i].rec, only)))
+			add_holds(r, &p->hold[i]);
+}
+
+/* What every thread has pending (only: for that record): the report's,
+ * and an object's destruction's. */
+static void pend_add_all(const struct stats_rec *only)
+{
+	uint32_t n = hl_load(&threads_used, HL_RELAXED);
+	for (uint32_t i = 0; i < n && i < MAX_THREADS; i++)
+		pend_add(&pends[i], only);
+}
+
+/* The calling thread's slot (its first use registers the thread). */
+static struct pend *pend_me(void)
+{
+	if (hl_likely(my_pend != NULL))
+		return my_pend;
+	thread_me();
+	return my_pend ? my_pend : &own_pend;
 }
 
 void shim_stats_flush(void)
 {
-	struct stats_rec *r = shim_pending_rec;
-	if (!r)
-		return;
-	shim_pending_rec = NULL;
-	add_wait(r, false, pending.ns, pending.t1, pending.d, pending.cross);
+	if (my_pend)
+		pend_add(my_pend, NULL);
 }
 
 uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err)
 {
-	uint64_t t1 = shim_ticks() & ~HOLD_SAMPLED, ns = t1 - w->t0;
+	uint64_t end = shim_ticks() & ~HOLD_SAMPLED, ticks = end - w->t0;
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
-	thread_wait(ns, false);
+	thread_wait(ticks, false);
 	if (err) {
 		if (err == ETIMEDOUT)
 			hl_fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
-		return t1;
+		return end;
 	}
 	/* The node moved: with one node, never (and no node lookup). */
 	bool cross = false;
@@ -581,28 +665,61 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 	if (read) {
 		/* Read holders run side by side: no critical section to
 		 * keep short. */
-		add_wait(r, true, ns, t1, d, cross);
-		return t1;
+		add_wait(r, true, ticks, end, d, cross);
+		return end;
 	}
-	shim_stats_flush();             /* one pending at a time */
-	shim_pending_rec = r;
-	pending.ns = ns;
-	pending.t1 = t1;
-	memcpy(pending.d, d, sizeof(d));
-	pending.cross = cross;
-	return t1;
+	struct pend *p = pend_me();
+	if (hl_load(&p->wait_rec, HL_RELAXED))
+		pend_add(p, NULL);      /* one pending at a time (a flush normally came first) */
+	hl_store(&p->wait_ticks, ticks, HL_RELAXED);
+	hl_store(&p->wait_end, end, HL_RELAXED);
+	for (int k = 0; k < HL_COUNTERS; k++)
+		hl_store(&p->d[k], d[k], HL_RELAXED);
+	hl_store(&p->cross, cross, HL_RELAXED);
+	/* Release: the fields before the pointer (claim). */
+	hl_store(&p->wait_rec, r, HL_RELEASE);
+	return end;
 }
 
-void shim_hold_add(struct stats_rec *r, uint64_t t0)
+void shim_hold_add(struct stats_rec *r, uint64_t since)
 {
-	if (!t0)
+	if (!since)
 		return;
-	uint64_t ns = shim_ticks() - (t0 & ~HOLD_SAMPLED);
-	if (t0 & HOLD_SAMPLED)
-		hl_fetch_add(&r->c[STC_W_ACQ], SAMPLE, HL_RELAXED);
-	hl_fetch_add(&r->c[STC_HOLD_NS], ns, HL_RELAXED);
-	hl_fetch_add(&r->c[STC_HOLDS], 1, HL_RELAXED);
-	shared_max(r, STC_HOLD_MAX_NS, ns);
+	uint64_t ticks = shim_ticks() - (since & ~HOLD_SAMPLED);
+	struct pend *p = pend_me();
+	/* r's slot, else a free one, else one written out now (picked by
+	 * the clock's low bits: no slot is favoured). */
+	struct pend_holds *h = NULL, *free_slot = NULL;
+	for (int i = 0; i < HOLD_SLOTS && !h; i++) {
+		struct stats_rec *in = hl_load(&p->hold[i].rec, HL_RELAXED);
+		if (in == r)
+			h = &p->hold[i];
+		else if (!in && !free_slot)
+			free_slot = &p->hold[i];
+	}
+	if (!h) {
+		h = free_slot;
+		if (!h) {
+			h = &p->hold[(ticks >> 4) % HOLD_SLOTS];
+			struct stats_rec *out = claim(&h->rec, NULL);
+			if (out)
+				add_holds(out, h);
+		}
+		hl_store(&h->ticks, 0, HL_RELAXED);
+		hl_store(&h->max, 0, HL_RELAXED);
+		hl_store(&h->holds, 0, HL_RELAXED);
+		hl_store(&h->sampled, 0, HL_RELAXED);
+		/* Release: the zeroed fields before the pointer (claim). */
+		hl_store(&h->rec, r, HL_RELEASE);
+	}
+	/* The slot's owner alone writes it: loads and stores, no atomic
+	 * adds. */
+	hl_store(&h->ticks, hl_load(&h->ticks, HL_RELAXED) + ticks, HL_RELAXED);
+	hl_store(&h->holds, hl_load(&h->holds, HL_RELAXED) + 1, HL_RELAXED);
+	if (since & HOLD_SAMPLED)
+		hl_store(&h->sampled, hl_load(&h->sampled, HL_RELAXED) + 1, HL_RELAXED);
+	if (ticks > hl_load(&h->max, HL_RELAXED))
+		hl_store(&h->max, ticks, HL_RELAXED);
 }
 
 void shim_release_begin(struct shim_wait *w)
@@ -811,6 +928,7 @@ static void report(const char *end)
 	stats_report_fn *fn = report_fn();
 	if (!fn)
 		return;
+	pend_add_all(NULL);
 	to_ns(n_threads);
 	struct stats_report r = {
 		.version = STATS_REPORT_VERSION,
@@ -958,8 +1076,11 @@ static void fork_child(void)
 	hl_store(&threads_omitted, 0, HL_RELAXED);
 	hl_store(&omitted_lock_ns, 0, HL_RELAXED);
 	hl_store(&omitted_cond_ns, 0, HL_RELAXED);
+	memset((void *)pends, 0, sizeof(*pends) * (n < MAX_THREADS ? n : MAX_THREADS));
 	me = NULL;
 	me_omitted = false;
+	my_pend = NULL;
+	memset((void *)&own_pend, 0, sizeof(own_pend));
 	thread_me();
 }
 
@@ -991,7 +1112,9 @@ __attribute__((constructor)) static void stats_init(void)
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	threads = mmap(NULL, sizeof(*threads) * MAX_THREADS, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
+	pends = mmap(NULL, sizeof(*pends) * MAX_THREADS, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || pends == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
 		say("hotlock-preload: no lock report: cannot reserve its tables (%s)\n", strerror(errno));
 		shim_stats_on = false;
 		return;

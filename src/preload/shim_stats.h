@@ -5,14 +5,16 @@
  * here and kept short, because it runs inside the critical section, and
  * touches the record's memory as seldom as it can, because that memory
  * moves between CPUs with the lock:
- *  - an acquisition that waited is counted (after the release, with what
- *    its wait cost: shim_stats_flush), and its hold timed from the clock
- *    read that ended its wait;
+ *  - an acquisition that waited is counted, with what its wait cost, and
+ *    its hold timed from the clock read that ended its wait;
  *  - of the acquisitions that did not wait, one in SAMPLE, picked at random
  *    (a per-thread xorshift, so that no program's pattern of locks falls
- *    in step with it), has its hold timed, and is counted SAMPLE times when
- *    that hold ends, after the release; the others cost a few
- *    instructions on the thread's own state;
+ *    in step with it), has its hold timed, and is counted SAMPLE times with
+ *    that hold; the others cost a few instructions on the thread's own
+ *    state (measured: one in 16 cost sysbench-threads 5% more than one in
+ *    64, docs/stats.md);
+ *  - the counts are kept by the thread and added to the record when it
+ *    next waits (shim_stats.c: struct pend);
  *  - times are read from shim_ticks: the CPU's time-stamp counter where the
  *    kernel keeps time by it, converted to nanoseconds for the report.
  * Measured with hotlock-bench apps --stats-cost (docs/stats.md): counting
@@ -32,7 +34,7 @@
 #include "stats.h"
 #include "thread.h"
 
-#define SAMPLE 16               /* acquisitions without a wait per counted one */
+#define SAMPLE 64               /* acquisitions without a wait per counted one */
 
 HL_HIDDEN extern bool shim_stats_on;
 HL_HIDDEN extern bool shim_tsc;
@@ -121,18 +123,14 @@ static inline void shim_stats_acquired(_Atomic uint64_t *since)
 		hl_store(since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
 }
 
-/* A waited exclusive acquisition's counts, pending since its wait ended:
- * written once the lock is released (shim_stats.c). */
-HL_HIDDEN extern __thread struct stats_rec *shim_pending_rec __attribute__((tls_model("initial-exec")));
+/* Adds what the calling thread has pending (shim_stats.c: struct pend). */
 HL_HIDDEN void shim_stats_flush(void);
 
 /* After a release of a tracked lock: counted (futile condvar wake-ups,
- * shim_stats.c), and what the thread kept pending written. */
+ * shim_stats.c). */
 static inline void shim_stats_released(void)
 {
 	shim_releases++;
-	if (shim_pending_rec)
-		shim_stats_flush();
 }
 
 /* A read acquisition that did not wait: sampled as above (readers run side
@@ -151,9 +149,9 @@ static inline void shim_stats_busy(struct stats_rec *r)
 
 /* An exclusive hold ends: before the release, its start is taken from the
  * object (0: untimed), which may be freed once released; after it, the
- * hold is added to the record, with a sampled acquisition's count (atomic
- * adds, outside the critical section: the clock read just after the
- * release stands for the release). */
+ * hold, with a sampled acquisition's count, is added to the thread's sums
+ * for the record (the clock read just after the release stands for the
+ * release). */
 static inline uint64_t shim_hold_take(_Atomic uint64_t *since)
 {
 	uint64_t t0 = hl_load(since, HL_RELAXED);

@@ -18,6 +18,9 @@ whose hot and cold locks are known (hotspots.c):
   exit status 2, and runs nothing;
 - on two (virtual) NUMA nodes the hot mutex is advised CNA, unless the
   program already runs on it;
+- timed with clock_gettime (HOTLOCK_STATS_CLOCK=monotonic) rather than the
+  TSC, the hot mutex's hold is as long as with the TSC: the ticks are
+  converted, and the fallback works (a bad value: one line);
 - without the settings, the shim says nothing.
 """
 import json
@@ -73,6 +76,7 @@ def codes(entry):
 with tempfile.TemporaryDirectory() as tmp:
     text = os.path.join(tmp, "report.txt")
     js = os.path.join(tmp, "report.json")
+    hot_hold_us = None
 
     # A: the known program, forking a child that ends with _exit.
     p = run_it([run, f"--stats={text}", "--stats-json", js, "--stats-top", "5", "--",
@@ -115,6 +119,7 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"hot mutex: its caller is not hot_worker: {hot['stack'][:site + 2]}")
             check(hot["hold_mean_us"] >= 15, f"hot mutex: mean hold {hot['hold_mean_us']} us, held ~20 us")
             check(hot["acquisitions"] > hot["contended"] > 0, "hot mutex: acquisitions/contended")
+            hot_hold_us = hot["hold_mean_us"]
         rw = by_name.get("config_write") or by_name.get("config_read")
         if rw:
             check(rw["kind"] == "rwlock" and rw["type"] == "prefer-reader", f"rwlock: {rw['kind']} {rw['type']}")
@@ -157,11 +162,12 @@ with tempfile.TemporaryDirectory() as tmp:
     # unchanged, the report goes to stderr after one line.
     p = run_it([hotspots, "--seconds", "0.3"],
                {"LD_PRELOAD": preload, "HOTLOCK_STATS_JSON": os.path.join(tmp, "no/such/dir/r.json"),
-                "HOTLOCK_STATS_TOP": "abc"})
+                "HOTLOCK_STATS_TOP": "abc", "HOTLOCK_STATS_CLOCK": "sundial"})
     check(p.returncode == 0 and p.stdout == "hotspots: done\n",
           f"unwritable file: exit {p.returncode}, output {p.stdout!r}")
     lines = p.stderr.splitlines()
     check(sum("HOTLOCK_STATS_TOP" in l for l in lines) == 1, f"bad top: {lines[:3]}")
+    check(sum("HOTLOCK_STATS_CLOCK" in l for l in lines) == 1, f"bad clock: {lines[:3]}")
     check(sum("cannot write the JSON lock report" in l for l in lines) == 1,
           f"unwritable file: no one-line notice: {lines[:3]}")
     docs = [json.loads(l) for l in lines if l.startswith("{")]
@@ -194,6 +200,22 @@ with tempfile.TemporaryDirectory() as tmp:
         if hot:
             check(("use-cna" in codes(hot[0])) == want,
                   f"virtual:2 --queue {queue}: advice {codes(hot[0])}, cross-node {hot[0]['cross_node_share']}")
+
+    # G: clock_gettime instead of the TSC (where the TSC is used at all:
+    # the same clock twice otherwise): the hot mutex's hold, ~20 us of
+    # busy work (40-60 with preemption), within a factor of 2 of what the
+    # TSC gave in A, as the share of time the threads waited is below 1
+    # in both (ticks left unconverted read 2 to 4 times the nanoseconds).
+    jm = os.path.join(tmp, "monotonic.json")
+    p = run_it([run, "--stats-json", jm, "--", hotspots, "--seconds", "1"], {"HOTLOCK_STATS_CLOCK": "monotonic"})
+    d = reports(jm)[0] if p.returncode == 0 else None
+    hot = [e for e in d["locks"] if first_function(e) == "hot_counter_update"] if d else []
+    check(hot and 0 < d["lock_wait_share"] < 1, f"monotonic clock: exit {p.returncode}, no hot mutex")
+    if hot and hot_hold_us:
+        ratio = hot[0]["hold_mean_us"] / hot_hold_us
+        print(f"hot mutex hold: {hot_hold_us:.1f} us (TSC where used), "
+              f"{hot[0]['hold_mean_us']:.1f} us (clock_gettime)")
+        check(0.5 < ratio < 2, f"hold by clock_gettime / by the TSC = {ratio:.2f}")
 
     # E: no settings, no words.
     p = run_it([run, "--", hotspots, "--seconds", "0.3"])
