@@ -256,7 +256,6 @@ static struct pend *pends;                      /* MAX_THREADS, beside threads *
 static __thread struct pend *my_pend __attribute__((tls_model("initial-exec")));
 static __thread struct pend own_pend __attribute__((tls_model("initial-exec")));
 
-
 static uint64_t boot_ns(void)
 {
 	struct timespec ts;
