@@ -36,12 +36,12 @@
  * nanoseconds once, at the report (to_ns).
  *
  * Who writes a record.  Threads side by side, each count an atomic add.
- * A waited acquisition's counts, and timed holds with the sampled
- * acquisitions they count, are kept by their thread (struct pend) and
- * added when it next waits, so that they neither lengthen the critical
- * section nor delay the thread's next acquisition (shim_stats_flush,
- * shim_hold_add); read locks, timeouts and condvars are added where they
- * happen (shim_stats.h).  All relaxed: the report reads them at exit, as
+ * Waited acquisitions' counts, and timed holds with the sampled
+ * acquisitions they count, are summed by their thread (struct sums) and
+ * added to the record seldom, so that they neither lengthen the critical
+ * section nor delay the thread's next acquisition (shim_wait_end,
+ * shim_hold_add); sampled read locks, timeouts, slow releases and
+ * condvars are added where they happen (shim_stats.h).  All relaxed: the report reads them at exit, as
  * numbers, and orders nothing by them.
  *
  * The record table is reserved address space (mmap, MAP_NORESERVE), never
@@ -96,7 +96,7 @@
 #define TOP_MAX 1000
 #define SIGNAL_REPORT_S 10              /* a report from a fatal signal gets this long */
 #define TSC_RATE_MIN_NS 10000000ull     /* the TSC's rate is measured over at least this */
-#define HOLD_SLOTS 4                    /* records a thread sums holds for, between its waits */
+#define SUM_SLOTS 4                     /* records a thread sums its counts for */
 
 bool shim_stats_on;
 bool shim_tsc;
@@ -221,40 +221,40 @@ static void read_settings(void)
 
 /* ---- threads ------------------------------------------------------------- */
 
-/* What a thread has counted of its last waited exclusive acquisition, and
- * of its timed holds (summed by record, HOLD_SLOTS records), and not yet
- * added to the records.  Adding them takes a dozen atomic adds on the
- * record's lines, which other CPUs' threads write too.  Under the lock,
- * that lengthened the critical section (sysbench-mutex lost a tenth of its
- * rate); right after the release, it held the releasing thread back from
- * its next acquisition, and a waiter on the other CPU took the lock first
- * more often (sysbench-threads lost 9-14%, measured against the report
- * with no hold timed: docs/stats.md).  So a thread adds them when it is
- * about to wait anyway: before its next lock or condvar wait
- * (shim_stats_flush), and at its exit; a hold of a fifth record writes
- * out one of the four.  The slot is in a table the report reaches (pends,
- * beside threads), so that the report, and the destruction of an object,
- * take what a thread still running has pending: whoever takes the
- * record's pointer out of the slot (claim) adds the counts, so none is
- * added twice.  (A thread beyond the table's room keeps its slot in TLS
- * and adds it itself.)  The fields are the owner's, written with loads and
- * stores; another thread reads them only after claiming, and an owner
- * adding to a slot meanwhile can lose that addition or mix it into the
- * next: a race at destruction or exit only. */
-struct pend {
-	_Atomic(struct stats_rec *) wait_rec;  /* NULL: no wait pending */
-	_Atomic uint64_t wait_ticks, wait_end;
-	_Atomic uint64_t d[HL_COUNTERS];        /* the thread's counters' deltas over the wait */
-	_Atomic bool cross;
-	struct pend_holds {                     /* timed holds, summed by record */
-		_Atomic(struct stats_rec *) rec;       /* NULL: the slot is free */
-		_Atomic uint64_t ticks, max, holds;
-		_Atomic uint64_t sampled;       /* of sampled acquisitions: counted SAMPLE times */
-	} hold[HOLD_SLOTS];
+/* What a thread has counted, summed by record (SUM_SLOTS records), and not
+ * yet added to the records.  Adding a count to a record is an atomic add
+ * on the record's lines, which other CPUs' threads write too: a dozen of
+ * them per waited acquisition.  Under the lock, they lengthened the
+ * critical section (sysbench-mutex lost a tenth of its rate); right after
+ * the release, they held the releasing thread back from its next
+ * acquisition, long enough for a waiter on the other CPU to take the lock
+ * first, and the lock then moved between CPUs more often; before the
+ * thread's next wait, they still cost stress-ng's mutex stressor, whose
+ * every acquisition waits, 5-10% (measured: docs/stats.md).  So a thread
+ * sums its counts in its own slots, with loads and stores, and a slot is
+ * added to its record only when the thread needs it for a fifth record,
+ * at the thread's exit, at the report, and at the object's destruction.
+ * The slots are in a table the report reaches (sums_table, beside
+ * threads), so that the report, and an object's destruction, take what
+ * threads still running have summed: whoever takes the record's pointer
+ * out of a slot (claim) adds its counts, so none is added twice.  (A
+ * thread beyond the table's room adds each count at once.)  The fields are
+ * the owner's; another thread reads them only after claiming, and an owner
+ * adding to a slot meanwhile can lose that addition: a race at an object's
+ * destruction or at exit only. */
+struct sum_slot {
+	_Atomic(struct stats_rec *) rec;       /* NULL: the slot is free */
+	_Atomic uint64_t last_end;              /* the end of the thread's last wait for it */
+	_Atomic uint64_t c[STC_COUNT];          /* as the record's: sums, and maxima */
 };
-static struct pend *pends;                      /* MAX_THREADS, beside threads */
-static __thread struct pend *my_pend __attribute__((tls_model("initial-exec")));
-static __thread struct pend own_pend __attribute__((tls_model("initial-exec")));
+struct sums {
+	struct sum_slot slot[SUM_SLOTS];
+};
+static struct sums *sums_table;                 /* MAX_THREADS, beside threads */
+static __thread struct sums *my_sums __attribute__((tls_model("initial-exec")));
+static __thread struct sums own_sums __attribute__((tls_model("initial-exec")));
+/* Adds what the calling thread has summed to the records. */
+static void sums_flush_mine(void);
 
 static uint64_t boot_ns(void)
 {
@@ -316,13 +316,13 @@ static struct stats_thread *thread_me(void)
 	uint32_t i = hl_fetch_add(&threads_used, 1, HL_RELAXED);
 	if (i >= MAX_THREADS) {
 		me_omitted = true;
-		my_pend = &own_pend;
+		my_sums = &own_sums;
 		hl_fetch_add(&threads_omitted, 1, HL_RELAXED);
 		return NULL;
 	}
 	struct stats_thread *t = &threads[i];
 	t->tid = hl_tid();
-	my_pend = &pends[i];
+	my_sums = &sums_table[i];
 	int cs;
 	no_cancel(&cs);
 	t->start_ns = task_start_ns(t->tid);
@@ -346,7 +346,7 @@ static uint64_t task_cpu_ns(uint32_t tid)
 static void thread_exit(void *p)
 {
 	struct stats_thread *t = p;
-	shim_stats_flush();
+	sums_flush_mine();
 	int cs;
 	no_cancel(&cs);
 	task_name(t->tid, t->name);
@@ -482,7 +482,7 @@ static void rec_fold(struct stats_rec *m, const struct stats_rec *r)
 	}
 }
 
-static void pend_add_all(const struct stats_rec *only);
+static void sums_add_all(const struct stats_rec *only);
 
 void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 {
@@ -492,7 +492,7 @@ void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 	struct stats_rec *r = shim_stats_rec(obj, hl_load(idx, HL_RELAXED));
 	if (r) {
 		hl_store(idx, 0, HL_RELAXED);
-		pend_add_all(r);        /* what threads have pending for it, into it */
+		sums_add_all(r);        /* what threads have summed for it, into it */
 		/* Its merged record: the one of its kind and stack. */
 		uint32_t slot = (uint32_t)r->hash % MERGE_SLOTS, probes = 0;
 		while (merged[slot] && shim_recs[merged[slot]].hash != r->hash && ++probes < MERGE_SLOTS)
@@ -549,7 +549,6 @@ static void thread_counters(uint64_t c[HL_COUNTERS])
 
 void shim_wait_begin(struct shim_wait *w)
 {
-	shim_stats_flush();
 	thread_counters(w->c0);
 	w->t0 = shim_ticks();
 }
@@ -559,85 +558,116 @@ static const int wait_fields[HL_COUNTERS] = {
 	[HL_SP_SPUN] = STC_SPINS, [HL_SP_WON] = STC_SPINS_WON, [HL_LK_HANDED] = STC_HANDOFFS,
 };
 
-/* Adds counts of a waited acquisition (read: a read lock's) to r:
- * atomic adds, as other threads add theirs at the same time. */
-static void add_wait(struct stats_rec *r, bool read, uint64_t ticks, uint64_t end, const uint64_t d[HL_COUNTERS],
-		     bool cross)
+/* Adds slot s's counts to r: atomic adds, as other threads add theirs at
+ * the same time. */
+static void slot_write(struct stats_rec *r, struct sum_slot *s)
 {
-	hl_fetch_add(&r->c[read ? STC_R_ACQ : STC_W_ACQ], 1, HL_RELAXED);
-	hl_fetch_add(&r->c[read ? STC_R_CONTENDED : STC_W_CONTENDED], 1, HL_RELAXED);
-	hl_fetch_add(&r->c[read ? STC_R_WAIT_NS : STC_W_WAIT_NS], ticks, HL_RELAXED);
-	shared_max(r, read ? STC_R_WAIT_MAX_NS : STC_W_WAIT_MAX_NS, ticks);
-	for (int k = 0; k < HL_COUNTERS; k++)
-		if (wait_fields[k] && d[k])
-			hl_fetch_add(&r->c[wait_fields[k]], d[k], HL_RELAXED);
-	if (cross)
-		hl_fetch_add(&r->c[STC_CROSS_NODE], 1, HL_RELAXED);
+	for (int k = 0; k < STC_COUNT; k++) {
+		uint64_t v = hl_load(&s->c[k], HL_RELAXED);
+		if (!v)
+			continue;
+		if (stats_counter_is_max(k))
+			shared_max(r, k, v);
+		else
+			hl_fetch_add(&r->c[k], v, HL_RELAXED);
+	}
 	/* The latest of racing ends is near enough. */
+	uint64_t end = hl_load(&s->last_end, HL_RELAXED);
 	if (end > hl_load(&r->last_ns, HL_RELAXED))
 		hl_store(&r->last_ns, end, HL_RELAXED);
 }
 
-/* Adds a thread's summed holds of r. */
-static void add_holds(struct stats_rec *r, const struct pend_holds *h)
-{
-	uint64_t sampled = hl_load(&h->sampled, HL_RELAXED);
-	if (sampled)
-		hl_fetch_add(&r->c[STC_W_ACQ], sampled * SAMPLE, HL_RELAXED);
-	hl_fetch_add(&r->c[STC_HOLD_NS], hl_load(&h->ticks, HL_RELAXED), HL_RELAXED);
-	hl_fetch_add(&r->c[STC_HOLDS], hl_load(&h->holds, HL_RELAXED), HL_RELAXED);
-	shared_max(r, STC_HOLD_MAX_NS, hl_load(&h->max, HL_RELAXED));
-}
-
 /* Takes the record's pointer out of a slot (only: if it is that record),
- * so that the caller, and nobody else, adds the counts.  Acquire: pairs
- * with the owner's release store of the pointer, after the fields. */
-static struct stats_rec *claim(_Atomic(struct stats_rec *) *slot, const struct stats_rec *only)
+ * so that the caller, and nobody else, adds the slot's counts.  Acquire:
+ * pairs with the owner's release store of the pointer, after the slot was
+ * zeroed. */
+static struct stats_rec *claim(struct sum_slot *s, const struct stats_rec *only)
 {
-	struct stats_rec *r = hl_load(slot, HL_RELAXED);
+	struct stats_rec *r = hl_load(&s->rec, HL_RELAXED);
 	if (!r || (only && r != only))
 		return NULL;
-	return hl_cas(slot, &r, NULL, HL_ACQUIRE) ? r : NULL;
+	return hl_cas(&s->rec, &r, NULL, HL_ACQUIRE) ? r : NULL;
 }
 
-/* Adds what p has pending (for record only, or all of it). */
-static void pend_add(struct pend *p, const struct stats_rec *only)
+/* Adds what p has summed (for record only, or all of it). */
+static void sums_add(struct sums *p, const struct stats_rec *only)
 {
-	struct stats_rec *r = claim(&p->wait_rec, only);
-	if (r) {
-		uint64_t d[HL_COUNTERS];
-		for (int k = 0; k < HL_COUNTERS; k++)
-			d[k] = hl_load(&p->d[k], HL_RELAXED);
-		add_wait(r, false, hl_load(&p->wait_ticks, HL_RELAXED), hl_load(&p->wait_end, HL_RELAXED), d,
-			 hl_load(&p->cross, HL_RELAXED));
+	for (int i = 0; i < SUM_SLOTS; i++) {
+		struct stats_rec *r = claim(&p->slot[i], only);
+		if (r)
+			slot_write(r, &p->slot[i]);
 	}
-	for (int i = 0; i < HOLD_SLOTS; i++)
-		if ((r = claim(&p->hold[i].rec, only)))
-			add_holds(r, &p->hold[i]);
 }
 
-/* What every thread has pending (only: for that record): the report's,
- * and an object's destruction's. */
-static void pend_add_all(const struct stats_rec *only)
+/* What every thread has summed (only: for that record): the report's, and
+ * an object's destruction's. */
+static void sums_add_all(const struct stats_rec *only)
 {
 	uint32_t n = hl_load(&threads_used, HL_RELAXED);
 	for (uint32_t i = 0; i < n && i < MAX_THREADS; i++)
-		pend_add(&pends[i], only);
+		sums_add(&sums_table[i], only);
 }
 
-/* The calling thread's slot (its first use registers the thread). */
-static struct pend *pend_me(void)
+static void sums_flush_mine(void)
 {
-	if (hl_likely(my_pend != NULL))
-		return my_pend;
-	thread_me();
-	return my_pend ? my_pend : &own_pend;
+	if (my_sums)
+		sums_add(my_sums, NULL);
 }
 
-void shim_stats_flush(void)
+/* r's slot in the calling thread's sums: the one it has, else a free one,
+ * else one written out now (picked by salt, a clock's low bits: no slot is
+ * favoured).  Its first use registers the thread. */
+static struct sum_slot *slot_for(struct stats_rec *r, uint64_t salt)
 {
-	if (my_pend)
-		pend_add(my_pend, NULL);
+	struct sums *p = my_sums;
+	if (hl_unlikely(!p)) {
+		thread_me();
+		p = my_sums ? my_sums : &own_sums;
+	}
+	struct sum_slot *free_slot = NULL;
+	for (int i = 0; i < SUM_SLOTS; i++) {
+		struct stats_rec *in = hl_load(&p->slot[i].rec, HL_RELAXED);
+		if (in == r)
+			return &p->slot[i];
+		if (!in && !free_slot)
+			free_slot = &p->slot[i];
+	}
+	struct sum_slot *s = free_slot;
+	if (!s) {
+		s = &p->slot[(salt >> 4) % SUM_SLOTS];
+		struct stats_rec *out = claim(s, NULL);
+		if (out)
+			slot_write(out, s);
+	}
+	for (int k = 0; k < STC_COUNT; k++)
+		hl_store(&s->c[k], 0, HL_RELAXED);
+	hl_store(&s->last_end, 0, HL_RELAXED);
+	/* Release: the zeroed counts before the pointer (claim). */
+	hl_store(&s->rec, r, HL_RELEASE);
+	return s;
+}
+
+/* The slot's owner alone adds to it: a load and a store, no atomic add. */
+static inline void slot_add(struct sum_slot *s, int k, uint64_t v)
+{
+	hl_store(&s->c[k], hl_load(&s->c[k], HL_RELAXED) + v, HL_RELAXED);
+}
+
+static inline void slot_max(struct sum_slot *s, int k, uint64_t v)
+{
+	if (v > hl_load(&s->c[k], HL_RELAXED))
+		hl_store(&s->c[k], v, HL_RELAXED);
+}
+
+/* After counting into s: a thread without a place in the table writes
+ * its counts at once (nobody else would). */
+static inline void slot_done(struct sum_slot *s)
+{
+	if (hl_unlikely(my_sums == NULL || my_sums == &own_sums)) {
+		struct stats_rec *r = claim(s, NULL);
+		if (r)
+			slot_write(r, s);
+	}
 }
 
 uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err)
@@ -658,25 +688,18 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 		cross = hl_load(&r->last_node, HL_RELAXED) != node;
 		hl_store(&r->last_node, node, HL_RELAXED);
 	}
-	uint64_t d[HL_COUNTERS];
+	struct sum_slot *s = slot_for(r, end);
+	slot_add(s, read ? STC_R_ACQ : STC_W_ACQ, 1);
+	slot_add(s, read ? STC_R_CONTENDED : STC_W_CONTENDED, 1);
+	slot_add(s, read ? STC_R_WAIT_NS : STC_W_WAIT_NS, ticks);
+	slot_max(s, read ? STC_R_WAIT_MAX_NS : STC_W_WAIT_MAX_NS, ticks);
 	for (int k = 0; k < HL_COUNTERS; k++)
-		d[k] = c[k] - w->c0[k];
-	if (read) {
-		/* Read holders run side by side: no critical section to
-		 * keep short. */
-		add_wait(r, true, ticks, end, d, cross);
-		return end;
-	}
-	struct pend *p = pend_me();
-	if (hl_load(&p->wait_rec, HL_RELAXED))
-		pend_add(p, NULL);      /* one pending at a time (a flush normally came first) */
-	hl_store(&p->wait_ticks, ticks, HL_RELAXED);
-	hl_store(&p->wait_end, end, HL_RELAXED);
-	for (int k = 0; k < HL_COUNTERS; k++)
-		hl_store(&p->d[k], d[k], HL_RELAXED);
-	hl_store(&p->cross, cross, HL_RELAXED);
-	/* Release: the fields before the pointer (claim). */
-	hl_store(&p->wait_rec, r, HL_RELEASE);
+		if (wait_fields[k] && c[k] != w->c0[k])
+			slot_add(s, wait_fields[k], c[k] - w->c0[k]);
+	if (cross)
+		slot_add(s, STC_CROSS_NODE, 1);
+	hl_store(&s->last_end, end, HL_RELAXED);
+	slot_done(s);
 	return end;
 }
 
@@ -685,40 +708,13 @@ void shim_hold_add(struct stats_rec *r, uint64_t since)
 	if (!since)
 		return;
 	uint64_t ticks = shim_ticks() - (since & ~HOLD_SAMPLED);
-	struct pend *p = pend_me();
-	/* r's slot, else a free one, else one written out now (picked by
-	 * the clock's low bits: no slot is favoured). */
-	struct pend_holds *h = NULL, *free_slot = NULL;
-	for (int i = 0; i < HOLD_SLOTS && !h; i++) {
-		struct stats_rec *in = hl_load(&p->hold[i].rec, HL_RELAXED);
-		if (in == r)
-			h = &p->hold[i];
-		else if (!in && !free_slot)
-			free_slot = &p->hold[i];
-	}
-	if (!h) {
-		h = free_slot;
-		if (!h) {
-			h = &p->hold[(ticks >> 4) % HOLD_SLOTS];
-			struct stats_rec *out = claim(&h->rec, NULL);
-			if (out)
-				add_holds(out, h);
-		}
-		hl_store(&h->ticks, 0, HL_RELAXED);
-		hl_store(&h->max, 0, HL_RELAXED);
-		hl_store(&h->holds, 0, HL_RELAXED);
-		hl_store(&h->sampled, 0, HL_RELAXED);
-		/* Release: the zeroed fields before the pointer (claim). */
-		hl_store(&h->rec, r, HL_RELEASE);
-	}
-	/* The slot's owner alone writes it: loads and stores, no atomic
-	 * adds. */
-	hl_store(&h->ticks, hl_load(&h->ticks, HL_RELAXED) + ticks, HL_RELAXED);
-	hl_store(&h->holds, hl_load(&h->holds, HL_RELAXED) + 1, HL_RELAXED);
+	struct sum_slot *s = slot_for(r, ticks);
+	slot_add(s, STC_HOLD_NS, ticks);
+	slot_add(s, STC_HOLDS, 1);
+	slot_max(s, STC_HOLD_MAX_NS, ticks);
 	if (since & HOLD_SAMPLED)
-		hl_store(&h->sampled, hl_load(&h->sampled, HL_RELAXED) + 1, HL_RELAXED);
-	if (ticks > hl_load(&h->max, HL_RELAXED))
-		hl_store(&h->max, ticks, HL_RELAXED);
+		slot_add(s, STC_W_ACQ, SAMPLE);
+	slot_done(s);
 }
 
 void shim_release_begin(struct shim_wait *w)
@@ -748,7 +744,6 @@ static __thread struct {
 
 uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex)
 {
-	shim_stats_flush();             /* about to wait: the section's length no longer counts */
 	if (last_wake.cond == cond && last_wake.mutex == mutex && last_wake.releases == shim_releases)
 		hl_fetch_add(&r->c[STC_C_FUTILE], 1, HL_RELAXED);
 	last_wake.cond = NULL;
@@ -910,7 +905,7 @@ static void report(const char *end)
 	int none = 0;
 	if (!hl_cas(&reported_pid, &none, pid, HL_RELAXED))
 		return;
-	shim_stats_flush();
+	sums_flush_mine();
 	if (line.on)
 		write_line();
 	if (!shim_stats_on)
@@ -927,7 +922,7 @@ static void report(const char *end)
 	stats_report_fn *fn = report_fn();
 	if (!fn)
 		return;
-	pend_add_all(NULL);
+	sums_add_all(NULL);
 	to_ns(n_threads);
 	struct stats_report r = {
 		.version = STATS_REPORT_VERSION,
@@ -1075,11 +1070,11 @@ static void fork_child(void)
 	hl_store(&threads_omitted, 0, HL_RELAXED);
 	hl_store(&omitted_lock_ns, 0, HL_RELAXED);
 	hl_store(&omitted_cond_ns, 0, HL_RELAXED);
-	memset((void *)pends, 0, sizeof(*pends) * (n < MAX_THREADS ? n : MAX_THREADS));
+	memset((void *)sums_table, 0, sizeof(*sums_table) * (n < MAX_THREADS ? n : MAX_THREADS));
 	me = NULL;
 	me_omitted = false;
-	my_pend = NULL;
-	memset((void *)&own_pend, 0, sizeof(own_pend));
+	my_sums = NULL;
+	memset((void *)&own_sums, 0, sizeof(own_sums));
 	thread_me();
 }
 
@@ -1111,9 +1106,9 @@ __attribute__((constructor)) static void stats_init(void)
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	threads = mmap(NULL, sizeof(*threads) * MAX_THREADS, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	pends = mmap(NULL, sizeof(*pends) * MAX_THREADS, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || pends == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
+	sums_table = mmap(NULL, sizeof(*sums_table) * MAX_THREADS, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || sums_table == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
 		say("hotlock-preload: no lock report: cannot reserve its tables (%s)\n", strerror(errno));
 		shim_stats_on = false;
 		return;

@@ -13,8 +13,8 @@
  *    that hold; the others cost a few instructions on the thread's own
  *    state (measured: one in 16 cost sysbench-threads 5% more than one in
  *    64, docs/stats.md);
- *  - the counts are kept by the thread and added to the record when it
- *    next waits (shim_stats.c: struct pend);
+ *  - the counts are summed by the thread and added to the record seldom
+ *    (shim_stats.c: struct sums);
  *  - times are read from shim_ticks: the CPU's time-stamp counter where the
  *    kernel keeps time by it, converted to nanoseconds for the report.
  * Measured with hotlock-bench apps --stats-cost (docs/stats.md): counting
@@ -122,9 +122,6 @@ static inline void shim_stats_acquired(_Atomic uint64_t *since)
 	if (hl_unlikely(shim_sampled()))
 		hl_store(since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
 }
-
-/* Adds what the calling thread has pending (shim_stats.c: struct pend). */
-HL_HIDDEN void shim_stats_flush(void);
 
 /* After a release of a tracked lock: counted (futile condvar wake-ups,
  * shim_stats.c). */
