@@ -228,10 +228,13 @@ static void read_settings(void)
  * critical section (sysbench-mutex lost a tenth of its rate); right after
  * the release, they held the releasing thread back from its next
  * acquisition, long enough for a waiter on the other CPU to take the lock
- * first, and the lock then moved between CPUs more often; before the
- * thread's next wait, they still cost stress-ng's mutex stressor, whose
- * every acquisition waits, 5-10% (measured: docs/stats.md).  So a thread
- * sums its counts in its own slots, with loads and stores, and a slot is
+ * first, and the lock then moved between CPUs more often (measured:
+ * docs/stats.md).  Before the thread's next wait, they cost a dozen
+ * atomic adds per acquisition where nearly every acquisition waits
+ * (stress-ng's mutex stressor).  So a thread sums its counts in its own
+ * slots, with loads and stores (no gain beyond this VM's noise on
+ * sysbench-threads, 0.96 to 0.97 of the rate without the report), and a
+ * slot is
  * added to its record only when the thread needs it for a fifth record,
  * at the thread's exit, at the report, and at the object's destruction.
  * The slots are in a table the report reaches (sums_table, beside
