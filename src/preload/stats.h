@@ -24,7 +24,10 @@ enum stats_obj { ST_MUTEX, ST_RWLOCK, ST_COND };
 enum stats_counter {
 	STC_W_ACQ, STC_W_CONTENDED, STC_W_WAIT_NS, STC_W_WAIT_MAX_NS,
 	STC_R_ACQ, STC_R_CONTENDED, STC_R_WAIT_NS, STC_R_WAIT_MAX_NS,
-	STC_HOLD_NS, STC_HOLDS, STC_HOLD_MAX_NS,        /* exclusive holds that were timed */
+	/* Exclusive holds that were timed, each weighed by the acquisitions it
+	 * stands for (a sampled one: the shim's SAMPLE; one after a wait: 1),
+	 * so that HOLD_NS / HOLDS is the mean hold of all acquisitions. */
+	STC_HOLD_NS, STC_HOLDS, STC_HOLD_MAX_NS,
 	STC_FUTEX_WAITS, STC_FUTEX_WAKES,               /* made waiting for it or releasing it */
 	STC_HANDOFFS,           /* acquisitions that the lock was handed to */
 	STC_SPINS, STC_SPINS_WON,

@@ -1,7 +1,7 @@
 /* hotspots: a program with known hot and cold locks in named functions, for
  * the contention report's test (stats_test.py): what the report must find.
  *
- *   hotspots [--seconds S] [--pin] [--fork] [--end exit|_exit|sigterm]
+ *   hotspots [--seconds S] [--pin] [--fork] [--live] [--end exit|_exit|sigterm]
  *
  * Three phases, one after the other, each about S/3 seconds (default 1.5 s
  * in all), so that each object's numbers are its own:
@@ -25,6 +25,11 @@
  * nodes.
  * --fork: then a child process runs phase 1 again (child_counter_update,
  * a mutex of its own) and ends with _exit: its report is its own.
+ * --live: then 4 threads take two mutexes of their own in turn
+ * (destroyed_counter_update, kept_counter_update) for S/3 seconds and stay
+ * alive, idle, to the end; the main thread destroys the first mutex
+ * meanwhile.  What those threads counted is theirs until the destruction
+ * takes it (the first mutex) and the report at exit does (the second).
  * --end: how the process ends after printing its line (default: return
  * from main): _exit(0), or SIGTERM at its default action.  Compiled with -O1 -fno-inline -g so that the
  * functions keep their names and lines. */
@@ -221,9 +226,63 @@ static void run(void *(*fn)(void *), int n, void *(*fn2)(void *), int n2)
 		pthread_join(t[i], NULL);
 }
 
+/* --live (see the top). */
+static pthread_mutex_t *live_a, *live_b;
+static atomic_int live_done;
+
+__attribute__((noinline)) static void destroyed_counter_update(void)
+{
+	pthread_mutex_lock(live_a);
+	hot_count++;
+	busy_us(20);
+	pthread_mutex_unlock(live_a);
+}
+
+__attribute__((noinline)) static void kept_counter_update(void)
+{
+	pthread_mutex_lock(live_b);
+	hot_count++;
+	busy_us(20);
+	pthread_mutex_unlock(live_b);
+}
+
+static void *live_worker(void *arg)
+{
+	double end = now() + phase_s;
+	while (now() < end) {
+		destroyed_counter_update();
+		kept_counter_update();
+	}
+	atomic_fetch_add(&live_done, 1);
+	for (;;)
+		pause();
+	return arg;
+}
+
+static int run_live(void)
+{
+	live_a = malloc(sizeof(*live_a));
+	live_b = malloc(sizeof(*live_b));
+	if (!live_a || !live_b || pthread_mutex_init(live_a, NULL) || pthread_mutex_init(live_b, NULL))
+		return -1;
+	for (long i = 0; i < 4; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, live_worker, (void *)i) || pthread_detach(t))
+			return -1;
+	}
+	while (atomic_load(&live_done) < 4) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	if (pthread_mutex_destroy(live_a))
+		return -1;
+	free(live_a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int fork_child = 0;
+	int fork_child = 0, live = 0;
 	const char *end_how = "exit";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
@@ -232,10 +291,13 @@ int main(int argc, char **argv)
 			pin = 1;
 		} else if (!strcmp(argv[i], "--fork")) {
 			fork_child = 1;
+		} else if (!strcmp(argv[i], "--live")) {
+			live = 1;
 		} else if (!strcmp(argv[i], "--end") && i + 1 < argc) {
 			end_how = argv[++i];
 		} else {
-			fprintf(stderr, "usage: hotspots [--seconds S] [--pin] [--fork] [--end exit|_exit|sigterm]\n");
+			fprintf(stderr, "usage: hotspots [--seconds S] [--pin] [--fork] [--live] "
+				"[--end exit|_exit|sigterm]\n");
 			return 2;
 		}
 	}
@@ -263,6 +325,10 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < 1000; i++)
 		cold_path();
+	if (live && run_live()) {
+		fprintf(stderr, "hotspots: --live failed\n");
+		return 1;
+	}
 	if (fork_child) {
 		pid_t pid = fork();
 		if (pid == 0) {
