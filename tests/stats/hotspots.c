@@ -1,7 +1,8 @@
 /* hotspots: a program with known hot and cold locks in named functions, for
  * the contention report's test (stats_test.py): what the report must find.
  *
- *   hotspots [--seconds S] [--pin] [--fork] [--live] [--end exit|_exit|sigterm]
+ *   hotspots [--seconds S] [--pin] [--fork] [--live] [--count]
+ *            [--end exit|_exit|sigterm]
  *
  * Three phases, one after the other, each about S/3 seconds (default 1.5 s
  * in all), so that each object's numbers are its own:
@@ -30,6 +31,10 @@
  * alive, idle, to the end; the main thread destroys the first mutex
  * meanwhile.  What those threads counted is theirs until the destruction
  * takes it (the first mutex) and the report at exit does (the second).
+ * --count: then 8 threads take a mutex of their own (counted_update)
+ * 200,000 times each, mostly without a wait, after one wait that makes
+ * it tracked; the line "hotspots: counted N" gives the acquisitions (the
+ * report's count of the others is sampled).
  * --end: how the process ends after printing its line (default: return
  * from main): _exit(0), or SIGTERM at its default action.  Compiled with -O1 -fno-inline -g so that the
  * functions keep their names and lines. */
@@ -280,9 +285,45 @@ static int run_live(void)
 	return 0;
 }
 
+/* --count (see the top). */
+static pthread_mutex_t counted = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long counted_n;
+
+__attribute__((noinline)) static void counted_update(void)
+{
+	pthread_mutex_lock(&counted);
+	counted_n++;
+	for (int k = 0; k < 100; k++)
+		sink++;
+	pthread_mutex_unlock(&counted);
+}
+
+static void *count_worker(void *arg)
+{
+	for (int i = 0; i < 200000; i++)
+		counted_update();
+	return arg;
+}
+
+static void run_count(void)
+{
+	/* Held while the workers start: their first calls wait, which
+	 * gives the mutex its record. */
+	pthread_mutex_lock(&counted);
+	pthread_t t[8];
+	for (long i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, count_worker, (void *)i);
+	struct timespec ms = { 0, 20000000 };
+	nanosleep(&ms, NULL);
+	pthread_mutex_unlock(&counted);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	printf("hotspots: counted %lu\n", counted_n);
+}
+
 int main(int argc, char **argv)
 {
-	int fork_child = 0, live = 0;
+	int fork_child = 0, live = 0, count = 0;
 	const char *end_how = "exit";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
@@ -293,10 +334,12 @@ int main(int argc, char **argv)
 			fork_child = 1;
 		} else if (!strcmp(argv[i], "--live")) {
 			live = 1;
+		} else if (!strcmp(argv[i], "--count")) {
+			count = 1;
 		} else if (!strcmp(argv[i], "--end") && i + 1 < argc) {
 			end_how = argv[++i];
 		} else {
-			fprintf(stderr, "usage: hotspots [--seconds S] [--pin] [--fork] [--live] "
+			fprintf(stderr, "usage: hotspots [--seconds S] [--pin] [--fork] [--live] [--count] "
 				"[--end exit|_exit|sigterm]\n");
 			return 2;
 		}
@@ -325,6 +368,8 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < 1000; i++)
 		cold_path();
+	if (count)
+		run_count();
 	if (live && run_live()) {
 		fprintf(stderr, "hotspots: --live failed\n");
 		return 1;

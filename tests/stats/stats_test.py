@@ -18,6 +18,9 @@ whose hot and cold locks are known (hotspots.c):
   exit status 2, and runs nothing;
 - on two (virtual) NUMA nodes the hot mutex is advised CNA, unless the
   program already runs on it;
+- 8 threads' 1,600,000 acquisitions of a mutex, nearly all without a wait
+  and so sampled, are counted within 2.5% (the sampling's spread is 0.6%;
+  threads that drew the same samples were 3.6% over);
 - threads that counted waits for two mutexes and stay alive, idle, to the
   end: the mutex destroyed meanwhile, and the one kept, both show those
   waits (the destruction and the report take what the threads summed);
@@ -239,6 +242,18 @@ with tempfile.TemporaryDirectory() as tmp:
         check(len(e) == 1 and e[0]["contended"] >= 20 and e[0]["wait_s"] > 0 and
               e[0]["acquisitions"] >= e[0]["contended"],
               f"--live {name}: its waits are not in the report: {[(x['contended'], x['wait_s']) for x in e]}")
+
+    # I: the sampled count of many acquisitions without a wait.
+    jc = os.path.join(tmp, "count.json")
+    p = run_it([run, "--stats-json", jc, "--", hotspots, "--seconds", "0.3", "--count"])
+    n = [int(l.split()[-1]) for l in p.stdout.splitlines() if l.startswith("hotspots: counted ")]
+    d = reports(jc)[0] if p.returncode == 0 and os.path.exists(jc) else None
+    e = [x for x in d["locks"] if first_function(x) == "counted_update"] if d else []
+    check(n and len(e) == 1, f"--count: exit {p.returncode}, counted {n}, entries {len(e)}")
+    if n and len(e) == 1:
+        print(f"--count: {n[0]} acquisitions, the report counted {e[0]['acquisitions']}")
+        check(abs(e[0]["acquisitions"] / n[0] - 1) < 0.025,
+              f"--count: {n[0]} acquisitions, the report counted {e[0]['acquisitions']}")
 
     # E: no settings, no words.
     p = run_it([run, "--", hotspots, "--seconds", "0.3"])
