@@ -21,8 +21,8 @@
  * and timing every acquisition, under the lock, with clock_gettime,
  * sysbench-mutex ran at 0.39-0.56 of its rate.
  * Whatever goes into the record is an atomic add, made by threads side by
- * side; the only thing written inside the critical section is the hold's
- * start, into the object itself (its line is the lock's). */
+ * side; the only shared memory written inside the critical section is the
+ * hold's start, into the object itself (its line is the lock's). */
 #ifndef HOTLOCK_SHIM_STATS_H
 #define HOTLOCK_SHIM_STATS_H
 
@@ -88,9 +88,9 @@ HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
 HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
 
 /* A wait for a lock: begin before, end after, with the lock's answer (0:
- * the caller holds it now; an exclusive acquisition's counts are kept by
- * the thread until its release, shim_stats_released).  Returns when the
- * wait ended (shim_ticks, bit 0 clear): the hold's start. */
+ * the caller holds it now; the counts go into the thread's own sums,
+ * shim_stats.c).  Returns when the wait ended (shim_ticks, bit 0 clear):
+ * the hold's start. */
 struct shim_wait {
 	uint64_t t0;
 	uint64_t c0[HL_COUNTERS];
