@@ -41,8 +41,8 @@
  * added to the record seldom, so that they neither lengthen the critical
  * section nor delay the thread's next acquisition (shim_wait_end,
  * shim_hold_add); sampled read locks, timeouts, slow releases and
- * condvars are added where they happen (shim_stats.h).  All relaxed: the report reads them at exit, as
- * numbers, and orders nothing by them.
+ * condvars are added where they happen (shim_stats.h).  All relaxed: the
+ * report reads them at exit, as numbers, and orders nothing by them.
  *
  * The record table is reserved address space (mmap, MAP_NORESERVE), never
  * unmapped, so a record stays memory for a thread that still writes it
@@ -234,9 +234,9 @@ static void read_settings(void)
  * (stress-ng's mutex stressor).  So a thread sums its counts in its own
  * slots, with loads and stores (no gain beyond this VM's noise on
  * sysbench-threads, 0.96 to 0.97 of the rate without the report), and a
- * slot is
- * added to its record only when the thread needs it for a fifth record,
- * at the thread's exit, at the report, and at the object's destruction.
+ * slot is added to its record only when the thread needs it for a fifth
+ * record, at the thread's exit, at the report, and at the object's
+ * destruction.
  * The slots are in a table the report reaches (sums_table, beside
  * threads), so that the report, and an object's destruction, take what
  * threads still running have summed: whoever takes the record's pointer
@@ -619,13 +619,14 @@ static void sums_flush_mine(void)
 
 /* r's slot in the calling thread's sums: the one it has, else a free one,
  * else one written out now (picked by salt, a clock's low bits: no slot is
- * favoured).  Its first use registers the thread. */
+ * favoured).  Its first use registers the thread (thread_me sets my_sums,
+ * in the table or, beyond its room, own_sums). */
 static struct sum_slot *slot_for(struct stats_rec *r, uint64_t salt)
 {
 	struct sums *p = my_sums;
 	if (hl_unlikely(!p)) {
 		thread_me();
-		p = my_sums ? my_sums : &own_sums;
+		p = my_sums;
 	}
 	struct sum_slot *free_slot = NULL;
 	for (int i = 0; i < SUM_SLOTS; i++) {
@@ -666,7 +667,7 @@ static inline void slot_max(struct sum_slot *s, int k, uint64_t v)
  * its counts at once (nobody else would). */
 static inline void slot_done(struct sum_slot *s)
 {
-	if (hl_unlikely(my_sums == NULL || my_sums == &own_sums)) {
+	if (hl_unlikely(my_sums == &own_sums)) {
 		struct stats_rec *r = claim(s, NULL);
 		if (r)
 			slot_write(r, s);
@@ -763,10 +764,10 @@ uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void 
 
 void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond, const void *mutex, int err)
 {
-	uint64_t ns = shim_ticks() - t0;
-	thread_wait(ns, true);
+	uint64_t ticks = shim_ticks() - t0;
+	thread_wait(ticks, true);
 	hl_fetch_add(&r->c[STC_C_WAITS], 1, HL_RELAXED);
-	hl_fetch_add(&r->c[STC_C_WAIT_NS], ns, HL_RELAXED);
+	hl_fetch_add(&r->c[STC_C_WAIT_NS], ticks, HL_RELAXED);
 	if (err == ETIMEDOUT) {
 		hl_fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
 	} else if (!err) {
@@ -848,11 +849,9 @@ static const bool is_time[STC_COUNT] = {
 	[STC_C_WAIT_NS] = true,
 };
 
-static uint64_t scaled(_Atomic uint64_t *v, double ns_per_tick)
+static void scaled(_Atomic uint64_t *v, double ns_per_tick)
 {
-	uint64_t ns = (uint64_t)((double)hl_load(v, HL_RELAXED) * ns_per_tick);
-	hl_store(v, ns, HL_RELAXED);
-	return ns;
+	hl_store(v, (uint64_t)((double)hl_load(v, HL_RELAXED) * ns_per_tick), HL_RELAXED);
 }
 
 /* A tick count since tsc_base as CLOCK_MONOTONIC. */
@@ -875,7 +874,7 @@ static void to_ns(uint32_t n_threads)
 	uint64_t mono, ticks;
 	for (;;) {
 		mono = hl_now_ns();
-		ticks = __builtin_ia32_rdtsc();
+		ticks = shim_ticks();
 		if (mono - mono_base >= TSC_RATE_MIN_NS || ticks <= tsc_base)
 			break;
 		hl_sleep_ns((long)(TSC_RATE_MIN_NS - (mono - mono_base)));
@@ -914,7 +913,6 @@ static void report(const char *end)
 	int none = 0;
 	if (!hl_cas(&reported_pid, &none, pid, HL_RELAXED))
 		return;
-	sums_flush_mine();
 	if (line.on)
 		write_line();
 	if (!shim_stats_on)
@@ -931,7 +929,7 @@ static void report(const char *end)
 	stats_report_fn *fn = report_fn();
 	if (!fn)
 		return;
-	sums_add_all(NULL);
+	sums_add_all(NULL);     /* every thread's sums, the caller's too */
 	to_ns(n_threads);
 	struct stats_report r = {
 		.version = STATS_REPORT_VERSION,
@@ -1117,7 +1115,8 @@ __attribute__((constructor)) static void stats_init(void)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	sums_table = mmap(NULL, sizeof(*sums_table) * MAX_THREADS, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || sums_table == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
+	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || sums_table == MAP_FAILED ||
+	    pthread_key_create(&exit_key, thread_exit)) {
 		say("hotlock-preload: no lock report: cannot reserve its tables (%s)\n", strerror(errno));
 		shim_stats_on = false;
 		return;
