@@ -75,7 +75,10 @@ PY
 # sysbench is missing); every shim+stats run checked its report, and the
 # directory the reports went to is gone afterwards.  A hotlock-run that
 # drops HOTLOCK_STATS_JSON makes it exit 1, naming the missing report.
-"$bench" apps --help | grep -q -- '--stats-cost' || fail "apps --help does not name --stats-cost"
+# Into a file first: grep -q quits at its match, and under pipefail the
+# help's writer, cut off by SIGPIPE, would fail the pipeline.
+"$bench" apps --help >"$tmp/help"
+grep -q -- '--stats-cost' "$tmp/help" || fail "apps --help does not name --stats-cost"
 mkdir "$tmp/st"
 TMPDIR=$tmp/st "$bench" apps --stats-cost --quick --repeat 1 --threads 2 --pairs 100000 \
 	--workloads pair,sysbench-threads --json "$tmp/sc.json" >"$tmp/out" 2>"$tmp/err" ||
