@@ -28,6 +28,9 @@ whose hot and cold locks are known (hotspots.c):
   for it on average over its phase, timed with the TSC (where the kernel
   keeps time by it) and with clock_gettime (HOTLOCK_STATS_CLOCK=monotonic):
   the ticks are converted, and the fallback works (a bad value: one line);
+- a frame's module offset is the module's own address (addr2line names the
+  same function), and the C library's frames are named from its symbols
+  but not read for lines (its DWARF cost 95 ms at each process's end);
 - without the settings, the shim says nothing.
 """
 import json
@@ -134,6 +137,16 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"hot mutex: no file:line: {hot['stack'][site]}")
             check(len(hot["stack"]) > site + 1 and hot["stack"][site + 1].get("function") == "hot_worker",
                   f"hot mutex: its caller is not hot_worker: {hot['stack'][:site + 2]}")
+            sf = hot["stack"][site]
+            a2l = subprocess.run(["addr2line", "-f", "-e", sf.get("module", ""),
+                                  "%x" % (int(sf.get("module_offset", "0"), 16) - 1)],
+                                 capture_output=True, text=True)
+            check(a2l.stdout.split("\n")[0] == sf.get("function"),
+                  f"hot mutex: {sf.get('module')}+{sf.get('module_offset')} is "
+                  f"{a2l.stdout.split()[:1]} to addr2line, not {sf.get('function')}")
+            libc = [f for f in hot["stack"] if os.path.basename(f.get("module", "")).startswith("libc.so")]
+            check(libc and all("file" not in f for f in libc),
+                  f"hot mutex: the C library's frames missing, or read for their lines: {libc}")
             check(hot["hold_mean_us"] >= 15, f"hot mutex: mean hold {hot['hold_mean_us']} us, held ~20 us")
             check(hot["acquisitions"] > hot["contended"] > 0, "hot mutex: acquisitions/contended")
             check_waiting(hot, 1.5, "TSC where used")
