@@ -432,10 +432,15 @@ static void advise_lock(struct report *rep, struct entry *e)
 	double hold_s = s_of(c[STC_HOLD_NS]) * ratio((double)c[STC_W_ACQ], (double)c[STC_HOLDS]);
 	double waiters = s_of(e->wait_ns) / span;       /* Little's law: mean threads waiting */
 	bool rw = e->r->obj == ST_RWLOCK;
+	/* A lock its threads waited for under 1% of their time is not worth
+	 * changing, whatever the shape of its numbers: handoffs, spins or
+	 * writers' waits on it cost next to nothing.  Its timeouts, which the
+	 * program sees as failures, are still stated. */
+	bool matters = ratio(s_of(e->wait_ns), rep->thread_s) >= NO_ACTION_SHARE;
 	/* Little's law: the mean number of threads waiting for it over its
 	 * span is its total wait over the span's length.  At one thread or
 	 * more, the lock itself is what they queue for. */
-	if ((e->contended >= MIN_CONTENDED || e->wait_ns >= SPLIT_WAIT_NS) && waiters >= SPLIT_WAITERS)
+	if (matters && (e->contended >= MIN_CONTENDED || e->wait_ns >= SPLIT_WAIT_NS) && waiters >= SPLIT_WAITERS)
 		advise(e, "split-or-shorten",
 		       "on average %.1f threads were waiting for it in the %.2f s from its first "
 		       "contention to its last, and it was held %.0f%% of that time (mean hold %.1f us, "
@@ -444,7 +449,8 @@ static void advise_lock(struct report *rep, struct entry *e)
 		       "holding it",
 		       waiters, span, 100 * ratio(hold_s, span), e->hold_mean_us, us_of(c[STC_HOLD_MAX_NS]),
 		       100 * e->contended_share, e->acq, e->wait_mean_us);
-	if (e->contended >= MIN_CONTENDED && ratio((double)c[STC_HANDOFFS], (double)e->contended) >= HANDOFF_SHARE)
+	if (matters && e->contended >= MIN_CONTENDED &&
+	    ratio((double)c[STC_HANDOFFS], (double)e->contended) >= HANDOFF_SHARE)
 		advise(e, "handoff-threshold",
 		       "%" PRIu64 " of %" PRIu64 " waits (%.0f%%) ended with the lock handed to a sleeping "
 		       "waiter, each a wake-up the lock stood idle for: a longer handoff threshold "
@@ -452,7 +458,8 @@ static void advise_lock(struct report *rep, struct entry *e)
 		       "meanwhile",
 		       c[STC_HANDOFFS], e->contended, 100 * ratio((double)c[STC_HANDOFFS], (double)e->contended),
 		       rep->in->handoff_ns);
-	if (c[STC_SPINS] >= SPIN_MIN && ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]) <= SPIN_WON_SHARE)
+	if (matters && c[STC_SPINS] >= SPIN_MIN &&
+	    ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]) <= SPIN_WON_SHARE)
 		advise(e, "spinning-off",
 		       "only %" PRIu64 " of %" PRIu64 " spin phases (%.0f%%) got the lock; the others "
 		       "burned CPU and then slept: spinning does not pay here (hotlock-run --spin-ns 0; "
@@ -460,13 +467,13 @@ static void advise_lock(struct report *rep, struct entry *e)
 		       c[STC_SPINS_WON], c[STC_SPINS], 100 * ratio((double)c[STC_SPINS_WON], (double)c[STC_SPINS]),
 		       rep->in->spin_ns);
 	/* The queue in force: CNA is the default wherever there are nodes. */
-	if (rep->in->nodes > 1 && !rep->in->cna && e->contended >= MIN_CONTENDED &&
+	if (matters && rep->in->nodes > 1 && !rep->in->cna && e->contended >= MIN_CONTENDED &&
 	    e->cross_share >= CROSS_SHARE)
 		advise(e, "use-cna",
 		       "%.0f%% of contended acquisitions moved the lock to another NUMA node (%d nodes): "
 		       "a NUMA-aware queue keeps it on one node longer (hotlock-run --queue cna)",
 		       100 * e->cross_share, rep->in->nodes);
-	if (rw) {
+	if (matters && rw) {
 		/* Readers' mean wait, compared with no less than 1 us: a
 		 * writer's few microseconds against readers' nothing is noise. */
 		double r_mean = ratio(us_of(c[STC_R_WAIT_NS]), (double)c[STC_R_CONTENDED]);
@@ -499,7 +506,7 @@ static void advise_lock(struct report *rep, struct entry *e)
 		advise(e, "no-action",
 		       "threads waited %.3f s for it, %.2f%% of their time%s: not worth changing",
 		       s_of(e->wait_ns), 100 * ratio(s_of(e->wait_ns), rep->thread_s),
-		       ratio(s_of(e->wait_ns), rep->thread_s) < NO_ACTION_SHARE ? "" : " (no rule found a cause)");
+		       matters ? " (no rule found a cause)" : "");
 }
 
 static void advise_cond(struct report *rep, struct entry *e)

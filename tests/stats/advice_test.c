@@ -9,7 +9,9 @@
  * least", "at most"), and its sentence holds the numbers that fired it; it
  * does not fire one step short of each threshold; no-action is there
  * exactly when nothing else fired; the rwlock rules never fire on a mutex;
- * use-cna needs two nodes and a queue that is not CNA already.  Then the
+ * use-cna needs two nodes and a queue that is not CNA already; the lock
+ * rules but timeouts stay quiet on a lock waited for under 1% of the
+ * thread time.  Then the
  * tables: locks by total wait (writes' and reads'), condvars as report.c
  * orders them, the top-N cut, ranks 1..n, locks_tracked and the required
  * keys; and the text report carries the same advice.
@@ -258,6 +260,12 @@ struct row {
 	const char *texts[4];   /* in the first code's text; "!..." must not be */
 };
 
+/* In a row's set: the thread time instead of RUN_NS, so that the row's
+ * waits are at least 1% of it, the least at which the lock rules but
+ * timeouts may fire.  SHORT_RUN: the quiet bases' waits (1 ms) are 1%. */
+#define RUN_NS_KEY (STC_COUNT + 1)
+#define SHORT_RUN { RUN_NS_KEY, 100 * MS }
+
 /* The quiet bases: contended, but no rule fires.  A mutex: 1000
  * acquisitions, 20 waited 1 ms in all; 1000 timed holds of 100 us.  An
  * rwlock: 100 writes and 300 reads, 10 of each waited, 0.5 ms each kind.
@@ -314,39 +322,39 @@ static const struct row rows[] = {
 	  "no-action", { 0 } },
 
 	/* handoff-threshold: >= 20 waits, >= 30% of them handed over. */
-	{ "handoff: 6 of 20", M, 0, { C(STC_HANDOFFS, 6) }, 0, 0, { 0 }, "handoff-threshold",
+	{ "handoff: 6 of 20", M, 0, { C(STC_HANDOFFS, 6), SHORT_RUN }, 0, 0, { 0 }, "handoff-threshold",
 	  { "6 of 20 waits (30%) ended with the lock handed", "(hotlock-run --handoff-ns, now 4000000 ns)" } },
-	{ "handoff: the HOTLOCK_HANDOFF_NS in use", M, 0, { C(STC_HANDOFFS, 6) }, 0, 0,
+	{ "handoff: the HOTLOCK_HANDOFF_NS in use", M, 0, { C(STC_HANDOFFS, 6), SHORT_RUN }, 0, 0,
 	  { "HOTLOCK_HANDOFF_NS=7000000" }, "handoff-threshold", { "now 7000000 ns" } },
-	{ "handoff: 19 waits", M, 0, { C(STC_W_CONTENDED, 19), C(STC_HANDOFFS, 19) }, 0, 0, { 0 },
+	{ "handoff: 19 waits", M, 0, { C(STC_W_CONTENDED, 19), C(STC_HANDOFFS, 19), SHORT_RUN }, 0, 0, { 0 },
 	  "no-action", { 0 } },
-	{ "handoff: 29.9%", M, 0, { C(STC_W_CONTENDED, 1000), C(STC_HANDOFFS, 299) }, 0, 0, { 0 },
+	{ "handoff: 29.9%", M, 0, { C(STC_W_CONTENDED, 1000), C(STC_HANDOFFS, 299), SHORT_RUN }, 0, 0, { 0 },
 	  "no-action", { 0 } },
 
 	/* spinning-off: >= 100 spin phases, <= 10% of them won. */
-	{ "spinning: 10 of 100 won", M, 0, { C(STC_SPINS, 100), C(STC_SPINS_WON, 10) }, 0, 0, { 0 },
+	{ "spinning: 10 of 100 won", M, 0, { C(STC_SPINS, 100), C(STC_SPINS_WON, 10), SHORT_RUN }, 0, 0, { 0 },
 	  "spinning-off", { "only 10 of 100 spin phases (10%) got the lock", "--spin-ns 0" } },
-	{ "spinning: 99 phases", M, 0, { C(STC_SPINS, 99), C(STC_SPINS_WON, 0) }, 0, 0, { 0 },
+	{ "spinning: 99 phases", M, 0, { C(STC_SPINS, 99), C(STC_SPINS_WON, 0), SHORT_RUN }, 0, 0, { 0 },
 	  "no-action", { 0 } },
-	{ "spinning: 10.1% won", M, 0, { C(STC_SPINS, 1000), C(STC_SPINS_WON, 101) }, 0, 0, { 0 },
+	{ "spinning: 10.1% won", M, 0, { C(STC_SPINS, 1000), C(STC_SPINS_WON, 101), SHORT_RUN }, 0, 0, { 0 },
 	  "no-action", { 0 } },
 
 	/* use-cna: 2+ nodes, >= 20 contended, >= 30% of them cross-node,
 	 * and the queue not CNA already.  The rows name HOTLOCK_QUEUE=fifo:
 	 * with it unset report.c advises CNA too, though the core's default
 	 * queue on 2+ nodes is CNA already (docs/cna.md); not asserted here. */
-	{ "cna: 6 of 20 cross-node on 2 nodes, fifo", M, 0, { C(STC_CROSS_NODE, 6) }, 0, 2,
+	{ "cna: 6 of 20 cross-node on 2 nodes, fifo", M, 0, { C(STC_CROSS_NODE, 6), SHORT_RUN }, 0, 2,
 	  { "HOTLOCK_QUEUE=fifo" }, "use-cna",
 	  { "30% of contended acquisitions moved the lock to another NUMA node (2 nodes)", "--queue cna" } },
-	{ "cna: rwlock, reads' and writes' contention summed", RW, 0, { C(STC_CROSS_NODE, 6) }, 0, 4,
+	{ "cna: rwlock, reads' and writes' contention summed", RW, 0, { C(STC_CROSS_NODE, 6), SHORT_RUN }, 0, 4,
 	  { "HOTLOCK_QUEUE=fifo" }, "use-cna", { "30% of contended", "(4 nodes)" } },
-	{ "cna: one node", M, 0, { C(STC_CROSS_NODE, 20) }, 0, 1, { "HOTLOCK_QUEUE=fifo" }, "no-action",
+	{ "cna: one node", M, 0, { C(STC_CROSS_NODE, 20), SHORT_RUN }, 0, 1, { "HOTLOCK_QUEUE=fifo" }, "no-action",
 	  { 0 } },
-	{ "cna: already HOTLOCK_QUEUE=cna", M, 0, { C(STC_CROSS_NODE, 20) }, 0, 2, { "HOTLOCK_QUEUE=cna" },
-	  "no-action", { 0 } },
-	{ "cna: 19 contended", M, 0, { C(STC_W_CONTENDED, 19), C(STC_CROSS_NODE, 19) }, 0, 2,
+	{ "cna: already HOTLOCK_QUEUE=cna", M, 0, { C(STC_CROSS_NODE, 20), SHORT_RUN }, 0, 2,
+	  { "HOTLOCK_QUEUE=cna" }, "no-action", { 0 } },
+	{ "cna: 19 contended", M, 0, { C(STC_W_CONTENDED, 19), C(STC_CROSS_NODE, 19), SHORT_RUN }, 0, 2,
 	  { "HOTLOCK_QUEUE=fifo" }, "no-action", { 0 } },
-	{ "cna: 29.9% cross-node", M, 0, { C(STC_W_CONTENDED, 1000), C(STC_CROSS_NODE, 299) }, 0, 2,
+	{ "cna: 29.9% cross-node", M, 0, { C(STC_W_CONTENDED, 1000), C(STC_CROSS_NODE, 299), SHORT_RUN }, 0, 2,
 	  { "HOTLOCK_QUEUE=fifo" }, "no-action", { 0 } },
 
 	/* writers-wait: a reader-preferring rwlock, (>= 20 writer waits or
@@ -354,44 +362,48 @@ static const struct row rows[] = {
 	 * readers' (readers' taken as 1 us when they never waited). */
 	{ "writers: 400 us against 100 us, 400 reads to 100 writes", RW, 0,
 	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 8 * MS), C(STC_W_WAIT_MAX_NS, 900 * US),
-	    C(STC_R_ACQ, 400), C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 },
+	    C(STC_R_ACQ, 400), C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 },
 	  "writers-wait",
 	  { "writers waited 400.0 us on average (max 900.0 us) against readers' 100.0 us",
 	    "with 400 reads to 100 writes" } },
 	{ "writers: prefer-writer (glibc: reader-preferring too)", RW, 1,
 	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 8 * MS), C(STC_R_ACQ, 400), C(STC_R_CONTENDED, 100),
-	    C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "writers-wait", { "400.0 us on average" } },
+	    C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 }, "writers-wait", { "400.0 us on average" } },
 	{ "writers: prefer-writer-nonrecursive", RW, 2,
 	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 8 * MS), C(STC_R_ACQ, 400), C(STC_R_CONTENDED, 100),
-	    C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "no-action", { 0 } },
+	    C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 }, "no-action", { 0 } },
 	{ "writers: 19 waits of 10 ms in all", RW, 0,
 	  { C(STC_W_CONTENDED, 19), C(STC_W_WAIT_NS, 10 * MS), C(STC_R_ACQ, 400), C(STC_R_CONTENDED, 100),
-	    C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "writers-wait", { "writers waited 526.3 us on average" } },
+	    C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 }, "writers-wait",
+	  { "writers waited 526.3 us on average" } },
 	{ "writers: 19 waits, 10 ms less 1 ns", RW, 0,
 	  { C(STC_W_CONTENDED, 19), C(STC_W_WAIT_NS, 10 * MS - 1), C(STC_R_ACQ, 400),
-	    C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "no-action", { 0 } },
+	    C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 }, "no-action", { 0 } },
 	{ "writers: 399 reads to 100 writes", RW, 0,
 	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 8 * MS), C(STC_R_ACQ, 399), C(STC_R_CONTENDED, 100),
-	    C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "no-action", { 0 } },
+	    C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 }, "no-action", { 0 } },
 	{ "writers: 3.999x the readers' wait", RW, 0,
 	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 8 * MS - 20), C(STC_R_ACQ, 400),
-	    C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "no-action", { 0 } },
+	    C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 }, "no-action", { 0 } },
 	{ "writers: readers never waited, writers 4 us", RW, 0,
 	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 80 * US), C(STC_R_ACQ, 400), C(STC_R_CONTENDED, 0),
-	    C(STC_R_WAIT_NS, 0) }, 0, 0, { 0 }, "writers-wait", { "writers waited 4.0 us on average" } },
+	    C(STC_R_WAIT_NS, 0), { RUN_NS_KEY, 8 * MS } }, 0, 0, { 0 }, "writers-wait",
+	  { "writers waited 4.0 us on average" } },
 	{ "writers: readers never waited, writers 3.999 us", RW, 0,
 	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 80 * US - 20), C(STC_R_ACQ, 400),
-	    C(STC_R_CONTENDED, 0), C(STC_R_WAIT_NS, 0) }, 0, 0, { 0 }, "no-action", { 0 } },
+	    C(STC_R_CONTENDED, 0), C(STC_R_WAIT_NS, 0), { RUN_NS_KEY, 8 * MS } }, 0, 0, { 0 }, "no-action", { 0 } },
 	{ "writers: never on a mutex", M, 0,
 	  { C(STC_W_ACQ, 100), C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 8 * MS), C(STC_R_ACQ, 400),
-	    C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "no-action", { 0 } },
+	    C(STC_R_CONTENDED, 100), C(STC_R_WAIT_NS, 10 * MS), SHORT_RUN }, 0, 0, { 0 }, "no-action", { 0 } },
 
 	/* mostly-writes: an rwlock, >= 100 acquisitions, >= 80% writes. */
-	{ "writes: 80 of 100", RW, 0, { C(STC_W_ACQ, 80), C(STC_R_ACQ, 20) }, 0, 0, { 0 }, "mostly-writes",
-	  { "80% of its 100 acquisitions were writes", "a mutex costs less" } },
-	{ "writes: 80 of 99", RW, 0, { C(STC_W_ACQ, 80), C(STC_R_ACQ, 19) }, 0, 0, { 0 }, "no-action", { 0 } },
-	{ "writes: 79.9%", RW, 0, { C(STC_W_ACQ, 799), C(STC_R_ACQ, 201) }, 0, 0, { 0 }, "no-action", { 0 } },
-	{ "writes: never on a mutex (all writes)", M, 0, { C(STC_W_ACQ, 5000) }, 0, 0, { 0 }, "no-action",
+	{ "writes: 80 of 100", RW, 0, { C(STC_W_ACQ, 80), C(STC_R_ACQ, 20), SHORT_RUN }, 0, 0, { 0 },
+	  "mostly-writes", { "80% of its 100 acquisitions were writes", "a mutex costs less" } },
+	{ "writes: 80 of 99", RW, 0, { C(STC_W_ACQ, 80), C(STC_R_ACQ, 19), SHORT_RUN }, 0, 0, { 0 }, "no-action",
+	  { 0 } },
+	{ "writes: 79.9%", RW, 0, { C(STC_W_ACQ, 799), C(STC_R_ACQ, 201), SHORT_RUN }, 0, 0, { 0 }, "no-action",
+	  { 0 } },
+	{ "writes: never on a mutex (all writes)", M, 0, { C(STC_W_ACQ, 5000), SHORT_RUN }, 0, 0, { 0 }, "no-action",
 	  { 0 } },
 
 	/* timeouts (a lock): >= 10 timed out, >= 10% of waits (waited +
@@ -406,6 +418,23 @@ static const struct row rows[] = {
 	  "no-action", { "threads waited 0.000 s" } },
 	{ "lock timeouts: 9.99%", M, 0, { C(STC_W_CONTENDED, 901), C(STC_TIMEOUTS, 100) }, 0, 0, { 0 },
 	  "no-action", { 0 } },
+
+	/* The gate: at the default 10 s of thread time the quiet bases' waits
+	 * are 0.01% of it, and the lock rules but timeouts (above: they fire
+	 * there) stay quiet on numbers that fire them at SHORT_RUN. */
+	{ "gate: split, 99 ms of waits (0.99%)", M, 0, { C(STC_W_WAIT_NS, 99 * MS) }, 50 * MS, 0, { 0 },
+	  "no-action", { "0.099 s for it, 0.99% of their time: not worth changing" } },
+	{ "gate: handoff, 20 of 20", M, 0, { C(STC_HANDOFFS, 20) }, 0, 0, { 0 }, "no-action",
+	  { "0.01% of their time: not worth changing" } },
+	{ "gate: spinning, 0 of 1000 won", M, 0, { C(STC_SPINS, 1000), C(STC_SPINS_WON, 0) }, 0, 0, { 0 },
+	  "no-action", { 0 } },
+	{ "gate: cna, 20 of 20 cross-node", M, 0, { C(STC_CROSS_NODE, 20) }, 0, 2, { "HOTLOCK_QUEUE=fifo" },
+	  "no-action", { 0 } },
+	{ "gate: writers, 400 us against 100 us", RW, 0,
+	  { C(STC_W_CONTENDED, 20), C(STC_W_WAIT_NS, 8 * MS), C(STC_R_ACQ, 400), C(STC_R_CONTENDED, 100),
+	    C(STC_R_WAIT_NS, 10 * MS) }, 0, 0, { 0 }, "no-action", { "0.018 s for it, 0.18% of their time" } },
+	{ "gate: writes, 80 of 100", RW, 0, { C(STC_W_ACQ, 80), C(STC_R_ACQ, 20) }, 0, 0, { 0 }, "no-action",
+	  { 0 } },
 
 	/* Several rules on one lock: each gives its own sentence. */
 	{ "lock: split, handoff, spinning, cna, timeouts at once", M, 0,
@@ -487,8 +516,12 @@ static void run_row(const struct row *w)
 	input_init(&in, w->nodes ? w->nodes : 1, 10);
 	struct stats_rec *r = rec_at(&in, 1, w->obj, w->type, w->span_ns ? w->span_ns : 1 * S);
 	base(r);
-	for (const struct kv *p = w->set; p->k1; p++)
-		r->c[p->k1 - 1] = p->v;
+	for (const struct kv *p = w->set; p->k1; p++) {
+		if (p->k1 == RUN_NS_KEY)
+			in.now_ns = START_NS + p->v;
+		else
+			r->c[p->k1 - 1] = p->v;
+	}
 	if (w->obj == ST_COND) {
 		r->cond_mutex = 0x4000;
 		thread.cond_wait_ns = r->c[STC_C_WAIT_NS];
