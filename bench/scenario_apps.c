@@ -195,6 +195,7 @@ struct app_row {
 	double med[2], min[2], max[2], cpu[2];
 	unsigned median[2];             /* the index of the median run */
 	double ratio;                   /* > 1: TRIAL (the shim) is faster */
+	double ci_lo, ci_hi;            /* ratio's 95% interval (ratio_interval) */
 	double locks;                   /* --stats-cost: locks_tracked, the median */
 	/* stress-ng: the fewest and most threads a worker ran (0: unknown). */
 	unsigned seen_min, seen_max;
@@ -1303,6 +1304,53 @@ static double median_of(const struct app_run *runs, unsigned n, size_t off, unsi
 	return med;
 }
 
+/* The ratio of a row's medians as `ratio` orients it (the pair's inverted). */
+static double oriented(enum app_kind k, double base, double trial)
+{
+	return k >= PAIR_SINGLE ? base / trial : trial / base;
+}
+
+#define RESAMPLES 2000
+
+/* The lower median of n values drawn, with replacement, from runs' values,
+ * by the generator *x (xorshift64). */
+static double resampled_median(const struct app_run *runs, unsigned n, double *v, uint64_t *x)
+{
+	for (unsigned i = 0; i < n; i++) {
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		v[i] = runs[*x % n].value;
+	}
+	qsort(v, n, sizeof *v, cmp_double);
+	return v[(n - 1) / 2];
+}
+
+/* The ratio's 95% interval by the bootstrap: each side's runs resampled
+ * apart, RESAMPLES times, the ratio of the two medians each time; the
+ * 2.5th and 97.5th percentiles.  On this noisy VM a ratio's runs spread
+ * far (stress-ng's twofold): an interval that holds 1 says these runs do
+ * not tell the sides apart.  A fixed seed: the same runs give the same
+ * interval. */
+static void ratio_interval(struct app_row *row, unsigned repeat)
+{
+	double *v = bench_xcalloc(repeat, sizeof *v);
+	double *r = bench_xcalloc(RESAMPLES, sizeof *r);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (unsigned i = 0; i < RESAMPLES; i++) {
+		double base = resampled_median(row->runs[BASE], repeat, v, &x);
+		double trial = resampled_median(row->runs[TRIAL], repeat, v, &x);
+
+		r[i] = oriented(row->kind, base, trial);
+	}
+	qsort(r, RESAMPLES, sizeof *r, cmp_double);
+	row->ci_lo = r[RESAMPLES / 40];
+	row->ci_hi = r[RESAMPLES - 1 - RESAMPLES / 40];
+	free(r);
+	free(v);
+}
+
 static void row_figures(struct app_row *row, unsigned repeat)
 {
 	for (int s = 0; s < 2; s++) {
@@ -1328,8 +1376,8 @@ static void row_figures(struct app_row *row, unsigned repeat)
 			}
 	/* > 1: TRIAL (the shim; with --stats-cost the shim with the report) is
 	 * faster. */
-	row->ratio = row->kind >= PAIR_SINGLE ? row->med[BASE] / row->med[TRIAL] :
-		row->med[TRIAL] / row->med[BASE];
+	row->ratio = oriented(row->kind, row->med[BASE], row->med[TRIAL]);
+	ratio_interval(row, repeat);
 	row->locks = median_of(row->runs[TRIAL], repeat, offsetof(struct app_run, locks_d), NULL);
 }
 
@@ -1350,6 +1398,21 @@ static const char *cell(char *buf, size_t len, const struct app_row *row, int s)
 	return buf;
 }
 
+/* A row's 95% interval of the ratio (ratio_interval), as "[lo-hi]". */
+static const char *interval(char *buf, size_t len, const struct app_row *row)
+{
+	snprintf(buf, len, "[%.2f-%.2f]", row->ci_lo, row->ci_hi);
+	return buf;
+}
+
+/* What the interval column means, under each table's header. */
+static void print_interval_note(void)
+{
+	printf("95%% CI: the ratio's interval by the bootstrap (each side's runs resampled\n"
+	       "apart, %d times); one that holds 1 means these runs do not tell the\n"
+	       "sides apart\n", RESAMPLES);
+}
+
 static void print_pair_header(const struct apps *a)
 {
 	char b[48], t[48];
@@ -1366,18 +1429,20 @@ static void print_pair_header(const struct apps *a)
 		       "program not linked with hotlock (hotlock-shim-pair, %lu pairs, best of %d\n"
 		       "trials a run; median [min-max] of %u runs; ratio = glibc / shim, > 1: the\n"
 		       "shim is faster)\n", a->pairs, PAIR_TRIALS, a->repeat);
+	print_interval_note();
 	snprintf(b, sizeof b, "%s ns/pair", side_name(a, BASE));
 	snprintf(t, sizeof t, "%s ns/pair", side_name(a, TRIAL));
-	printf("%-17s %-26s %-26s %6s%s\n", "form", b, t, "ratio",
+	printf("%-17s %-26s %-26s %6s %-11s%s\n", "form", b, t, "ratio", "95% CI",
 	       a->stats_cost ? "  locks" : "");
 }
 
 static void print_pair_row(const struct apps *a, const struct app_row *row)
 {
-	char g[96], h[96];
+	char g[96], h[96], ci[32];
 
-	printf("%-17s %-26s %-26s %6.2f", app_info[row->kind].name,
-	       cell(g, sizeof g, row, BASE), cell(h, sizeof h, row, TRIAL), row->ratio);
+	printf("%-17s %-26s %-26s %6.2f %-11s", app_info[row->kind].name,
+	       cell(g, sizeof g, row, BASE), cell(h, sizeof h, row, TRIAL), row->ratio,
+	       interval(ci, sizeof ci, row));
 	if (a->stats_cost)
 		printf(" %6.0f", row->locks);
 	putchar('\n');
@@ -1410,20 +1475,21 @@ static void print_app_header(const struct apps *a, const struct app_row *rows, s
 		       "the same side" : "glibc or both under hotlock-run");
 	if (stress)
 		printf("stress-ng: bogo ops per second of real time, as stress-ng reports it\n");
-	printf("%-*s %3s %-8s %-24s %-24s %6s %6s %6s%s\n", a->namew, "workload", "T", "unit",
-	       side_name(a, BASE), side_name(a, TRIAL), "ratio",
+	print_interval_note();
+	printf("%-*s %3s %-8s %-24s %-24s %6s %-11s %6s %6s%s\n", a->namew, "workload", "T", "unit",
+	       side_name(a, BASE), side_name(a, TRIAL), "ratio", "95% CI",
 	       a->stats_cost ? "cpu-s" : "cpu-g", a->stats_cost ? "cpu-st" : "cpu-s",
 	       a->stats_cost ? "  locks" : "");
 }
 
 static void print_app_row(const struct apps *a, const struct app_row *row)
 {
-	char g[96], h[96];
+	char g[96], h[96], ci[32];
 
-	printf("%-*s %3u %-8s %-24s %-24s %6.2f %6.2f %6.2f", a->namew,
+	printf("%-*s %3u %-8s %-24s %-24s %6.2f %-11s %6.2f %6.2f", a->namew,
 	       app_info[row->kind].name, row->threads, app_info[row->kind].unit,
 	       cell(g, sizeof g, row, BASE), cell(h, sizeof h, row, TRIAL), row->ratio,
-	       row->cpu[BASE], row->cpu[TRIAL]);
+	       interval(ci, sizeof ci, row), row->cpu[BASE], row->cpu[TRIAL]);
 	if (a->stats_cost)
 		printf(" %6.0f", row->locks);
 	putchar('\n');
@@ -1542,6 +1608,10 @@ static void json_row(struct bench_json *j, const struct apps *a, const struct ap
 		bench_json_number(j, "cpu_s", row->cpu[s]);
 		bench_json_number(j, a->stats_cost ? "ratio_stats_over_shim" :
 				  "ratio_shim_over_glibc", row->ratio);
+		bench_json_array(j, "ratio_ci95");
+		bench_json_number(j, NULL, row->ci_lo);
+		bench_json_number(j, NULL, row->ci_hi);
+		bench_json_end(j);
 		bench_json_uint(j, "median_run", row->median[s]);
 		bench_json_array(j, "runs");
 		for (unsigned i = 0; i < a->repeat; i++)
@@ -1818,8 +1888,9 @@ static void apps_help(FILE *f)
 		"Debian package (sysbench, memcached, libmemcached-tools, stress-ng).  Every\n"
 		"(workload, T) runs on glibc and under hotlock-run alternately, R times; the\n"
 		"table shows the median and [min-max] of each side, the ratio (> 1: the shim\n"
-		"is faster) and each side's CPU seconds per run (user + sys of the program,\n"
-		"wait4).\n"
+		"is faster), its 95%% interval by the bootstrap (one that holds 1: the runs\n"
+		"do not tell the sides apart) and each side's CPU seconds per run (user +\n"
+		"sys of the program, wait4).\n"
 		"\n"
 		"Options:\n"
 		"  --quick            T = " APPS_QUICK_THREADS ", runs of 1 s, 4000000 pairs (about\n"

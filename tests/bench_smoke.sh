@@ -93,6 +93,8 @@ sides = set()
 for r in d["results"]:
     sides.add(r["side"])
     assert "ratio_stats_over_shim" in r, r["lock"]
+    lo, hi = r["ratio_ci95"]    # one run a side: the interval is the ratio
+    assert lo == hi == r["ratio_stats_over_shim"], (r["lock"], lo, hi)
     for run in r["runs"]:
         assert run["futex_wait"] is not None, r["lock"]   # both sides on the shim
         if r["side"] == "shim+stats":
