@@ -341,8 +341,8 @@ static int name_pc(struct report *rep, uintptr_t pc, struct frame *out, int max)
  * first frame that is not: one with a name none of whose words is a
  * locking word, outside the C and C++ runtimes.  Names are split into
  * words at anything not a letter or digit and where a capital follows a
- * small letter (MutexLock: mutex, lock).  A frame without a name cannot
- * be judged, and is the site. */
+ * small letter (MutexLock: mutex, lock).  A frame without a name outside
+ * the runtimes cannot be judged, and is the site. */
 static const char *const plumbing_words[] = {
 	"mutex", "lock", "rdlock", "wrlock", "rwlock", "spinlock", "guard", "gthread", "cond", "condvar",
 	"condition", "critical", "sem", "semaphore", "futex", NULL,
@@ -358,10 +358,10 @@ static bool plumbing_word(const char *w, size_t n)
 
 static bool is_plumbing(const struct frame *f)
 {
+	if (runtime_module(f->module))
+		return true;    /* named or not: a stripped libc names few */
 	if (!f->function)
 		return false;
-	if (runtime_module(f->module))
-		return true;
 	const char *p = f->function;
 	while (*p) {
 		while (*p && !isalnum((unsigned char)*p))
