@@ -342,7 +342,8 @@ static int name_pc(struct report *rep, uintptr_t pc, struct frame *out, int max)
  * locking word, outside the C and C++ runtimes.  Names are split into
  * words at anything not a letter or digit and where a capital follows a
  * small letter (MutexLock: mutex, lock).  A frame without a name outside
- * the runtimes cannot be judged, and is the site. */
+ * the runtimes cannot be judged, and is the site, unless a named frame of
+ * its module calls it (named_caller_in_module). */
 static const char *const plumbing_words[] = {
 	"mutex", "lock", "rdlock", "wrlock", "rwlock", "spinlock", "guard", "gthread", "cond", "condvar",
 	"condition", "critical", "sem", "semaphore", "futex", NULL,
@@ -376,10 +377,25 @@ static bool is_plumbing(const struct frame *f)
 	return false;
 }
 
+/* Whether frame i, without a name, is followed by a named frame of the
+ * same module before the stack leaves it: a static helper of a stripped
+ * library (SQLite takes its mutexes so), whose named caller says more. */
+static bool named_caller_in_module(const struct entry *e, int i)
+{
+	const char *mod = e->frames[i].module;
+	for (int j = i + 1; mod && j < e->nframes; j++) {
+		if (!e->frames[j].module || strcmp(e->frames[j].module, mod))
+			return false;
+		if (e->frames[j].function)
+			return true;
+	}
+	return false;
+}
+
 static int find_site(const struct entry *e)
 {
 	for (int i = 0; i < e->nframes; i++)
-		if (!is_plumbing(&e->frames[i]))
+		if (!is_plumbing(&e->frames[i]) && (e->frames[i].function || !named_caller_in_module(e, i)))
 			return i;
 	return 0;
 }

@@ -2,7 +2,7 @@
  * the contention report's test (stats_test.py): what the report must find.
  *
  *   hotspots [--seconds S] [--pin] [--fork] [--live] [--count]
- *            [--end exit|_exit|sigterm]
+ *            [--stripped] [--end exit|_exit|sigterm]
  *
  * Three phases, one after the other, each about S/3 seconds (default 1.5 s
  * in all), so that each object's numbers are its own:
@@ -35,6 +35,9 @@
  * 200,000 times each, mostly without a wait, after one wait that makes
  * it tracked; the line "hotspots: counted N" gives the acquisitions (the
  * report's count of the others is sampled).
+ * --stripped: then 4 threads call stripped_update in
+ * libhotspots-stripped.so, which takes the library's mutex through a
+ * static helper that the stripped library leaves without a name.
  * --end: how the process ends after printing its line (default: return
  * from main): _exit(0), or SIGTERM at its default action.  Compiled with -O1 -fno-inline -g so that the
  * functions keep their names and lines. */
@@ -321,9 +324,19 @@ static void run_count(void)
 	printf("hotspots: counted %lu\n", counted_n);
 }
 
+/* --stripped: 4 threads take libhotspots-stripped.so's mutex. */
+void stripped_update(void);
+
+static void *stripped_worker(void *arg)
+{
+	for (int i = 0; i < 3000; i++)
+		stripped_update();
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
-	int fork_child = 0, live = 0, count = 0;
+	int fork_child = 0, live = 0, count = 0, stripped = 0;
 	const char *end_how = "exit";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
@@ -336,11 +349,13 @@ int main(int argc, char **argv)
 			live = 1;
 		} else if (!strcmp(argv[i], "--count")) {
 			count = 1;
+		} else if (!strcmp(argv[i], "--stripped")) {
+			stripped = 1;
 		} else if (!strcmp(argv[i], "--end") && i + 1 < argc) {
 			end_how = argv[++i];
 		} else {
 			fprintf(stderr, "usage: hotspots [--seconds S] [--pin] [--fork] [--live] [--count] "
-				"[--end exit|_exit|sigterm]\n");
+				"[--stripped] [--end exit|_exit|sigterm]\n");
 			return 2;
 		}
 	}
@@ -370,6 +385,8 @@ int main(int argc, char **argv)
 		cold_path();
 	if (count)
 		run_count();
+	if (stripped)
+		run(stripped_worker, 4, NULL, 0);
 	if (live && run_live()) {
 		fprintf(stderr, "hotspots: --live failed\n");
 		return 1;

@@ -31,6 +31,8 @@ whose hot and cold locks are known (hotspots.c):
 - a frame's module offset is the module's own address (addr2line names the
   same function), and the C library's frames are named from its symbols
   but not read for lines (its DWARF cost 95 ms at each process's end);
+- a lock taken in a stripped library through a static helper (no name):
+  the site is the library's named function that called the helper;
 - without the settings, the shim says nothing.
 """
 import json
@@ -267,6 +269,22 @@ with tempfile.TemporaryDirectory() as tmp:
         print(f"--count: {n[0]} acquisitions, the report counted {e[0]['acquisitions']}")
         check(abs(e[0]["acquisitions"] / n[0] - 1) < 0.025,
               f"--count: {n[0]} acquisitions, the report counted {e[0]['acquisitions']}")
+
+    # J: a lock taken in a stripped library through a static helper: the
+    # helper is an address, and the site is the exported function that
+    # called it, with the helper shown as the way through.
+    js = os.path.join(tmp, "stripped.json")
+    p = run_it([run, "--stats-json", js, "--", hotspots, "--seconds", "0.3", "--stripped"])
+    d = reports(js)[0] if p.returncode == 0 and os.path.exists(js) else None
+    e = [x for x in d["locks"]
+         if any(f.get("module", "").endswith("libhotspots-stripped.so") for f in x["stack"])] if d else []
+    check(len(e) == 1, f"--stripped: exit {p.returncode}, {len(e)} entries in the stripped library")
+    if len(e) == 1:
+        st, site = e[0]["stack"], e[0]["site"]
+        print("--stripped:", site, [(f.get("function"), os.path.basename(f.get("module", ""))) for f in st[:3]])
+        check(first_function(e[0]) == "stripped_update" and site >= 1 and "function" not in st[site - 1],
+              f"--stripped: the site is {site}, {st[site] if st else None}, not stripped_update "
+              f"past its unnamed helper")
 
     # E: no settings, no words.
     p = run_it([run, "--", hotspots, "--seconds", "0.3"])
