@@ -445,7 +445,6 @@ static void advise_lock(struct report *rep, struct entry *e)
 	double span = last > e->r->first_ns ? s_of(last - e->r->first_ns) : 0;
 	if (span < 1e-3)
 		span = 1e-3;
-	double hold_s = s_of(c[STC_HOLD_NS]) * ratio((double)c[STC_W_ACQ], (double)c[STC_HOLDS]);
 	double waiters = s_of(e->wait_ns) / span;       /* Little's law: mean threads waiting */
 	bool rw = e->r->obj == ST_RWLOCK;
 	/* A lock its threads waited for under 1% of their time is not worth
@@ -459,12 +458,11 @@ static void advise_lock(struct report *rep, struct entry *e)
 	if (matters && (e->contended >= MIN_CONTENDED || e->wait_ns >= SPLIT_WAIT_NS) && waiters >= SPLIT_WAITERS)
 		advise(e, "split-or-shorten",
 		       "on average %.1f threads were waiting for it in the %.2f s from its first "
-		       "contention to its last, and it was held %.0f%% of that time (mean hold %.1f us, "
-		       "max %.1f us; %.0f%% of its %" PRIu64 " acquisitions waited, %.1f us on "
-		       "average): split the data it protects into several locks, or do less while "
-		       "holding it",
-		       waiters, span, 100 * ratio(hold_s, span), e->hold_mean_us, us_of(c[STC_HOLD_MAX_NS]),
-		       100 * e->contended_share, e->acq, e->wait_mean_us);
+		       "contention to its last (mean hold %.1f us, max %.1f us; %.0f%% of its %" PRIu64
+		       " acquisitions waited, %.1f us on average): split the data it protects into "
+		       "several locks, or do less while holding it",
+		       waiters, span, e->hold_mean_us, us_of(c[STC_HOLD_MAX_NS]), 100 * e->contended_share,
+		       e->acq, e->wait_mean_us);
 	if (matters && e->contended >= MIN_CONTENDED &&
 	    ratio((double)c[STC_HANDOFFS], (double)e->contended) >= HANDOFF_SHARE)
 		advise(e, "handoff-threshold",

@@ -309,8 +309,9 @@ static const struct row rows[] = {
 	/* split-or-shorten: >= 20 waits, total wait / span >= 1 thread. */
 	{ "split: 20 waits, 1.0 thread waiting", M, 0, { C(STC_W_WAIT_NS, 2 * S) }, 2 * S, 0, { 0 },
 	  "split-or-shorten",
-	  { "on average 1.0 threads were waiting for it in the 2.00 s", "held 5% of that time",
-	    "(mean hold 100.0 us, max 1000.0 us; 2% of its 1000 acquisitions waited, 100000.0 us on average)" } },
+	  { "on average 1.0 threads were waiting for it in the 2.00 s from its first contention",
+	    "to its last (mean hold 100.0 us, max 1000.0 us; 2% of its 1000 acquisitions waited, "
+	    "100000.0 us on average)", "!was held" } },
 	{ "split: rwlock, writes' and reads' waits summed", RW, 0,
 	  { C(STC_W_WAIT_NS, 1 * S), C(STC_R_WAIT_NS, 1 * S) }, 2 * S, 0, { 0 }, "split-or-shorten",
 	  { "on average 1.0 threads", "of its 400 acquisitions waited" } },
