@@ -160,14 +160,16 @@ def where_from(stack, site=0):
 
 
 def label(entry, kind):
-    """'function (file:line)  kind address': the function wrapped into at most
-    two lines of LABEL_WIDTH (the second cut short), the rest never cut."""
+    """'function (file:line)  kind name': the function wrapped into at most
+    two lines of LABEL_WIDTH (the second cut short), the rest never cut; the
+    object's name is its variable where the report has one, else its
+    address."""
     name, loc = where_from(entry["stack"], entry.get("site", 0))
     lines = textwrap.wrap(name, LABEL_WIDTH, break_long_words=True,
                           break_on_hyphens=False) or ["?"]
     if len(lines) > 2:
         lines = [lines[0], cut(" ".join(lines[1:]), LABEL_WIDTH)]
-    tail = f"{kind} {entry['address']}"
+    tail = f"{kind} {entry.get('name') or entry['address']}"
     objects = entry.get("objects")
     if is_num(objects) and objects > 1:
         tail += f" ({objects} objects)"

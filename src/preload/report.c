@@ -60,6 +60,8 @@ struct entry {
 	struct frame frames[MAX_FRAMES];
 	int nframes;
 	int site;                       /* the first frame of the program's own code */
+	char name[128];                 /* object_name: the variable it is in; "": none */
+	char mutex_name[128];           /* a condvar's mutex's */
 	/* derived */
 	uint64_t acq, contended, wait_ns, wait_max_ns;
 	double contended_share, wait_mean_us, hold_mean_us, cross_share;
@@ -332,6 +334,32 @@ static int name_pc(struct report *rep, uintptr_t pc, struct frame *out, int max)
 	free(scopes);
 	out[n++] = f;
 	return n;
+}
+
+/* The variable an object at addr is in, into out ("" where none): the
+ * data symbol that holds it, a global or a static (`LOCK_open`; a
+ * function's `static pthread_mutex_t txn`, which gcc names txn.0, shows
+ * as txn), with +0xOFFSET where the lock is a member of it.  A lock on
+ * the heap or the stack, or in a module without symbols for it, has
+ * none. */
+static void object_name(struct report *rep, uintptr_t addr, char *out, size_t len)
+{
+	out[0] = '\0';
+	Dwfl_Module *mod = rep->dwfl && addr ? dwfl_addrmodule(rep->dwfl, addr) : NULL;
+	GElf_Sym sym;
+	const char *name = mod ? dwfl_module_addrsym(mod, addr, &sym, NULL) : NULL;
+	if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || addr < sym.st_value ||
+	    addr >= sym.st_value + sym.st_size)
+		return;
+	name = demangle(rep, name);
+	size_t n = strlen(name);
+	const char *dot = strrchr(name, '.');
+	if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1))
+		n = (size_t)(dot - name);       /* gcc's suffix of a function's static */
+	if (addr > sym.st_value)
+		snprintf(out, len, "%.*s+0x%" PRIxPTR, (int)n, name, (uintptr_t)(addr - sym.st_value));
+	else
+		snprintf(out, len, "%.*s", (int)n, name);
 }
 
 /* ---- where to look: past the lock's plumbing ----
@@ -638,6 +666,11 @@ static void gather(struct report *rep)
 				e->nframes += name_pc(rep, e->r->stack[f], &e->frames[e->nframes],
 						      MAX_FRAMES - e->nframes);
 			e->site = find_site(e);
+			object_name(rep, atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1,
+				    e->name, sizeof(e->name));
+			if (l == 1)
+				object_name(rep, atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed),
+					    e->mutex_name, sizeof(e->mutex_name));
 			if (l == 0)
 				advise_lock(rep, e);
 			else
@@ -767,8 +800,9 @@ static void write_text(struct report *rep, FILE *f)
 	for (size_t i = 0; i < rep->n_locks; i++) {
 		const struct entry *e = &rep->locks[i];
 		const uint64_t *c = e->c;
-		fprintf(f, "#%zu %s (%s) 0x%" PRIxPTR, i + 1, e->r->obj == ST_RWLOCK ? "rwlock" : "mutex",
-			type_name(e->r), atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1);
+		fprintf(f, "#%zu %s (%s) %s%s0x%" PRIxPTR, i + 1, e->r->obj == ST_RWLOCK ? "rwlock" : "mutex",
+			type_name(e->r), e->name, e->name[0] ? " at " : "",
+			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1);
 		uint64_t objects = atomic_load_explicit(&e->r->objects, memory_order_relaxed);
 		if (objects > 1)
 			fprintf(f, " and %" PRIu64 " more of the same kind and stack", objects - 1);
@@ -801,10 +835,10 @@ static void write_text(struct report *rep, FILE *f)
 		for (size_t k = 0; k < rep->n_locks; k++)
 			if ((atomic_load_explicit(&rep->locks[k].r->addr, memory_order_relaxed) & ~(uintptr_t)1) == mutex)
 				snprintf(rank, sizeof(rank), " (#%zu above)", k + 1);
-		fprintf(f, "cond #%zu (%s clock) 0x%" PRIxPTR ", with mutex 0x%" PRIxPTR "%s: %" PRIu64
-			" waits, %.3f s in all\n", i + 1, type_name(e->r),
-			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1, mutex, rank,
-			c[STC_C_WAITS], s_of(c[STC_C_WAIT_NS]));
+		fprintf(f, "cond #%zu (%s clock) %s%s0x%" PRIxPTR ", with mutex %s%s0x%" PRIxPTR "%s: %" PRIu64
+			" waits, %.3f s in all\n", i + 1, type_name(e->r), e->name, e->name[0] ? " at " : "",
+			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1, e->mutex_name,
+			e->mutex_name[0] ? " at " : "", mutex, rank, c[STC_C_WAITS], s_of(c[STC_C_WAIT_NS]));
 		print_stack(f, e, "first waited on in");
 		fprintf(f, "   signals %" PRIu64 " (%" PRIu64 " found no waiter), broadcasts %" PRIu64
 			" (%.1f waiters each); woken %" PRIu64 ", %.0f%% of them futile; timeouts %" PRIu64 "\n",
@@ -898,6 +932,8 @@ static json_t *lock_json(const struct entry *e, size_t rank)
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
 	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1));
+	if (e->name[0])
+		json_object_set_new(o, "name", json_string(e->name));
 	json_object_set_new(o, "kind", json_string(e->r->obj == ST_RWLOCK ? "rwlock" : "mutex"));
 	json_object_set_new(o, "type", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
@@ -935,12 +971,16 @@ static json_t *cond_json(const struct entry *e, size_t rank)
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
 	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1));
+	if (e->name[0])
+		json_object_set_new(o, "name", json_string(e->name));
 	json_object_set_new(o, "kind", json_string("cond"));
 	json_object_set_new(o, "clock", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
 	json_object_set_new(o, "stack", stack_json(e));
 	json_object_set_new(o, "site", json_integer(e->site));
 	json_object_set_new(o, "mutex", addr_json(atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed)));
+	if (e->mutex_name[0])
+		json_object_set_new(o, "mutex_name", json_string(e->mutex_name));
 	json_object_set_new(o, "waits", json_integer((json_int_t)c[STC_C_WAITS]));
 	json_object_set_new(o, "wait_s", json_real(s_of(c[STC_C_WAIT_NS])));
 	json_object_set_new(o, "signals", json_integer((json_int_t)(c[STC_C_SIGNALS] + c[STC_C_SIGNALS_EMPTY])));

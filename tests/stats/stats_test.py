@@ -28,6 +28,9 @@ whose hot and cold locks are known (hotspots.c):
   for it on average over its phase, timed with the TSC (where the kernel
   keeps time by it) and with clock_gettime (HOTLOCK_STATS_CLOCK=monotonic):
   the ticks are converted, and the fallback works (a bad value: one line);
+- the hot mutex, the rwlock, the condvar and its mutex are named by their
+  variables (hot, config, ticket_cond, ticket_lock); the stripped
+  library's static lock has no name;
 - a frame's module offset is the module's own address (addr2line names the
   same function), and the C library's frames are named from its symbols
   but not read for lines (its DWARF cost 95 ms at each process's end);
@@ -130,6 +133,7 @@ with tempfile.TemporaryDirectory() as tmp:
         hot = by_name.get("hot_counter_update")
         if hot:
             check(hot["kind"] == "mutex" and hot["type"] == "normal", f"hot: {hot['kind']} {hot['type']}")
+            check(hot.get("name") == "hot", f"hot mutex: named {hot.get('name')!r}, not hot")
             check("split-or-shorten" in codes(hot), f"hot mutex advice: {codes(hot)}")
             site = hot["site"]
             check(site == 1 and hot["stack"][0].get("function") == "app_mutex_lock",
@@ -155,6 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
         rw = by_name.get("config_write") or by_name.get("config_read")
         if rw:
             check(rw["kind"] == "rwlock" and rw["type"] == "prefer-reader", f"rwlock: {rw['kind']} {rw['type']}")
+            check(rw.get("name") == "config", f"rwlock: named {rw.get('name')!r}, not config")
             check("writers-wait" in codes(rw), f"rwlock advice: {codes(rw)}")
             top = rw["stack"][0]
             check(rw["site"] == 1 and top.get("inlined") is True and
@@ -170,6 +175,9 @@ with tempfile.TemporaryDirectory() as tmp:
             c = conds[0]
             print("condvar:", codes(c), c["woken_per_broadcast"], c["futile_share"])
             check("broadcast-storm" in codes(c), f"condvar advice: {codes(c)}")
+            check(c.get("name") == "ticket_cond" and c.get("mutex_name") == "ticket_lock",
+                  f"condvar: named {c.get('name')!r} with mutex {c.get('mutex_name')!r}, "
+                  f"not ticket_cond with ticket_lock")
             check(c["mutex"] in [e["address"] for e in locks] or c["mutex"].startswith("0x"),
                   "condvar: its mutex")
         threads = parent["threads"]
@@ -285,6 +293,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(first_function(e[0]) == "stripped_update" and site >= 1 and "function" not in st[site - 1],
               f"--stripped: the site is {site}, {st[site] if st else None}, not stripped_update "
               f"past its unnamed helper")
+        check("name" not in e[0], f"--stripped: the stripped library's static lock is named {e[0].get('name')}")
 
     # E: no settings, no words.
     p = run_it([run, "--", hotspots, "--seconds", "0.3"])
