@@ -191,8 +191,7 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
  * a pair longer (callgrind, hotlock-shim-pair). */
 __attribute__((noinline)) static void sampled_acquisition(pthread_mutex_t *m)
 {
-	/* Relaxed: the holder's own (shim_stats.h). */
-	hl_store(&SM(m)->held_since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
+	shim_hold_start_sampled(&SM(m)->held_since);
 }
 
 /* The type word of a tracked normal or adaptive mutex. */

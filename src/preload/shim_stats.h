@@ -127,15 +127,20 @@ static inline bool shim_sampled(void)
 	return (x & (SAMPLE - 1)) == 0;
 }
 
+/* A sampled acquisition's hold starts: since, the object's hold start (0
+ * while untimed), is written and read by the holder only (relaxed). */
+static inline void shim_hold_start_sampled(_Atomic uint64_t *since)
+{
+	hl_store(since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
+}
+
 /* An exclusive acquisition that did not wait: one in SAMPLE has its hold
  * timed, and is counted SAMPLE times when the hold ends (shim_hold_add,
- * after the release: nothing of the record is touched under the lock).
- * since: the object's hold start, 0 while untimed; written and read by
- * the holder. */
+ * after the release: nothing of the record is touched under the lock). */
 static inline void shim_stats_acquired(_Atomic uint64_t *since)
 {
 	if (hl_unlikely(shim_sampled()))
-		hl_store(since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
+		shim_hold_start_sampled(since);
 }
 
 /* After a release of a tracked lock: counted (futile condvar wake-ups,
