@@ -1286,14 +1286,20 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* The lower median of v[0..n), sorted in place: a run that happened. */
+static double lower_median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return v[(n - 1) / 2];
+}
+
 static double median_of(const struct app_run *runs, unsigned n, size_t off, unsigned *idx)
 {
 	double *v = bench_xcalloc(n, sizeof *v), med;
 
 	for (unsigned i = 0; i < n; i++)
 		v[i] = *(const double *)((const char *)&runs[i] + off);
-	qsort(v, n, sizeof *v, cmp_double);
-	med = v[(n - 1) / 2];   /* the lower median: a run that happened */
+	med = lower_median(v, n);
 	free(v);
 	if (idx)
 		for (unsigned i = 0; i < n; i++)
@@ -1322,8 +1328,7 @@ static double resampled_median(const struct app_run *runs, unsigned n, double *v
 		*x ^= *x << 17;
 		v[i] = runs[*x % n].value;
 	}
-	qsort(v, n, sizeof *v, cmp_double);
-	return v[(n - 1) / 2];
+	return lower_median(v, n);
 }
 
 /* The ratio's 95% interval by the bootstrap: each side's runs resampled
