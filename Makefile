@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The README's two commands: `make test` and `make bench`.
 # Everything is built out of tree: build/ (gcc, warnings are errors),
 # build-tsan/ (clang, ThreadSanitizer), build-asan/ (clang, ASan + UBSan).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench --busy N: N CPU-bound processes beside the runs (see
  * harness.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench compare OLD NEW: judges a change from the JSON of two runs.
  *
  * Run a suite (make bench, or any scenario with --json) before and after a

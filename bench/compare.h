@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench compare: judges a change from two runs' JSON (see compare.c). */
 #ifndef HOTLOCK_BENCH_COMPARE_H
 #define HOTLOCK_BENCH_COMPARE_H

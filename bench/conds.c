@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the registry of condition variable adapters (conds.h);
  * parsing and listing are the shared registry code of locks.c. */
 #include "conds.h"

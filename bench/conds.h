@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the adapter interface for condition variables, and the
  * registry of those the cond scenario can compare (--locks).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the shared harness (see harness.h): command line, one
  * measured run of T threads, a suite of runs with its tables, progress line
  * and JSON. */

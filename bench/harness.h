@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the harness every scenario shares.
  *
  * - command line: the options all scenarios take (--locks, --threads,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: a small streaming JSON writer (see harness.h).  Strings are
  * escaped and made valid UTF-8, non-finite numbers become null, commas and
  * indentation follow the nesting.  The file is written as FILE.tmp and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: registries of adapters (the parsing of --locks against
  * one, and its listing), and the registry of mutual-exclusion locks. */
 #include "locks.h"

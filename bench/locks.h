@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the adapter interface for mutual-exclusion locks, and the
  * registry of the locks a scenario can compare (--locks).
  *

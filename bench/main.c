@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the command line entry.  Dispatches to a scenario
  * ("hotlock-bench mutex ..."); --help and --list describe what there is. */
 #include <stdio.h>

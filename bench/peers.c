@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the C side of the Rust peers (bench/peers/, see peers.h):
  * the checks that a Rust lock, and a Rust std guard, fit the room the
  * adapters give them, and the thread's guard slot of the Rust std

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the C side of the Rust peers, the static library of
  * bench/peers/ (parking_lot, Rust std): its C ABI, the object size their
  * adapters reserve, and the helpers of peers.c.  (abseil's adapters are

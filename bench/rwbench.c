@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the measurement the rwlock and rwsem scenarios share (see
  * rwbench.h): body, exclusion checks, futex calls by operation, columns and
  * JSON. */

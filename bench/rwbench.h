@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: what the rwlock and rwsem scenarios share: the workload of
  * one measurement, its body, its checks, its figures (bench_sample.extra),
  * its table columns and its JSON.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the registry of reader-writer lock adapters (rwlocks.h);
  * parsing and listing are the shared registry code of locks.c. */
 #include "rwlocks.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the adapter interface for reader-writer locks, and the
  * registry of those the rwlock and rwsem scenarios can compare (--locks).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench apps: real programs on glibc's locks and on hotlock's, through
  * the pthread shim (hotlock-run, libhotlock-preload.so), and what the shim
  * itself costs.

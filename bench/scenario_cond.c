@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench cond: condition variables compared, each with the mutex it
  * comes with (conds.h): glibc's, hotlock's (wait morphing) and futex-cv (the
  * classic wake-all futex condvar).  Three workloads:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench futex-hash: the size of the kernel's futex hash (seed 002,
  * PR_FUTEX_HASH in Linux 6.16+), for perf's benchmark and for hotlock's
  * parked waiters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench mutex: throughput, fairness and cost of a contended mutex.
  *
  * Each of T threads loops { lock; CS; unlock; NCS } until the stop flag.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench rwlock: throughput, fairness and futex cost of a contended
  * reader-writer lock; the tables of the TP-futex seed (reader grouping):
  *   (a) mixed threads at a reader percentage (--readers-pct, default 50):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench rwsem: the table of the rwsem seed (the owner merged into
  * the count): the total locking rate of writer-only threads (wlock) and of
  * equal numbers of reader and writer threads (mixed), by thread count, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench schbench: Chris Mason's schbench (v1.0, as of 2016-2020),
  * the wake-up latency benchmark of seed 003, where Aaron Lu replaced the
  * worker's "wake the message thread, then wait" with one FUTEX_SWAP.  Here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench swap: seed 003's FUTEX_SWAP benchmark ("wake that thread and
  * wait" in one call, claimed 5-10x faster than FUTEX_WAKE + FUTEX_WAIT),
  * against hl_swap, our user-space swap.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench wake: what a handover between two threads costs when the
  * receiver sleeps on a futex, against when it spins, on different CPUs and on
  * one CPU.  The figures behind the waiting core's spin budget (docs/mutex.md)

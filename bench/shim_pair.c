@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-shim-pair: what an uncontended pthread_mutex_lock + unlock pair
  * costs in a program that knows nothing of hotlock, for `hotlock-bench apps`
  * to run plain (glibc) and under hotlock-run (the shim).  Not linked with

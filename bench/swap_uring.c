@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench swap, mode "uring": a swap through io_uring's futex ops.
  *
  * The SQE of a futex op (io_uring/futex.c, io_futex_prep, Linux 6.7+):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench swap, mode "uring": the single-syscall swap the kernel
  * allows (Linux 6.7+), with raw io_uring syscalls, no liburing.
  *

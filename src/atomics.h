@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every atomic operation of the library goes through this header.
  *
  * The wrappers are thin: each expands to the <stdatomic.h> call with the

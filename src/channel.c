@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_channel: request/response calls from client threads to one server
  * thread, on hl_swap (swap.c).
  *

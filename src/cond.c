@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_cond_t: a condition variable for hl_mutex_t with wait morphing.
  *
  * A waiter waits on its own node (wait.h).  A broadcast does not wake its

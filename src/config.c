@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tunables: defaults, the environment (read once, when the library is
  * loaded), and hl_config_get/set; and HOTLOCK_QUEUE, the queue policy that
  * overrides the automatic choice (queue.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tunables, readable from every slow path without a lock. */
 #ifndef HOTLOCK_CONFIG_INTERNAL_H
 #define HOTLOCK_CONFIG_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The controlled-schedule mode: a deterministic scheduler for the library's
  * real code (built only with -DHOTLOCK_SCHED; the interface is controlled.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The controlled-schedule mode: the library's real code, run one thread at
  * a time by a deterministic scheduler (src/controlled.c has the design).
  *

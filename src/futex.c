@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex layer: private wait/wake through futex2 (futex_wait and
  * futex_wake, Linux 6.7+) when the running kernel has them, the multiplexed
  * futex syscall otherwise; every syscall counted in the calling thread's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex layer's internal calls (futex.c), beside the public ones of
  * <hotlock/futex.h>.  Not to be confused with that header: this one is
  * "futex.h" from src/ (and src/preload/, whose include path has src/ and

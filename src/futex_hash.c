@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex layer: the process's futex hash (PR_FUTEX_HASH, Linux 6.16+;
  * seed 002), its control API and HOTLOCK_FUTEX_HASH.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex hash inside the library (futex_hash.c has the policy). */
 #ifndef HOTLOCK_FUTEX_HASH_INTERNAL_H
 #define HOTLOCK_FUTEX_HASH_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What internal.h declares beyond inline code: the library's one way of
  * stopping on a broken invariant, and a small file's read.  It sits at the
  * bottom of src/ (it calls nothing of the library but, in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal helpers shared by every layer: symbol visibility, branch hints,
  * time, deadlines. */
 #ifndef HOTLOCK_INTERNAL_H

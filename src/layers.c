@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The wiring of the bottom layers: atomics -> thread records (thread.c) ->
  * futex layer (futex.c, futex_hash.c) -> waiting core (wait.c).  A lower
  * layer calls none above it by name; it runs the hooks of this table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wait morphing: what hl_cond (cond.c) asks of hl_mutex (mutex.c).
  *
  * A condvar broadcast does not wake its waiters to fight for the mutex: it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_mutex_t: the throughput-optimized (TP) futex protocol of seed 000 in
  * user space, on the waiting core (wait.h) and the MCS waiter queue
  * (queue.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The waiter node: the element of the node arena (thread.c).
  *
  * Its layout lives here, with the thread records, because the arena holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The MCS waiter queue (see queue.h), in FIFO or CNA order.
  *
  * Enqueue: (1) the node's next is cleared; (2) xchg(tail, node) takes the

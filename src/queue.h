@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The waiter queue: an MCS queue of waiter nodes (wait.h), in FIFO order or
  * in the CNA order (compact NUMA-aware: waiters on the holder's node first).
  *

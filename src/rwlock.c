@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_rwlock_t: a reader-writer lock whose whole state is one 64-bit word
  * (seed 004: owner, reader count and flags read in one load), with the TP
  * policy of hl_mutex (seed 000: stealing until the queue head is due a

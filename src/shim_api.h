@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the pthread shim (src/preload/) asks of the locks, beyond their
  * public API: glibc's semantics where they differ from hotlock's.
  *

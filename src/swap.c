@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_swap: wake a chosen thread and wait, in one call (seed 003's
  * FUTEX_SWAP, in user space).
  *

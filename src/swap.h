@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_swap inside the library: the wait point's wake and wait with a
  * deadline as the waiting core takes it (internal.h), for hl_channel
  * (channel.c).  The algorithm is in swap.c. */

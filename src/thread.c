@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread records and the node arena: see thread.h for the design.
  *
  * Free lists are Treiber stacks whose head packs (tag << 32 | index); the tag

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-thread state: the cached TID, the thread record (futex counters, the
  * waiter nodes a thread waits on), and the node arena.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The topology: which node each thread counts as on, for the CNA waiter
  * queue (queue.c), from one of three sources (include/hotlock/topology.h):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The topology, inside the library: the node of the calling thread, cheap
  * enough for every slow path (a TLS load, then one or two loads from glibc's
  * rseq area, which the kernel keeps current). */

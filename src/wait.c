@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The waiting core: spin on the node, then park on it; signal a node.
  * The state machine is in wait.h, and so is the waiting policy's list of
  * rules; here is how each is kept.

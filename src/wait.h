@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The waiting core: how a thread waits and how it is woken.
  *
  * Every wait in hotlock is a wait on the waiter's own node: a cache-line

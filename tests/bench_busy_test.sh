@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # hotlock-bench --busy N: bad values exit 2 with one error line; a short run
 # states the load (the "load:" line, config "busy", each run's "busy_cpus"),
 # which compare reads (a file without it as 0, a different one warned of);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # hotlock-bench compare, end to end: two tiny mutex runs, then compare on
 # real files, on files fabricated from them (where the right marks are known
 # in advance), on directories, on a corrupt file, and on a file whose command

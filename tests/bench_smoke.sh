@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # hotlock-bench's adapters and command line, briefly: every registered lock,
 # the peers included, runs each scenario's workload, whose checks (exclusion
 # in every critical section, lost updates after the run) exit 1 on a broken

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A function run on a thread of its own, for tests that must see whether a
  * call blocks, returns, or with which code: call_start runs fn(arg) on a
  * new thread; call_join waits for it (a call still running after its limit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small helpers shared by the hotlock tests: time, a seeded RNG, checks that
  * report what failed, and the sanitizer switches.  Header-only (static
  * inline) so that every test binary stays one .c file plus the harness. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # src/'s bottom layers call in one direction (DESIGN.md, "Target layout";
 # thread.h, "Layering"): internal.c -> thread records (thread.c) -> futex
 # layer (futex.c, futex_hash.c) -> waiting core (wait.c), with the tunables

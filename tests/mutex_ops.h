@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_mutex as the stress harness (stress.h) drives it: the ops table every
  * hl_mutex stress, fairness and CNA test starts from. */
 #ifndef HOTLOCK_TESTS_MUTEX_OPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_rwlock as the stress harness (stress.h) drives it: the ops table every
  * hl_rwlock stress and fairness test starts from.  The exclusive side is the
  * write lock, the shared side the read lock; both release through

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Seeded bugs in the library's real code, each of which the
 controlled-schedule tests (test_sched.c) must catch.
 

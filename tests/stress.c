@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock stress harness: see stress.h for what it checks.
  *
  * Layout of a run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock stress harness: many threads hammer one lock through an ops table
  * and the harness checks, on every critical section, that the lock excludes.
  *

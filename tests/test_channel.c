@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_channel API test: every call, every documented error, and the
  * request/response guarantees of include/hotlock/swap.h, with real threads.
  *

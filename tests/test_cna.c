@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* White-box test of the CNA waiter-queue policy (src/queue.c) through
  * hl_mutex, watching every queue handover with the test observer
  * hl__queue_observer (src/queue.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_cond API test: every call, every documented error, and the wake-up
  * guarantees of include/hotlock/cond.h, with real threads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Deadlines at the edges of time, through every timed call of the public
  * API (hl_mutex_timedlock, hl_rwlock_timedrdlock, hl_rwlock_timedwrlock),
  * on CLOCK_MONOTONIC and CLOCK_REALTIME.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bounded waiting and fairness of hl_mutex under heavy contention (design
  * invariant 3), through the stress harness.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() while hl_mutex locks are contended (design invariant 6: the child
  * of a fork has usable locks).
  *

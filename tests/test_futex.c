@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex layer (hotlock/futex.h), black box.
  *
  * Asserts:

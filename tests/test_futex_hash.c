@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex hash control (hl_futex_hash_get/set, HOTLOCK_FUTEX_HASH),
  * against the running kernel, each case in a fresh child process (a
  * private table, once made, and the switch to the global one stay with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The futex layer and the waiting core under a seccomp filter that refuses
  * syscalls with EPERM, as container runtimes answer syscalls their profile
  * does not know (black box, each case in a forked child that installs its

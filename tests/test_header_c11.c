@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The public headers compile as strict ISO C11 (-std=c11 -pedantic, no
  * _GNU_SOURCE or POSIX feature macros), as a program that includes them
  * first may be built, and the API links and runs from such a file. */

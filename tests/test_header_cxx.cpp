@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The public headers compile as C++17 and the API is callable from C++.
 // Asserts (at compile time) that <hotlock/hotlock.h> is valid C++ with
 // extern "C" linkage, that HL_MUTEX_INIT initialises an hl_mutex_t in C++

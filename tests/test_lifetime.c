@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A lock freed the moment its last user is done (DESIGN.md invariant 7,
  * glibc bug 13690), with real threads: after the store that lets another
  * thread take a lock, its releaser must touch nothing of the lock.

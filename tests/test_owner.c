@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Who owns a lock (docs/core.md, "Owners"): the kernel TID in the lock
  * word, as with glibc's mutexes.  This test pins what follows from it:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_rwlock API test: every call and every documented error.
  *
  * Asserts:

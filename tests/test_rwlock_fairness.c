@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_rwlock: bounded waiting for writers under a continuous read hold, and
  * reader grouping in the waiter queue (issue 4, design invariant 3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Controlled-schedule tests: the stress harness (stress.h) drives a lock of
  * the library built in the controlled-schedule mode (src/controlled.h), in
  * which one thread runs at a time, every atomic is a point where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A signal handler that takes a lock while its thread is in the middle of a
  * lock call (src/thread.h: nesting levels, each with its own node).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* White-box test of the waiting policy (src/wait.h, rules 1-5): what makes
  * a waiter spin or park, seen through the spin counters
  * (hl_spin_stats_thread) and the locks' spin records.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* White-box test of the spinner slots (src/wait.h): their number follows
  * the CPU affinity of the process's threads, not that of whichever thread
  * asked first.  A fresh process of its own, so that no thread has a record

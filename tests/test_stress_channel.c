@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stress test of hl_channel through the stress harness (stress.h): K
  * client threads (the harness's workers) call one server thread.  Each
  * worker's critical section (on a private hl_mutex, as test_stress_cond.c

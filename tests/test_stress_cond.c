@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stress test of hl_cond with hl_mutex through the stress harness
  * (stress.h): the harness's workers take the mutex (and check mutual
  * exclusion on every critical section, its watchdog fails a run in which a

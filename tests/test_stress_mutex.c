@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stress test of hl_mutex through the stress harness (stress.h).
  *
  * Usage: test_stress_mutex MULT [--cna NODES] [--expect-cna]

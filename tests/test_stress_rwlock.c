@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stress test of hl_rwlock through the stress harness (stress.h).
  *
  * Usage: test_stress_rwlock MULT

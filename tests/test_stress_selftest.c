@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Self-test of the stress harness: it must fail on broken locks, for the
  * right reason, and pass on a correct one.  Each case runs the harness in a
  * forked child (output captured) and the parent checks how the child ended:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hl_swap API test: every call, every documented error, and the wake
  * semantics of include/hotlock/swap.h, with real threads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The topology API (include/hotlock/topology.h), the per-mutex queue policy
  * (hl_mutex_set_queue/hl_mutex_queue) and the CNA tunable, black-box.
  *

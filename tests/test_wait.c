@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* White-box test of the waiting core (src/wait.h): a waiter node, spin then
  * park on the node's own futex word, signal a node.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turns the JSON files of `make bench` into a Markdown report with plots.
 
     bench-report.py RESULTS_DIR [--out FILE] [--plots-dir DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The benchmark suite behind `make bench`: every scenario hotlock is judged
 # by, hotlock against its peers (parking_lot, Rust std, abseil, glibc) in the
 # same process, then the seeds' tables; JSON into RESULTS_DIR, then

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The seeds' published benchmark tables beside ours from this machine.
 
 Three of the seed postings (see the shared seeds folder's README) publish

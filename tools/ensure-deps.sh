@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what the build and the tests need on a fresh Debian machine (as
 # root), or says in one line what to install: cmake, ninja, gcc, g++, clang
 # with its sanitizer runtimes (ThreadSanitizer, ASan), python3, spin (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Instructions per uncontended lock + unlock, counted by valgrind's
 # callgrind: the same number on every run, whatever else the machine does,
 # where a wall-clock time of a few nanoseconds moves by 50% between runs on

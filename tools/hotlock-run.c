@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-run: runs a program on hotlock's locks, through the pthread shim.
  *
  *   hotlock-run [options] -- program [args...]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Draws one process's lock contention report as a PNG bar chart.
 
     hotlock-stats-chart.py [--pid PID] [--top N] [--out FILE.png] STATS.json

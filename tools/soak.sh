@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make soak: many controlled schedules of every lock (tests/test_sched.c),
 # from a seed that differs at each run unless HOTLOCK_SEED is set, then the
 # stress tests for longer than `make test` runs them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: absl, abseil's absl::Mutex (Google's mutex, from
  * Debian's libabsl-dev: one word holding the lock bits and a pointer to a
  * queue of waiters, spinning a bounded number of times before it queues

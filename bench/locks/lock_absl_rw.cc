@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: absl-rw, abseil's absl::Mutex used as a
  * reader-writer lock (ReaderLock/ReaderUnlock, WriterLock/WriterUnlock:
  * the same word and waiter queue as the absl adapter, with a reader count

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: futex3, the classic three-state futex mutex
  * ("mutex3" in Ulrich Drepper, "Futexes Are Tricky", 2011), the design
  * glibc's own normal mutex descends from.  The futex calls go through

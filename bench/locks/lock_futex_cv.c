@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: futex-cv, the classic "wake them all and let them
  * re-lock" futex condition variable, with the futex3 mutex adapter (the
  * three-state mutex of locks/lock_futex3.c).  A baseline: the condvar of

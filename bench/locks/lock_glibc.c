@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapters: glibc's pthread mutex, as programs use it today.
  *   glibc           PTHREAD_MUTEX_NORMAL: one CAS, then futex wait at once
  *   glibc-adaptive  PTHREAD_MUTEX_ADAPTIVE_NP: spins a bounded, self-tuned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: glibc's condition variable, as programs use it
  * today: pthread_cond_t (default attributes) with the glibc mutex adapter's
  * pthread_mutex_t (PTHREAD_MUTEX_NORMAL, glibc's default kind).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapters: glibc's pthread rwlock, as programs use it today.
  *   glibc-rw         the default kind, PTHREAD_RWLOCK_PREFER_READER_NP: a
  *                    reader gets in whenever no writer holds the lock, so a

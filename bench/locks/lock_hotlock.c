@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapters: hotlock's own hl_mutex_t (TP protocol: owner TID in
  * the lock word, queued waiters that spin briefly and then park on their own
  * futex word, stealing until the queue head is due a handoff), once per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: hotlock's hl_cond_t with the hotlock mutex
  * adapter's hl_mutex_t (default queue policy).  hl_cond_t morphs its
  * waits: a signal or a broadcast moves its waiters, still asleep, onto the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapters: hotlock-rw, hotlock's own hl_rwlock_t (one 64-bit
  * state word with the writer's TID, reader count and flags; readers and
  * writers steal until the queue head is due a handoff; readers queued behind

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: mcs, a spinning MCS queue lock, the userspace analog
  * of the kernel's "stock" qspinlock slow path (kernel/locking/mcs_spinlock.h).
  * Each waiter spins with a pause instruction on a flag in its own queue node

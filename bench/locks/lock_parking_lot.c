@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: parking_lot, Rust's most used third-party mutex
  * (the raw lock under parking_lot::Mutex, one byte: a CAS to take it,
  * then a short spin with exponential backoff and yields, then parking in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: parking_lot-rw, the raw lock under Rust's
  * parking_lot::RwLock (one word: reader count and flags; writers and
  * readers park in parking_lot's global table of wait queues; a waiting

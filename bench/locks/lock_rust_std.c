@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: rust-std, Rust's std::sync::Mutex<()> (on Linux a
  * futex word: a CAS to take it, a spin of about 100 loads while it is
  * held, then futex wait; unlock wakes one waiter when the word says

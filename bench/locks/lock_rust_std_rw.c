@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapter: rust-std-rw, Rust's std::sync::RwLock<()> (on
  * Linux a futex word with the reader count and waiting flags and a second
  * futex for writers; a waiting writer stops new readers; spins about 100

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock-bench adapters: ww-rw and ww-rw-writer, the classic wait-wake
  * futex reader-writer lock (what the TP-futex seed calls "WW futex"): the
  * readers and writers, holding and waiting, counted in one 32-bit word, and

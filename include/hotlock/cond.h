@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: hl_cond_t, a condition variable for hl_mutex_t with wait
  * morphing: hl_cond_broadcast does not wake its waiters to fight for the
  * mutex, it moves them onto the mutex's waiter queue, where the mutex's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: tunables.  Read once from the environment when the library first
  * needs them (HOTLOCK_SPIN_NS, HOTLOCK_HANDOFF_NS,
  * HOTLOCK_CNA_THRESHOLD_NS); programs and tests may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: the futex layer.  Private futex wait/wake (futex2 where the
  * running kernel has it) and counters of every futex syscall the library
  * makes.  The NUMA node of the calling CPU (hl_cpu_node) is in topology.h. */

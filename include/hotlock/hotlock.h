@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: userspace locks for Linux.  One include for the whole API. */
 #ifndef HOTLOCK_H
 #define HOTLOCK_H

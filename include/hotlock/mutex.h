@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: hl_mutex_t, a mutex with the throughput-optimized (TP) futex
  * protocol: owner TID in the lock word, an MCS queue of waiters of which only
  * the head watches the lock word, lock stealing until the head is due a

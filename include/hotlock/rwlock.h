@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: hl_rwlock_t, a reader-writer lock whose whole state is one 64-bit
  * word (writer owner, reader count, waiters, handoff: seed 004), with the TP
  * policy of hl_mutex (readers and writers steal until the queue head is due a

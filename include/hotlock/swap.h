@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: hl_swap, "wake that thread and wait" in one call (the FUTEX_SWAP
  * operation of seed 003, built in user space), and hl_channel, a
  * request/response channel between client threads and a server thread on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotlock: the machine's topology as the NUMA-aware waiter queue (CNA) sees
  * it.  Every thread counts as being on one node; a lock whose queue uses the
  * CNA policy prefers to pass the lock to a waiter on the holder's node.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libhotlock-report.so: the contention report of hotlock-run --stats
  * (docs/stats.md), written at a process's end from the records the shim
  * kept (stats.h, shim_stats.c).  The shim loads it only then, so that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pthread shim: libhotlock-preload.so, loaded with LD_PRELOAD (by
  * hotlock-run), replaces glibc's pthread mutex, rwlock and condition
  * variable in place, in unmodified programs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pthread shim's shared parts: the layout hotlock keeps inside each
  * pthread object, how an object is classified (hotlock's or glibc's), the
  * real glibc functions, and the symbol versions the shim exports.  See

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pthread_cond_* for the shim (shim.c).
  *
  *   condvar     mutex       wait

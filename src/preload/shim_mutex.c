@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pthread_mutex_* for the shim (shim.c): hotlock's kinds on hl_mutex,
  * glibc's (robust, priority protocols, process-shared, unknown) on glibc's
  * real functions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pthread_rwlock_* for the shim (shim.c): hotlock's rwlocks on hl_rwlock,
  * process-shared ones (and kinds the shim does not know) on glibc's.
  *

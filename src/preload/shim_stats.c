@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shim's contention records: which of a program's locks wait, where
  * in its code, and how (hotlock-run --stats; docs/stats.md).
  *

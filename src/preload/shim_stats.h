@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shim's side of the contention report (hotlock-run --stats): what its
  * lock paths call, only while shim_stats_on (set once, at load).  The
  * design is shim_stats.c's; stats.h is the interface to the report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shim's contention records (hotlock-run --stats, docs/stats.md): what
  * shim_stats.c collects while the program runs, and what it hands to the
  * report library (libhotlock-report.so, src/preload/report.c) at exit.

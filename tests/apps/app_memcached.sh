@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # memcached, unmodified, on glibc and under hotlock-run: started with 4
 # worker threads on a free port of 127.0.0.1, loaded by memaslap (Debian's
 # memcaslap) with 8 connections for a few seconds, then 2000 keys written

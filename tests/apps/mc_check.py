@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a known set of keys to a memcached server and reads every one back
 with a second connection (the text protocol); exits non-zero on any
 mismatch.  Prints one deterministic line.

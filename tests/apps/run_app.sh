@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs a real program twice, on plain glibc (the control) and under
 # hotlock-run, each bounded in time, and requires the same result: both exit
 # 0, and the line of their output that matches PATTERN is the same in both.

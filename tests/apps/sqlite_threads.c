@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite (Debian's libsqlite3, which serialises with its own recursive
  * pthread mutexes) used from several threads, for the shim's real-program
  * tests (tests/apps/): the same result on glibc and under hotlock-run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # hotlock installs like a library: `cmake --install` puts the libraries
 # (libhotlock.so with its soname), the headers, the shim, hotlock-run,
 # hotlock-stats-chart and hotlock-bench, a pkg-config file and a CMake

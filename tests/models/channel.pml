@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Model of hl_channel (src/channel.c) on hl_swap's wait points (src/swap.c).
  *
  * Modelled: the wait point (state word IDLE / WOKEN / SPINNING / PARKED, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Model of the CNA waiter queue (src/queue.c): hl_queue_enqueue and
  * hl_queue_pass_head with HL_PASS_CNA (leave, search, the secondary queue
  * carried from head to head, flush, SRO, prioritized waiters, skipping and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Model of hl_cond (src/cond.c) with wait morphing, on hl_mutex (src/mutex.c,
  * as in mutex.pml), the MCS queue (src/queue.c) and the waiting core with
  * kept waits (src/wait.c, src/wait.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Model of hl_mutex (src/mutex.c) on the MCS waiter queue (src/queue.c) and
  * the waiting core (src/wait.c).
  *

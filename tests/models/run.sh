@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs the spin models of hotlock's protocols and their seeded-bug variants.
 #
 # Each row: MODEL|DEFINES|EXPECT[|CFLAGS[|PANFLAGS]].  EXPECT is one of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Model of hl_rwlock (src/rwlock.c) on the FIFO waiter queue (src/queue.c)
  * and the waiting core (src/wait.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Model of hotlock's waiting core (src/wait.c, src/wait.h).
  *
  * Models hl_node_wait (spin, park with futex_wait, give up at a deadline by

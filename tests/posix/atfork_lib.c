@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A library that makes its own lock fork-safe the usual way, for
  * posix_suite's fork_library_handlers case: its constructor registers
  * pthread_atfork(prepare: lock, parent: unlock, child: unlock).  Linked

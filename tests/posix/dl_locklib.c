@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A library that uses locks of its own, for posix_suite's dlopen case: a
  * static mutex, rwlock and condvar, used from `threads` threads. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // C++'s locks, which call the pthread functions the shim replaces:
 // std::mutex, std::recursive_mutex, std::timed_mutex, std::shared_mutex,
 // std::condition_variable(_any).  Run on glibc and through the shim

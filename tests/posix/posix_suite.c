@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The POSIX semantics of pthread mutexes, rwlocks and condition variables,
  * as glibc 2.36 gives them: run on plain glibc (the control, which must
  * pass) and through the pthread shim (tests/posix/CMakeLists.txt).  Not

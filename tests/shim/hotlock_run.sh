@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # hotlock-run's contract: the program's exit status and signals are its
 # own; LD_PRELOAD is appended to; options are checked, with exit status 2
 # and one clear line for a bad one; programs the shim cannot be loaded into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Whether this program's pthread locks are hotlock's (the shim is in use)
  * or glibc's, told from the bytes of locked objects, which the two lay out
  * differently:

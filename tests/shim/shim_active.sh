@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The shim is really in use under hotlock-run: shim_active sees hotlock's
 # bytes in its locked objects, and the shim's report at exit shows futex
 # waits and wakes (so the contention went through hotlock's parking).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The contention report's advice rules (src/preload/report.c's advise_lock
  * and advise_cond; docs/stats.md's table), each on synthetic records: the
  * report library is loaded as the shim loads it, given a struct

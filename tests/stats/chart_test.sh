@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/hotlock-stats-chart.py on hand-written hotlock-run --stats-json files
 # (checked against docs/stats.schema.json first): a two-process file charts
 # the process with the most lock wait, or --pid's; the PNG is a PNG of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hotspots: a program with known hot and cold locks in named functions, for
  * the contention report's test (stats_test.py): what the report must find.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The contention report (hotlock-run --stats, docs/stats.md) on a program
 whose hot and cold locks are known (hotspots.c):
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libhotspots-stripped.so: a library as distributions ship one, its symbol
  * table stripped (linked with -s), so that only its exported functions
  * have names.  stripped_update takes the library's mutex through a static

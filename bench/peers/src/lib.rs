@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The Rust locks hotlock is measured against, behind a C ABI for
 //! hotlock-bench's adapters (bench/locks/lock_parking_lot*.c, lock_rust_std*.c).
 //!

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program built against an installed hotlock (tests/install/install_test.sh):
  * an hl_mutex_t and an hl_rwlock_t shared by two threads.  Prints "ok". */
 #include <hotlock/hotlock.h>
