@@ -1,28 +1,33 @@
 /* SPDX-License-Identifier: MIT */
-/* The futex layer: private wait/wake through futex2 (futex_wait and
- * futex_wake, Linux 6.7+) when the running kernel has them, the multiplexed
- * futex syscall otherwise; every syscall counted in the calling thread's
- * record.
+/* The futex layer: private wait/wake through the multiplexed futex(2)
+ * syscall, the one glibc's own locks make, so that any sandbox that lets a
+ * glibc program lock lets hotlock's locks wait (a seccomp allowlist in
+ * OpenSSH's style lists futex and kills anything else); futex2's
+ * futex_wait and futex_wake (Linux 6.7+) when HOTLOCK_FUTEX=futex2 asks for
+ * them.  Every syscall is counted in the calling thread's record.
  *
- * The interface is chosen once, on first use, by a futex_wake of nobody
- * (nr_wake = 0): futex2 only if that call succeeds.  Any error means no
- * futex2: ENOSYS from an older kernel, and EPERM (or whatever else) from a
- * seccomp profile that refuses syscalls it does not know, as container
- * runtimes do.  The probe itself is counted as "other".  HOTLOCK_FUTEX=futex
- * skips the probe and uses the old call.
+ * Whatever is probed is probed at load (a constructor), never in a lock
+ * call: with HOTLOCK_FUTEX=futex2, a futex_wake of nobody (nr_wake = 0)
+ * says whether the kernel has futex2 (any error: no, and futex(2) is used);
+ * and, unless HOTLOCK_FUTEX=futex, a futex_waitv of no futexes says whether
+ * the two-word wait of hl__futex_wait_either can use it (EINVAL: the call
+ * exists).  The probes are no lock's calls and are not counted.  A call
+ * made before the constructor (another library's constructor, under
+ * LD_PRELOAD) uses futex(2) and the two-word wait's fallback, probing
+ * nothing.
  *
- * A filter may also be installed after the probe: a futex2 call that fails
- * with ENOSYS or EPERM switches the process to futex(2) for good and is
- * retried with it at once (both calls counted; a wake too, since a lost wake
- * would leave a waiter asleep).  Any other failure of a wait is returned as
- * the kernel's errno; the waiting core then backs off with sleeps instead of
- * parking (wait.c), so that a futex the kernel refuses costs a CPU nothing.
+ * A filter may also be installed after the probes: a futex2 call that
+ * fails with ENOSYS or EPERM switches the process to futex(2) for good and
+ * is retried with it at once (both calls counted; a wake too, since a lost
+ * wake would leave a waiter asleep).  Any other failure of a wait is
+ * returned as the kernel's errno; the waiting core then backs off with
+ * sleeps instead of parking (wait.c), so that a futex the kernel refuses
+ * costs a CPU nothing.
  *
  *   iface          meaning
  *   -------------  ----------------------------------------------
- *   IFACE_UNKNOWN  not probed yet
- *   IFACE_FUTEX    futex(2): no futex2, forced, or switched to
- *   IFACE_FUTEX2   futex_wait/futex_wake
+ *   IFACE_FUTEX    futex(2): the default, forced, or switched to
+ *   IFACE_FUTEX2   futex_wait/futex_wake (HOTLOCK_FUTEX=futex2)
  *   IFACE_SCHED    the controlled-schedule build (never stored)
  */
 #include <errno.h>
@@ -58,11 +63,10 @@
 
 /* IFACE_SCHED: the controlled-schedule build (src/controlled.h), whose scheduler
  * puts threads to sleep and wakes them itself, in virtual time. */
-enum { IFACE_UNKNOWN, IFACE_FUTEX, IFACE_FUTEX2, IFACE_SCHED };
-/* Relaxed: no data is published with it.  UNKNOWN -> FUTEX or FUTEX2 by a
- * CAS (racing first uses probe twice, the first answer stays), and FUTEX2 ->
- * FUTEX once futex2 is refused; never back. */
-static _Atomic int iface;
+enum { IFACE_FUTEX, IFACE_FUTEX2, IFACE_SCHED };
+/* Relaxed: no data is published with it.  FUTEX -> FUTEX2 once, by the
+ * constructor's probe; FUTEX2 -> FUTEX once futex2 is refused; never back. */
+static _Atomic int iface = IFACE_FUTEX;
 
 static void count(int kind, uint64_t woken)
 {
@@ -79,32 +83,8 @@ static int interface(void)
 #ifdef HOTLOCK_SCHED
 	return IFACE_SCHED;
 #endif
-	int i = hl_load(&iface, HL_RELAXED);
-	if (hl_likely(i != IFACE_UNKNOWN))
-		return i;
-	/* HOTLOCK_FUTEX=futex forces the multiplexed syscall: a way around a
-	 * misbehaving futex2, and how the tests cover the fallback. */
-	const char *force = getenv("HOTLOCK_FUTEX");
-	if (force && strcmp(force, "futex") == 0) {
-		i = IFACE_FUTEX;
-	} else {
-		if (force && *force && strcmp(force, "futex2") != 0)
-			fprintf(stderr, "hotlock: ignoring HOTLOCK_FUTEX=%s (expected futex or futex2)\n",
-				force);
-		uint32_t dummy = 0;
-		int saved = errno;
-		long r = syscall(__NR_futex_wake, &dummy, (unsigned long)FUTEX_BITSET_MATCH_ANY,
-				 0, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
-		count(HL_FX_OTHER, 0);
-		i = r >= 0 ? IFACE_FUTEX2 : IFACE_FUTEX;
-		errno = saved;
-	}
-	int unknown = IFACE_UNKNOWN;
-	/* Relaxed: see iface.  A racing prober's answer, or a switch to
-	 * futex(2) made since, wins over ours. */
-	if (!hl_cas(&iface, &unknown, i, HL_RELAXED))
-		i = unknown;
-	return i;
+	/* Relaxed: see iface. */
+	return hl_load(&iface, HL_RELAXED);
 }
 
 /* A futex2 call failed with err: true if that means futex2 is refused (no
@@ -198,9 +178,33 @@ struct waitv_entry {            /* struct futex_waitv */
 	uint32_t reserved;
 };
 #ifndef HOTLOCK_SCHED
-/* Relaxed: set once when the kernel refuses futex_waitv; nothing is
- * published with it. */
-static _Atomic bool waitv_refused;
+/* Whether futex_waitv may be used: set by the constructor's probe, cleared
+ * when the kernel refuses it later.  Relaxed: nothing is published with
+ * it. */
+static _Atomic bool waitv_ok;
+
+/* The probes, at load (see the top). */
+__attribute__((constructor)) static void futex_probe(void)
+{
+	int saved = errno;
+	const char *force = getenv("HOTLOCK_FUTEX");
+	bool legacy = force && strcmp(force, "futex") == 0;
+	if (force && *force && !legacy && strcmp(force, "futex2") != 0)
+		fprintf(stderr, "hotlock: ignoring HOTLOCK_FUTEX=%s (expected futex or futex2)\n",
+			force);
+	if (force && strcmp(force, "futex2") == 0) {
+		uint32_t dummy = 0;
+		long r = syscall(__NR_futex_wake, &dummy, (unsigned long)FUTEX_BITSET_MATCH_ANY,
+				 0, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
+		if (r >= 0)
+			hl_store(&iface, IFACE_FUTEX2, HL_RELAXED);
+	}
+	if (!legacy) {
+		long r = syscall(__NR_futex_waitv, NULL, 0u, 0u, NULL, CLOCK_MONOTONIC);
+		hl_store(&waitv_ok, r < 0 && errno == EINVAL, HL_RELAXED);
+	}
+	errno = saved;
+}
 #endif
 /* How long the fallback of hl__futex_wait_either sleeps before it looks at
  * b again. */
@@ -216,9 +220,9 @@ int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t 
 	if (abstime && abstime->tv_sec < 0)
 		return ETIMEDOUT;
 #ifndef HOTLOCK_SCHED
-	/* futex_waitv is futex2's: not where futex(2) is forced or futex2
-	 * refused. */
-	if (interface() == IFACE_FUTEX2 && !hl_load(&waitv_refused, HL_RELAXED)) {
+	/* futex_waitv, where the probe found it and nothing refused it
+	 * since. */
+	if (hl_load(&waitv_ok, HL_RELAXED)) {
 		struct waitv_entry w[2] = {
 			{ va, (uintptr_t)a, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },
 			{ vb, (uintptr_t)b, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },
@@ -230,7 +234,7 @@ int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t 
 		count(HL_FX_WAIT, 0);
 		if (err != ENOSYS && err != EPERM)
 			return err;     /* r >= 0: the index of the word woken */
-		hl_store(&waitv_refused, true, HL_RELAXED);
+		hl_store(&waitv_ok, false, HL_RELAXED);
 	}
 #endif
 	/* No futex_waitv: wait on a alone, in slices, and look at b between

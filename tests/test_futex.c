@@ -2,9 +2,10 @@
 /* The futex layer (hotlock/futex.h), black box.
  *
  * Asserts:
- *  - hl_futex_interface() is "futex" or "futex2", and "futex2" on a Linux
- *    6.7 or later kernel (this machine runs 6.18), unless HOTLOCK_FUTEX=futex
- *    forces the old call (ctest runs this file both ways);
+ *  - hl_futex_interface() is "futex" (the call glibc makes, which any
+ *    sandbox that lets glibc lock allows) unless HOTLOCK_FUTEX=futex2 asks
+ *    for futex2, and then "futex2" on a Linux 6.7 or later kernel (this
+ *    machine runs 6.18) (ctest runs this file all three ways);
  *  - wait with a value that does not match returns EAGAIN and counts exactly
  *    one wait in the calling thread (and nothing else);
  *  - a timed wait times out with ETIMEDOUT on CLOCK_MONOTONIC and on
@@ -74,10 +75,12 @@ static void test_interface(void)
 	printf("futex interface: %s\n", i);
 	CHECK(strcmp(i, "futex2") == 0 || strcmp(i, "futex") == 0, "unknown interface %s", i);
 	const char *force = getenv("HOTLOCK_FUTEX");
-	if (force && strcmp(force, "futex") == 0)
-		CHECK(strcmp(i, "futex") == 0, "HOTLOCK_FUTEX=futex, the library uses %s", i);
-	else if (kernel_at_least(6, 7))
-		CHECK(strcmp(i, "futex2") == 0, "kernel 6.7+ has futex2, the library uses %s", i);
+	if (force && strcmp(force, "futex2") == 0 && kernel_at_least(6, 7))
+		CHECK(strcmp(i, "futex2") == 0, "HOTLOCK_FUTEX=futex2 on a kernel with futex2, "
+		      "the library uses %s", i);
+	else if (!force || strcmp(force, "futex2") != 0)
+		CHECK(strcmp(i, "futex") == 0, "HOTLOCK_FUTEX=%s, the library uses %s",
+		      force ? force : "(unset)", i);
 }
 
 static void test_eagain_timeout_einval(void)

@@ -12,7 +12,8 @@
  *      park) make fewer than MAX_WAITS_PER_OP futex waits per lock
  *      operation (a probe that took EPERM for futex2 made every wait fail
  *      and retry at once: hundreds per operation);
- *  (b) the same filter installed after the library chose futex2: the first
+ *  (b) the same filter installed after the library chose futex2 (where
+ *      HOTLOCK_FUTEX=futex2 asks for it; ctest runs both ways): the first
  *      refused call switches the process to futex(2) (hl_futex_interface()
  *      says "futex" afterwards) and the contention is as cheap as in (a);
  *  (c) futex(2) refused as well, for hotlock's own waits only (op
@@ -205,7 +206,8 @@ static int child_refused_later(void *arg)
 	const char *before = hl_futex_interface();
 	printf("(b) before the filter: interface %s\n", before);
 	if (strcmp(before, "futex2") != 0) {
-		/* test_futex checks that a 6.7+ kernel gets futex2. */
+		/* Only with HOTLOCK_FUTEX=futex2 (test_futex checks that it
+		 * gets futex2 on a 6.7+ kernel). */
 		printf("SKIP (b): the library does not use futex2 here; nothing to switch from\n");
 		fflush(stdout);
 		_exit(TEST_SKIP_CODE);
