@@ -203,11 +203,10 @@ static void name_addr(const volatile void *a, char *buf, size_t len)
 			snprintf(buf, len, "%s+%zu", S.names[i].name, (size_t)(p - S.names[i].p));
 			return;
 		}
-	const char *arena = (const char *)hl__nodes;
-	if (arena && p >= arena && p < arena + (size_t)HL_MAX_NODES * sizeof(struct hl_node)) {
-		size_t off = (size_t)(p - arena);
-		snprintf(buf, len, "node%zu+%zu", off / sizeof(struct hl_node),
-			 off % sizeof(struct hl_node));
+	uint32_t index;
+	size_t off;
+	if (hl_node_index_of(p, &index, &off)) {
+		snprintf(buf, len, "node%u+%zu", index, off);
 		return;
 	}
 	snprintf(buf, len, "%p", (const void *)a);

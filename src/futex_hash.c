@@ -65,16 +65,19 @@
  *                slots the library set there (0: none);      held)
  *                stopped: someone else sized its table
  *
- * A registration (hl__futex_hash_threads), on the registering thread's
- * first slow path, a lock path:
+ * A registration (hl__futex_hash_threads), which may be on a lock path
+ * (a thread's first slow path), only counts, in memory:
  *  1. mode is not AUTO: return.  The fork generation is not gen (a fork
  *     child, whose table is new and whose threads are not the parent's):
  *     start regs, top and next afresh.  Count regs, raise top.
+ * A thread start (hl__futex_hash_look: hl_thread_init, which the shim
+ * runs where every thread starts), outside lock calls, looks:
  *  2. estimate < next: return (nothing to do: no syscall, no lock).
  *  3. Take resizer (a CAS; a value of another pid is a fork parent's, taken
  *     over).  Taken by another thread: return; its holder looks at the
  *     counts again after it gives resizer back (step 7), so this thread's
- *     count is not lost (unless auto stopped, or left it for later).
+ *     count is not lost (unless auto stopped, or left it for later).  A
+ *     thread counted on a lock path is looked at by the next thread start.
  *  4. look: rec of another pid is reset (a fork child: a new table).  mode
  *     not AUTO, or rec.stopped: done.  GET the size S (refused: no
  *     private hash here, mode NONE: done).  S is not what the library
@@ -386,6 +389,11 @@ void hl__futex_hash_threads(uint32_t record)
 	uint32_t top = hl_load(&auto_top, HL_RELAXED);  /* the CAS checks it */
 	while (record > top && !hl_cas(&auto_top, &top, record, HL_SEQ_CST))
 		;
+}
+
+void hl__futex_hash_look(bool all)
+{
+	(void)all;
 	for (;;) {
 		if (estimate() < hl_load(&auto_next, HL_RELAXED))      /* see auto_next */
 			return;

@@ -4,6 +4,7 @@
  * bottom of src/ (it calls nothing of the library but, in the
  * controlled-schedule build, the schedule's report), so every layer may
  * call it. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,14 @@ void hl__bug(const char *what, unsigned long value)
 
 ssize_t hl__read_small_file(const char *path, char *buf, size_t len)
 {
+	int saved = errno;
+	ssize_t n = -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	errno = saved;
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;

@@ -21,8 +21,9 @@ HL_HIDDEN _Noreturn void hl__bug(const char *what, unsigned long value);
 /* Reads the small file at path into buf, of len bytes: at most len - 1
  * bytes with one read, then a 0.  Returns the length read, or -1 if the
  * file cannot be opened or read, or is empty.  The descriptor is closed at
- * once (none is kept: wait.c's read_runnable).  No allocation: lock paths
- * that may run inside malloc call it (wait.c, the shim's report). */
+ * once (none is kept for a program that reuses descriptors to take); errno
+ * as it was; no allocation (wait.c's hl_machine_learn runs where a thread
+ * starts, which may be inside the program's allocator). */
 HL_HIDDEN ssize_t hl__read_small_file(const char *path, char *buf, size_t len);
 
 #define hl_likely(x)   __builtin_expect(!!(x), 1)
@@ -85,7 +86,9 @@ static inline void hl_sleep_ns(long ns)
 	hl_sched_sleep_ns((uint64_t)ns);
 #else
 	struct timespec ts = { ns / (long)HL_NSEC_PER_SEC, ns % (long)HL_NSEC_PER_SEC };
+	int saved = errno;
 	nanosleep(&ts, NULL);
+	errno = saved;
 #endif
 }
 

@@ -9,11 +9,11 @@
 #include "wait.h"
 
 const struct hl_thread_hooks hl__thread_hooks[] = {
-	/* The waiting core: a record's first affinity mask, for the spinner
+	/* The waiting core: a starting thread's affinity, for the spinner
 	 * slots; a fork child gets its slots back (wait.c). */
-	{ .init = hl_spin_thread_init, .fork_child = hl_spin_atfork_child },
-	/* The futex layer: counts the thread, and may resize the process's
-	 * futex hash (futex_hash.c). */
-	{ .registered = hl__futex_hash_threads },
+	{ .started = hl_spin_thread_started, .fork_child = hl_spin_atfork_child },
+	/* The futex layer: counts the thread; where a thread starts, may
+	 * resize the process's futex hash (futex_hash.c). */
+	{ .registered = hl__futex_hash_threads, .started = hl__futex_hash_look },
 };
 const unsigned hl__thread_hooks_count = sizeof(hl__thread_hooks) / sizeof(hl__thread_hooks[0]);

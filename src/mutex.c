@@ -97,10 +97,8 @@
  * waiter pays for throughput: measured from the enqueue alone, every head
  * of a long queue is due as it becomes head, and the lock is handed from
  * sleeper to sleeper while running threads could take it (docs/mutex.md,
- * Bounds).  T is the configured threshold, except while other programs'
- * runnable threads take every CPU this process may use: then it is
- * HL_HANDOFF_BUSY_FACTOR times that (wait.h, rule 5), read when the head
- * starts to compete and again at each RELEASED.
+ * Bounds).  T is the configured threshold, whatever else runs on the
+ * machine.
  *
  * Timeouts: a waiter that gives up abandons its node in place (wait.h); the
  * queue skips and recycles it when headship reaches it.
@@ -259,7 +257,7 @@ static inline unsigned spin_rec(struct mutex *m)
  * the record learns (wait.h, hl_spin_rec_learn). */
 static void spin_done(struct mutex *m, int outcome)
 {
-	outcome = hl_spin_end(outcome);
+	hl_spin_end(outcome);
 	uint32_t q = queue_word(m);
 	if (!(queue_opts(q) & HL_PASS_CNA))
 		hl_spin_rec_learn(&m->queue, q, SPIN_REC_SHIFT, outcome);
@@ -318,7 +316,7 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 	uint64_t start = hl_now_ns();
 	bool give_way = gives_way_to_holder(m, hl_topo_node(), hl__thread_prio ? HL_NODE_F_PRIO : 0, 0);
 	struct hl_thread *self = give_way ? hl_self() : NULL;
-	if (self && hl_thread_is_rt(self, start))
+	if (self && hl_thread_is_rt(self))
 		give_way = false;
 	unsigned free_polls = 0;
 	for (unsigned i = 1;; i++) {
@@ -449,7 +447,7 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 		hl_thread_node_abandoned(self);
 		return ETIMEDOUT;
 	}
-	uint64_t handoff_ns = hl_handoff_due_ns();
+	const uint64_t handoff_ns = hl_handoff_ns();
 	/* n is the head, competing since head_since; budget != 0 while we
 	 * hold a spinner slot (wait.h). */
 	uint64_t budget = hl_spin_begin(spin_rec(m));
@@ -515,7 +513,6 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 			return ETIMEDOUT;
 		}
 		/* RELEASED: race for it again, with a new budget. */
-		handoff_ns = hl_handoff_due_ns();
 		budget = hl_spin_begin(spin_rec(m));
 		spin_start = hl_now_ns();
 		held_seen = false;

@@ -24,19 +24,20 @@ enum {
 	HL_NODE_CLAIMED = 4,
 	HL_NODE_WAITING_KEPT = 5,
 	HL_NODE_PARKED_KEPT = 6,
+	HL_NODE_PARKED_INTR = 7,
 };
 
 /* Whether state s is a wait in progress that a waker may signal. */
 static inline bool hl_node_armed(uint32_t s)
 {
 	return s == HL_NODE_WAITING || s == HL_NODE_PARKED || s == HL_NODE_WAITING_KEPT ||
-	       s == HL_NODE_PARKED_KEPT;
+	       s == HL_NODE_PARKED_KEPT || s == HL_NODE_PARKED_INTR;
 }
 
 /* Whether state s is a waiter asleep in futex_wait (a signal must wake it). */
 static inline bool hl_node_parked(uint32_t s)
 {
-	return s == HL_NODE_PARKED || s == HL_NODE_PARKED_KEPT;
+	return s == HL_NODE_PARKED || s == HL_NODE_PARKED_KEPT || s == HL_NODE_PARKED_INTR;
 }
 
 /* Node flags, set by the owner before the node is published. */

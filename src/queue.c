@@ -86,7 +86,7 @@ static __thread uint32_t sro_state __attribute__((tls_model("initial-exec")));
 void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uint64_t now_ns)
 {
 	uint32_t flags = 0;
-	if (hl_thread_is_rt(self, now_ns))
+	if (hl_thread_is_rt(self))
 		flags |= HL_NODE_F_RT;
 	if (hl__thread_prio)
 		flags |= HL_NODE_F_PRIO;
@@ -442,6 +442,7 @@ static const char *state_name(uint32_t s)
 	case HL_NODE_CLAIMED: return "claimed";
 	case HL_NODE_WAITING_KEPT: return "kept-spin";
 	case HL_NODE_PARKED_KEPT: return "kept-park";
+	case HL_NODE_PARKED_INTR: return "park-intr";
 	case HL_SIG_HEAD: return "head";
 	case HL_SIG_RELEASED: return "released";
 	case HL_SIG_HANDED: return "handed";
@@ -469,7 +470,7 @@ size_t hl_queue_describe(char *buf, size_t len, uint32_t head, const struct hl_n
 {
 	size_t used = 0;
 	buf[0] = 0;
-	if (!head || !tail || !hl__nodes || len < 64)
+	if (!head || !tail || len < 64)
 		return 0;
 	const struct hl_node *h = hl_node_at(head), *n = h;
 	for (int k = 0; n && k < 16 && used < len - 64; k++) {

@@ -40,9 +40,7 @@
  * the queue, so its HANDOFF keeps new readers out at once (and a writer
  * that finds readers queues without spinning first, to get there); a
  * reader group stops at the first writer.  FAIR: a reader shares a read-held or free word unless HANDOFF is
- * set; a waiter is due after the handoff threshold (RT: at once; the
- * threshold is HL_HANDOFF_BUSY_FACTOR times the configured one while other
- * programs take every CPU this process may use: wait.h, rule 5).
+ * set; a waiter is due after the handoff threshold (RT: at once).
  * PREFER_READER: a reader shares any word without a writer, HANDOFF or not
  * (glibc's default); waiting readers are never left asleep while the lock
  * is read-held (steps 2b, 4b, 5).  The shim passes glibc's kind
@@ -230,7 +228,7 @@ static inline unsigned spin_rec(struct rwlock *l)
  * record it read). */
 static void spin_done(struct rwlock *l, int outcome)
 {
-	outcome = hl_spin_end(outcome);
+	hl_spin_end(outcome);
 	/* Relaxed: a hint, as above. */
 	hl_spin_rec_learn(&l->head, hl_load(&l->head, HL_RELAXED), SPIN_REC_SHIFT, outcome);
 }
@@ -406,7 +404,7 @@ static int group_member(const struct hl_node *w, void *arg)
  * taken for the purpose), grants the queued readers of its group. */
 static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
 {
-	struct group g = { hl_now_ns(), hl_handoff_due_ns(), kind };
+	struct group g = { hl_now_ns(), hl_handoff_ns(), kind };
 	uint32_t first;
 	uint32_t count = hl_queue_extract(n, group_member, &g, HL_MAX_NODES, &first, &l->tail);
 	if (!count)
@@ -591,7 +589,7 @@ struct new_head {
 static bool wake_new_head(const struct hl_node *d, void *arg)
 {
 	const struct new_head *h = arg;
-	return due_now(d, h->kind, hl_now_ns(), hl_handoff_due_ns()) || (h->reader_owner && is_reader(d));
+	return due_now(d, h->kind, hl_now_ns(), hl_handoff_ns()) || (h->reader_owner && is_reader(d));
 }
 
 /* Step 5: the lock is ours; n leaves the queue. */
@@ -677,7 +675,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 	if (reader)
 		n->flags |= HL_NODE_F_READER;
 	hl_node_arm(n);
-	const uint64_t handoff_ns = hl_handoff_due_ns();
+	const uint64_t handoff_ns = hl_handoff_ns();
 	uint64_t budget = 0;    /* != 0 while we hold a spinner slot */
 	uint32_t sig;
 	enum gave_up how;

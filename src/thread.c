@@ -1,37 +1,174 @@
 /* SPDX-License-Identifier: MIT */
 /* Thread records and the node arena: see thread.h for the design.
  *
+ * Each arena is a list of chunks: chunk k holds CHUNK0 << k elements, from
+ * index CHUNK0 * (2^k - 1) on, so an index names its chunk by its highest
+ * bit (hl_node_at).  Chunk 0 is static (.bss: no system call, no memory
+ * until touched), big enough for the nodes of about a thousand threads;
+ * the others are mapped as the arena grows and never unmapped, so a node
+ * stays valid memory after its thread moved on or exited.
+ *
+ *   field     meaning                                 written by
+ *   --------  --------------------------------------  ------------------
+ *   chunk[k]  chunk k's memory, NULL until mapped     grow (the grower)
+ *   capacity  elements in the chunks mapped so far    grow, after chunk[k]
+ *   bump      next never-used index                   bump (CAS)
+ *   pool      free list: tag << 32 | index            pool_push/pool_pop
+ *   growing   1 while a thread grows the arena        grow (try-lock)
+ *
+ * An arena grows where a thread starts (hl_thread_init, which the shim
+ * runs at every thread's start), outside lock calls, whenever fewer than
+ * HEADROOM elements are left; a lock path takes an index from the free
+ * list or below capacity, and maps a chunk itself only when both are
+ * exhausted (a native thread that never called hl_thread_init, past the
+ * static chunk: the lock's contract is promised for threads registered
+ * outside lock calls: docs/core.md, "The lock's contract").
+ *
  * Free lists are Treiber stacks whose head packs (tag << 32 | index); the tag
  * grows on every pop so that a pop racing with a pop-and-push of the same
  * index fails its CAS (no ABA).  Reading pool_next of an element another
  * thread just popped is harmless: arena memory is never unmapped, and the
  * tagged CAS then fails.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <hotlock/thread.h>
+
 #include "thread.h"
 
-struct hl_node *hl__nodes;
-static struct hl_thread *threads;
+_Static_assert(HL_NODE_CHUNK0 * ((1u << HL_NODE_CHUNKS) - 1) >= HL_MAX_NODES,
+	       "the node chunks reach HL_MAX_NODES");
+
+struct arena {
+	_Atomic(char *) chunk[HL_NODE_CHUNKS];
+	_Atomic uint32_t capacity;
+	_Atomic uint32_t bump;          /* starts at 1: index 0 is "none" */
+	_Atomic uint64_t pool;
+	_Atomic uint32_t growing;
+	uint32_t chunk0, max, elem;
+	const char *what;
+};
+
+static struct hl_node node_chunk0[HL_NODE_CHUNK0];
+static struct hl_thread thread_chunk0[HL_THREAD_CHUNK0];
+
+static struct arena nodes_arena = {
+	.chunk = { (char *)node_chunk0 }, .capacity = HL_NODE_CHUNK0, .bump = 1,
+	.chunk0 = HL_NODE_CHUNK0, .max = HL_MAX_NODES, .elem = sizeof(struct hl_node),
+	.what = "waiter nodes",
+};
+static struct arena threads_arena = {
+	.chunk = { (char *)thread_chunk0 }, .capacity = HL_THREAD_CHUNK0, .bump = 1,
+	.chunk0 = HL_THREAD_CHUNK0, .max = HL_MAX_THREADS, .elem = sizeof(struct hl_thread),
+	.what = "thread records",
+};
+_Atomic(struct hl_node *) hl__node_chunks[HL_NODE_CHUNKS] = { node_chunk0 };
+
+/* Element i of a (below capacity, so its chunk is mapped). */
+static void *arena_at(struct arena *a, uint32_t i)
+{
+	unsigned k = hl_chunk_of(i, a->chunk0);
+	/* Relaxed: chunk[k] was published before capacity covered i (the
+	 * release in grow, the acquire in bump or the pool's), or the index
+	 * came to us through a queue or a lock word whose own release and
+	 * acquire order it. */
+	char *c = hl_load(&a->chunk[k], HL_RELAXED);
+	return c + (size_t)(i - hl_chunk_base(k, a->chunk0)) * a->elem;
+}
+
+static struct hl_thread *thread_at(uint32_t i)
+{
+	return arena_at(&threads_arena, i);
+}
+
+/* Maps a's next chunk.  Returns whether the arena has more room than
+ * before (this thread's chunk, or one another thread mapped meanwhile).
+ * errno as it was. */
+static bool grow(struct arena *a)
+{
+	uint32_t before = hl_load(&a->capacity, HL_ACQUIRE);
+	/* Acquire: pairs with the release that gives `growing` back, so that
+	 * the last grower's chunk and capacity are seen. */
+	if (hl_xchg(&a->growing, 1, HL_ACQUIRE)) {
+		/* Another thread grows it: wait for its answer.  Not on a
+		 * lock path, except past every reserve (the top). */
+		while (hl_load(&a->growing, HL_ACQUIRE))
+			hl_cpu_yield();
+		return hl_load(&a->capacity, HL_ACQUIRE) > before;
+	}
+	bool grew = false;
+	uint32_t cap = hl_load(&a->capacity, HL_RELAXED);
+	if (cap > before) {
+		grew = true;
+	} else if (cap < a->max && hl_chunk_of(cap, a->chunk0) < HL_NODE_CHUNKS) {
+		unsigned k = hl_chunk_of(cap, a->chunk0);
+		size_t bytes = (size_t)a->chunk0 << k;
+		bytes *= a->elem;
+		int saved = errno;
+		void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED) {
+			/* Relaxed: published by the release store of capacity. */
+			hl_store(&a->chunk[k], (char *)p, HL_RELAXED);
+			if (a == &nodes_arena)
+				hl_store(&hl__node_chunks[k], (struct hl_node *)p, HL_RELAXED);
+			/* Release: whoever sees the new capacity (acquire) sees
+			 * the chunk's pointer. */
+			hl_store(&a->capacity, cap + (a->chunk0 << k), HL_RELEASE);
+			grew = true;
+		} else {
+			static _Atomic bool reported;
+			/* Relaxed: only keeps the message to one. */
+			if (!hl_xchg(&reported, true, HL_RELAXED))
+				fprintf(stderr, "hotlock: out of memory for %s (%zu bytes more); "
+					"a thread without them polls its locks\n", a->what, bytes);
+		}
+		errno = saved;
+	}
+	hl_store(&a->growing, 0, HL_RELEASE);
+	return grew;
+}
+
+/* Whether a has fewer than `headroom` never-used elements left. */
+static bool low(struct arena *a, uint32_t headroom)
+{
+	/* Relaxed: a hint; grow checks again under its try-lock. */
+	uint32_t cap = hl_load(&a->capacity, HL_RELAXED), used = hl_load(&a->bump, HL_RELAXED);
+	return cap < a->max && cap - (used < cap ? used : cap) < headroom;
+}
+
+/* The node chunk and offset of p, if p points into a mapped node chunk
+ * (the controlled-schedule build names node addresses with it). */
+bool hl_node_index_of(const void *p, uint32_t *index, size_t *off)
+{
+	for (unsigned k = 0; k < HL_NODE_CHUNKS; k++) {
+		const char *c = (const char *)hl_load(&hl__node_chunks[k], HL_RELAXED);
+		size_t bytes = ((size_t)HL_NODE_CHUNK0 << k) * sizeof(struct hl_node);
+		if (c && (const char *)p >= c && (const char *)p < c + bytes) {
+			size_t d = (size_t)((const char *)p - c);
+			*index = hl_chunk_base(k, HL_NODE_CHUNK0) + (uint32_t)(d / sizeof(struct hl_node));
+			*off = d % sizeof(struct hl_node);
+			return true;
+		}
+	}
+	return false;
+}
 
 __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
 __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
 __thread uint32_t hl__prefork_tids[HL_FORK_TIDS] __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t hl__fork_gen;
 
-static _Atomic uint32_t node_bump = 1;         /* next never-used node index */
-static _Atomic uint32_t thread_bump = 1;       /* next never-used record index */
-static _Atomic uint64_t node_pool;             /* tagged free-list heads */
-static _Atomic uint64_t thread_pool;
-
 static pthread_key_t exit_key;
-static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static bool arenas_ok;
+static _Atomic bool exit_key_ok;
+
+static uint32_t records_made(void);
 
 uint32_t hl__tid_slow(void)
 {
@@ -76,26 +213,35 @@ static uint32_t pool_pop(_Atomic uint64_t *pool, _Atomic uint32_t *(*link_of)(ui
 	}
 }
 
-static _Atomic uint32_t *node_link(uint32_t i) { return &hl__nodes[i].pool_next; }
-static _Atomic uint32_t *thread_link(uint32_t i) { return &threads[i].pool_next; }
+static _Atomic uint32_t *node_link(uint32_t i) { return &hl_node_at(i)->pool_next; }
+static _Atomic uint32_t *thread_link(uint32_t i) { return &thread_at(i)->pool_next; }
 
-static uint32_t bump(_Atomic uint32_t *counter, uint32_t max)
+/* A never-used index of a, or 0 when the chunks mapped so far are used
+ * up: then, with may_grow, a chunk more (past every reserve: the top). */
+static uint32_t bump(struct arena *a, bool may_grow)
 {
-	uint32_t i = hl_load(counter, HL_RELAXED);
-	do {
-		if (i >= max)
+	for (;;) {
+		uint32_t i = hl_load(&a->bump, HL_RELAXED);
+		/* Acquire: pairs with grow's release, so that the chunk of
+		 * every index below capacity is seen. */
+		uint32_t cap = hl_load(&a->capacity, HL_ACQUIRE);
+		if (cap > a->max)
+			cap = a->max;
+		while (i < cap)
+			if (hl_cas(&a->bump, &i, i + 1, HL_RELAXED))
+				return i;
+		if (!may_grow || !grow(a))
 			return 0;
-	} while (!hl_cas(counter, &i, i + 1, HL_RELAXED));
-	return i;
+	}
 }
 
 static uint32_t node_alloc(void)
 {
-	uint32_t i = pool_pop(&node_pool, node_link);
+	uint32_t i = pool_pop(&nodes_arena.pool, node_link);
 	if (!i)
-		i = bump(&node_bump, HL_MAX_NODES);
+		i = bump(&nodes_arena, true);
 	if (i) {
-		struct hl_node *n = &hl__nodes[i];
+		struct hl_node *n = hl_node_at(i);
 		n->index = i;
 		hl_store(&n->state, HL_NODE_FREE, HL_RELAXED);
 	}
@@ -113,7 +259,7 @@ void hl_node_recycle(struct hl_node *n)
 	if (hl_node_armed(s) || s == HL_NODE_CLAIMED)
 		hl__bug("recycling a node that a wait is using", s);
 	hl_store(&n->state, HL_NODE_FREE, HL_RELAXED);
-	pool_push(&node_pool, &n->pool_next, n->index);
+	pool_push(&nodes_arena.pool, &n->pool_next, n->index);
 }
 
 /* ---- set-up, exit and fork --------------------------------------------- */
@@ -123,10 +269,10 @@ static void release_record(struct hl_thread *t, bool free_nodes)
 	if (free_nodes)
 		for (int i = 0; i < HL_NEST; i++)
 			if (t->nodes[i])
-				hl_node_recycle(&hl__nodes[t->nodes[i]]);
+				hl_node_recycle(hl_node_at(t->nodes[i]));
 	/* Relaxed: the record's reuse is ordered by pool_push's release. */
 	hl_store(&t->in_use, 0, HL_RELAXED);
-	pool_push(&thread_pool, &t->pool_next, (uint32_t)(t - threads));
+	pool_push(&threads_arena.pool, &t->pool_next, t->index);
 }
 
 /* pthread key destructor: the thread is exiting and waits on nothing, so
@@ -168,7 +314,6 @@ static void thread_exit(void *arg)
 
 static _Atomic uint32_t canary_const = 1;
 _Atomic(_Atomic uint32_t *) hl__fork_canary = &canary_const;
-static pthread_once_t canary_once = PTHREAD_ONCE_INIT;
 
 static void fork_update(bool forking_thread)
 {
@@ -193,11 +338,13 @@ static void fork_update(bool forking_thread)
 	struct hl_thread *self = hl__self_ptr;
 	if (self)
 		self->tid = hl__tid_slow();
-	if (!threads)
-		return;
-	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	/* Relaxed: the child has one thread, this one.  A parent's thread
+	 * that was growing an arena at the fork never finishes here. */
+	hl_store(&nodes_arena.growing, 0, HL_RELAXED);
+	hl_store(&threads_arena.growing, 0, HL_RELAXED);
+	uint32_t n = records_made();
 	for (uint32_t i = 1; i < n; i++) {
-		struct hl_thread *t = &threads[i];
+		struct hl_thread *t = thread_at(i);
 		if (t != self && hl_load(&t->in_use, HL_RELAXED))
 			release_record(t, false);
 	}
@@ -223,27 +370,29 @@ void hl__fork_child(_Atomic uint32_t *c)
 		sched_yield();
 }
 
-/* The canary's page; once, before the program's main (constructor) or at
- * the first registration, whichever comes first. */
+/* The canary's page, at load (the constructor).  Until then a fork is seen
+ * by hotlock's atfork handler alone. */
 static void canary_setup(void)
 {
+	int saved = errno;
 	long pagesize = sysconf(_SC_PAGESIZE);
 	size_t len = pagesize > 0 ? (size_t)pagesize : 4096;
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return;
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
 #endif
-	if (madvise(p, len, MADV_WIPEONFORK) != 0) {
+	if (p != MAP_FAILED && madvise(p, len, MADV_WIPEONFORK) != 0) {
 		/* Before Linux 4.14: hotlock's atfork handler alone. */
 		munmap(p, len);
-		return;
+		p = MAP_FAILED;
 	}
-	_Atomic uint32_t *c = p;
-	/* Relaxed: published by the release store of the pointer. */
-	hl_store(c, 1, HL_RELAXED);
-	hl_store(&hl__fork_canary, c, HL_RELEASE);
+	if (p != MAP_FAILED) {
+		_Atomic uint32_t *c = p;
+		/* Relaxed: published by the release store of the pointer. */
+		hl_store(c, 1, HL_RELAXED);
+		hl_store(&hl__fork_canary, c, HL_RELEASE);
+	}
+	errno = saved;
 }
 
 static void atfork_child(void)
@@ -253,67 +402,49 @@ static void atfork_child(void)
 	hl_fork_check();
 }
 
-static void *reserve(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void setup(void)
-{
-	hl__nodes = reserve((size_t)HL_MAX_NODES * sizeof(struct hl_node));
-	threads = reserve((size_t)HL_MAX_THREADS * sizeof(struct hl_thread));
-	if (!hl__nodes || !threads) {
-		fprintf(stderr, "hotlock: cannot reserve the waiter arena; "
-			"contended locks fall back to polling\n");
-		return;
-	}
-	if (pthread_key_create(&exit_key, thread_exit) != 0)
-		return;
-	arenas_ok = true;
-}
-
-__attribute__((constructor)) static void thread_init(void)
-{
-	pthread_once(&canary_once, canary_setup);
-	pthread_atfork(NULL, NULL, atfork_child);
-}
-
+/* Registers the calling thread: a record and its nodes, from the arenas
+ * (a chunk is mapped only past every reserve: the top).  On a lock path,
+ * for a thread that was not registered where it started: it makes no
+ * system call but gettid (its TID, once).  Not reentrant in one way only:
+ * a signal handler that locks during it registers a record of its own,
+ * which the interrupted registration then replaces (a leak of one record
+ * and its nodes, not a fault; no lock is held here, so nothing can
+ * deadlock). */
 struct hl_thread *hl__thread_register(void)
 {
-	pthread_once(&canary_once, canary_setup);
 	/* A thread started in a fork child registers after the child's update
 	 * (thread.h, hl_fork_check), so that it is not released by it. */
 	hl_fork_check();
-	pthread_once(&setup_once, setup);
-	if (!arenas_ok)
-		return NULL;
-	uint32_t i = pool_pop(&thread_pool, thread_link);
-	bool fresh = !i;
-	if (fresh)
-		i = bump(&thread_bump, HL_MAX_THREADS);
+	uint32_t i = pool_pop(&threads_arena.pool, thread_link);
+	if (!i)
+		i = bump(&threads_arena, true);
 	if (!i)
 		return NULL;
-	struct hl_thread *t = &threads[i];
+	struct hl_thread *t = thread_at(i);
+	t->index = i;
 	t->tid = hl_tid();
 	hl_store(&t->depth, 0, HL_RELAXED);     /* not shared yet */
 	for (int k = 0; k < HL_NEST; k++)
 		t->nodes[k] = node_alloc();
 	for (int k = 0; k < HL_COUNTERS; k++)
 		t->fx_base[k] = hl_load(&t->fx[k], HL_RELAXED);
-	t->rt_checked_ns = 0;
-	t->rt = false;
-	for (unsigned k = 0; k < hl__thread_hooks_count; k++)
-		if (hl__thread_hooks[k].init)
-			hl__thread_hooks[k].init(t);
 	/* Relaxed: published with the record by the release store below.
-	 * An interrupt of the record's previous thread does not carry over. */
+	 * What the record's previous thread left does not carry over: its
+	 * interrupt, its scheduling policy, its affinity (learned again where
+	 * the thread starts, hl_thread_init). */
+	hl_store(&t->rt, false, HL_RELAXED);
+	for (int k = 0; k < HL_CPU_WORDS; k++)
+		hl_store(&t->cpu_mask[k], 0, HL_RELAXED);
 	hl_store(&t->interrupt, 0, HL_RELAXED);
+	hl_store(&t->intr_node, 0, HL_RELAXED);
 	hl_store(&t->pthread_id, (uintptr_t)pthread_self(), HL_RELAXED);
 	hl_store(&t->in_use, 1, HL_RELEASE);
 	hl__self_ptr = t;
-	pthread_setspecific(exit_key, t);
+	/* Acquire: pairs with the constructor's release, after the key was
+	 * made.  A thread that registers before (another library's
+	 * constructor, under LD_PRELOAD) gets its destructor there. */
+	if (hl_load(&exit_key_ok, HL_ACQUIRE))
+		pthread_setspecific(exit_key, t);
 	/* Record i is in use (fresh or reused) and the thread's own. */
 	for (unsigned k = 0; k < hl__thread_hooks_count; k++)
 		if (hl__thread_hooks[k].registered)
@@ -321,19 +452,94 @@ struct hl_thread *hl__thread_register(void)
 	return t;
 }
 
+/* Nodes kept free for the threads to come, beyond those in use: a thread
+ * start grows an arena below them, so that lock paths find their nodes
+ * there.  64 threads' worth. */
+#define NODE_HEADROOM (64 * HL_NEST)
+#define THREAD_HEADROOM 64
+
+static int thread_start(bool all)
+{
+	int saved = errno;
+	struct hl_thread *t = hl_self();
+	if (low(&nodes_arena, NODE_HEADROOM))
+		grow(&nodes_arena);
+	if (low(&threads_arena, THREAD_HEADROOM))
+		grow(&threads_arena);
+	int err = 0;
+	if (!t) {
+		err = ENOMEM;
+	} else {
+		int pol = sched_getscheduler(0);
+		/* Relaxed: a hint read by this thread's lock paths; the
+		 * shim's sched calls may write it from other threads. */
+		hl_store(&t->rt, pol == SCHED_FIFO || pol == SCHED_RR, HL_RELAXED);
+		for (unsigned k = 0; k < hl__thread_hooks_count; k++)
+			if (hl__thread_hooks[k].started)
+				hl__thread_hooks[k].started(all);
+	}
+	errno = saved;
+	return err;
+}
+
+int hl__thread_start(void)
+{
+	return thread_start(false);
+}
+
+int hl_thread_init(void)
+{
+	return thread_start(true);
+}
+
+__attribute__((constructor)) static void thread_init(void)
+{
+	canary_setup();
+	pthread_atfork(NULL, NULL, atfork_child);
+	int saved = errno;
+	if (pthread_key_create(&exit_key, thread_exit) == 0) {
+		/* Release: a registration that reads true (acquire) uses the
+		 * key. */
+		hl_store(&exit_key_ok, true, HL_RELEASE);
+		if (hl__self_ptr)
+			pthread_setspecific(exit_key, hl__self_ptr);
+	}
+	errno = saved;
+	/* The main thread, registered at load, outside any lock call. */
+	hl__thread_start();
+}
+
+static uint32_t records_made(void)
+{
+	/* Relaxed: an index below it whose record is read is checked by its
+	 * in_use (acquire) where that matters. */
+	uint32_t n = hl_load(&threads_arena.bump, HL_RELAXED), cap = hl_load(&threads_arena.capacity, HL_ACQUIRE);
+	return n < cap ? n : cap;
+}
+
 struct hl_thread *hl_thread_by_pthread(uintptr_t pthread_id)
 {
-	if (!threads)
-		return NULL;
-	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	uint32_t n = records_made();
 	for (uint32_t i = 1; i < n; i++) {
-		struct hl_thread *t = &threads[i];
+		struct hl_thread *t = thread_at(i);
 		/* Acquire: pairs with the registration's release, so that
 		 * pthread_id is the current thread's. */
 		if (!hl_load(&t->in_use, HL_ACQUIRE) ||
 		    hl_load(&t->pthread_id, HL_RELAXED) != pthread_id)
 			continue;
 		return t;
+	}
+	return NULL;
+}
+
+struct hl_thread *hl_thread_by_tid(uint32_t tid)
+{
+	uint32_t n = records_made();
+	for (uint32_t i = 1; i < n; i++) {
+		struct hl_thread *t = thread_at(i);
+		/* Acquire: as in hl_thread_by_pthread. */
+		if (hl_load(&t->in_use, HL_ACQUIRE) && t->tid == tid)
+			return t;
 	}
 	return NULL;
 }
@@ -365,7 +571,7 @@ struct hl_node *hl_thread_node_get(struct hl_thread *self)
 		}
 		self->nodes[d] = i;
 	}
-	struct hl_node *n = &hl__nodes[i];
+	struct hl_node *n = hl_node_at(i);
 	n->tid = self->tid;
 	return n;
 }
@@ -373,7 +579,7 @@ struct hl_node *hl_thread_node_get(struct hl_thread *self)
 void hl_thread_node_put(struct hl_thread *self)
 {
 	uint32_t d = hl_load(&self->depth, HL_RELAXED) - 1;
-	hl_store(&hl__nodes[self->nodes[d]].state, HL_NODE_FREE, HL_RELAXED);
+	hl_store(&hl_node_at(self->nodes[d])->state, HL_NODE_FREE, HL_RELAXED);
 	atomic_signal_fence(memory_order_seq_cst);
 	hl_store(&self->depth, d, HL_RELAXED);
 }
@@ -387,14 +593,11 @@ void hl_thread_node_abandoned(struct hl_thread *self)
 	hl_store(&self->depth, d, HL_RELAXED);
 }
 
-bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns)
+void hl_thread_set_rt(struct hl_thread *t, bool rt)
 {
-	if (now_ns - self->rt_checked_ns >= 1000000 || !self->rt_checked_ns) {
-		int pol = sched_getscheduler(0);
-		self->rt = pol == SCHED_FIFO || pol == SCHED_RR;
-		self->rt_checked_ns = now_ns;
-	}
-	return self->rt;
+	if (t)
+		/* Relaxed: see hl_thread_init. */
+		hl_store(&t->rt, rt, HL_RELAXED);
 }
 
 /* ---- counters (futex syscalls, waiting policy) -------------------------------------------------------- */
@@ -410,14 +613,12 @@ void hl_process_stats(uint64_t out[HL_COUNTERS])
 {
 	for (int k = 0; k < HL_COUNTERS; k++)
 		out[k] = 0;
-	if (!threads)
-		return;
 	/* Every record ever handed out, live or not: counters never go down,
 	 * so neither does the sum.  Relaxed: statistics, nothing published. */
-	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	uint32_t n = records_made();
 	for (uint32_t i = 1; i < n; i++)
 		for (int k = 0; k < HL_COUNTERS; k++)
-			out[k] += hl_load(&threads[i].fx[k], HL_RELAXED);
+			out[k] += hl_load(&thread_at(i)->fx[k], HL_RELAXED);
 }
 
 /* ---- affinity (wait.c's spinner slots) ------------------------------------ */
@@ -426,13 +627,12 @@ int hl_thread_affinity_cpus(int enough)
 {
 	uint64_t out[HL_CPU_WORDS] = { 0 };
 	int cpus = 0;
-	if (!threads)
-		return 0;
 	/* Relaxed: the masks are hints (wait.c); a record that is being taken
-	 * or given back is counted or not, either is fine for 100 ms. */
-	uint32_t n = hl_load(&thread_bump, HL_RELAXED);
+	 * or given back is counted or not, either is fine until the next
+	 * thread start. */
+	uint32_t n = records_made();
 	for (uint32_t i = 1; i < n && cpus < enough; i++) {
-		struct hl_thread *t = &threads[i];
+		struct hl_thread *t = thread_at(i);
 		if (!hl_load(&t->in_use, HL_RELAXED))
 			continue;
 		bool grew = false;

@@ -2,9 +2,10 @@
 /* Per-thread state: the cached TID, the thread record (futex counters, the
  * waiter nodes a thread waits on), and the node arena.
  *
- * Node and record memory comes from two arenas reserved once (mmap with
- * MAP_NORESERVE: address space, not memory, until touched) and never
- * unmapped, so a node stays valid memory after its thread moved on or exited.
+ * Node and record memory comes from two arenas that grow by chunks (thread.c:
+ * the first static, the others mapped outside lock calls where a thread
+ * starts) and are never unmapped, so a node stays valid memory after its
+ * thread moved on or exited.
  * A node is named by its index (u32; 0 is "none"), which lets a lock word or
  * queue tail hold a node in 32 bits.  Indices are recycled through lock-free
  * free lists.
@@ -14,7 +15,9 @@
  * as the kernel's qspinlock keeps four nodes per CPU).  A node that was
  * abandoned in a queue (timed-out wait) stays there until the queue skips it
  * and recycles it; its thread takes a fresh node in its place.  No lock path
- * allocates memory: a thread takes its nodes at its first slow path.
+ * allocates memory: a thread takes its nodes where it starts (the shim's
+ * pthread_create, hl_thread_init) or at its first slow path, from memory
+ * the arenas hold ready.
  *
  * Nesting is safe against a handler that interrupts the thread anywhere,
  * because the level is claimed before its node is used and given back after
@@ -25,10 +28,10 @@
  * or deeper, on another node, and has given its level back before the
  * interrupted code resumes.  Only this thread and its handlers touch
  * `depth` and `nodes`, so the steps are relaxed atomics ordered by signal
- * fences.  One thing is not reentrant: a thread's very first slow path,
- * which registers its record; a handler that waits on a lock during it
- * registers a second record, and one of the two is never given back (a
- * leak of one record and its nodes, not a fault).
+ * fences.  One thing is not reentrant: a thread's registration; a handler
+ * that waits on a lock during it registers a second record, and one of the
+ * two is never given back (a leak of one record and its nodes, not a
+ * fault, and no deadlock: registration takes no lock).
  *
  * Layering.  The records sit at the bottom of src/, on the atomics
  * (atomics.h, internal.h) and the node's layout (node.h), and include
@@ -57,20 +60,27 @@ enum {
 	HL_FX_WAIT, HL_FX_WAKE, HL_FX_WOKEN, HL_FX_OTHER,
 	HL_SP_SPUN,             /* spin phases begun */
 	HL_SP_WON,              /* ... that ended in what they waited for */
-	HL_SP_BUSY,             /* ... begun while the machine had no free CPU */
 	HL_SP_LEARNED_OFF,      /* did not spin: the place's record said it does not pay */
 	HL_LK_HANDED,           /* waits that ended with the lock handed over (HL_SIG_HANDED:
 				 * mutex.c, rwlock.c), for the shim's report */
 	HL_COUNTERS
 };
 #define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */
-#define HL_MAX_NODES (1u << 20)         /* 64 MiB of address space */
-#define HL_MAX_THREADS (1u << 17)       /* 32 MiB of address space */
+#define HL_MAX_NODES (1u << 20)
+#define HL_MAX_THREADS (1u << 17)
+/* The arenas' chunks (thread.c): chunk k holds CHUNK0 << k elements, from
+ * index CHUNK0 * (2^k - 1) on; chunk 0 is static. */
+#define HL_NODE_CHUNK0 4096u            /* 256 KiB: a thousand threads' nodes */
+#define HL_NODE_CHUNKS 9                /* 4096 * 511 >= HL_MAX_NODES */
+#define HL_THREAD_CHUNK0 1024u
+_Static_assert(HL_MAX_THREADS <= HL_THREAD_CHUNK0 * ((1u << HL_NODE_CHUNKS) - 1),
+	       "the record chunks reach HL_MAX_THREADS");
 /* A thread record's affinity mask: CPU_SETSIZE bits. */
 #define HL_CPU_WORDS 16
 
 struct hl_thread {
 	uint32_t tid;
+	uint32_t index;                 /* the record's index in its arena */
 	_Atomic uint32_t depth;         /* waits in progress (nesting levels in use) */
 	uint32_t nodes[HL_NEST];        /* node index per nesting level, 0 if none */
 	_Atomic uint32_t in_use;
@@ -82,14 +92,15 @@ struct hl_thread {
 	 * counters minus fx_base, taken when it got the record. */
 	_Atomic uint64_t fx[HL_COUNTERS];
 	uint64_t fx_base[HL_COUNTERS];
-	uint64_t rt_checked_ns;         /* when rt was last read from the kernel */
-	bool rt;                        /* SCHED_FIFO or SCHED_RR */
+	/* SCHED_FIFO or SCHED_RR: read where the thread starts
+	 * (hl_thread_init), written by the shim when the program changes a
+	 * thread's policy (hl_thread_set_rt); false until then. */
+	_Atomic bool rt;
 	/* The thread's CPU affinity, for the spinner slots (wait.c): written
-	 * by the owning thread at registration and by its hl_spin_begin when
-	 * 100 ms old; read by the thread that recomputes the slots (relaxed,
-	 * a hint).  cpu_mask_ns: CLOCK_MONOTONIC when it was read. */
+	 * where the thread starts and where the shim changes it
+	 * (hl_machine_learn), all 0 until then; read by the thread that
+	 * recomputes the slots (relaxed, a hint). */
 	_Atomic uint64_t cpu_mask[HL_CPU_WORDS];
-	uint64_t cpu_mask_ns;
 	/* The thread's pthread_t, and its interrupt word: 0, or 1 once
 	 * another thread interrupted it (hl__thread_interrupt, wait.c), which
 	 * ends its interruptible waits (internal.h, struct hl_deadline).  The
@@ -100,9 +111,15 @@ struct hl_thread {
 	 * for was seen. */
 	_Atomic uintptr_t pthread_id;
 	_Atomic uint32_t interrupt;
+	/* The node of the thread's interruptible wait in progress, published
+	 * before it parks (0: none; stale once the wait ended): where
+	 * hl__thread_interrupt makes the node's word change (wait.h,
+	 * "Interrupts"). */
+	_Atomic uint32_t intr_node;
 } __attribute__((aligned(64)));
 
-HL_HIDDEN extern struct hl_node *hl__nodes;
+/* Chunk k of the node arena, NULL until mapped (thread.c). */
+HL_HIDDEN extern _Atomic(struct hl_node *) hl__node_chunks[HL_NODE_CHUNKS];
 HL_HIDDEN extern __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
 HL_HIDDEN extern __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
 /* In a fork child: the TIDs the forking thread had in its parent, its
@@ -114,33 +131,35 @@ HL_HIDDEN extern __thread uint32_t hl__prefork_tids[HL_FORK_TIDS]
 
 HL_HIDDEN uint32_t hl__tid_slow(void);
 HL_HIDDEN struct hl_thread *hl__thread_register(void);
+/* hl_thread_init without what is dearer to learn (the `started` hooks'
+ * `all`): where the shim starts every thread, and the main thread at load. */
+HL_HIDDEN int hl__thread_start(void);
 
 /* What the layers above the records do at a thread's registration and in a
  * fork child, so that thread.c, at the bottom, calls none of them by name.
  * Each layer has an entry; a hook it does not need is NULL.  thread.c runs
  * the entries in table order:
  *
- *   init        in hl__thread_register, on the registering thread, once the
- *               record t is filled in and before it is published (in_use):
- *               what t must hold when others find it in use.
  *   registered  in hl__thread_register, after record `index` is published
  *               and is the thread's own (hl__self_ptr), whether fresh or
- *               reused from a thread that exited.
+ *               reused from a thread that exited.  It may run on a lock
+ *               path: memory only, no system call.
+ *   started     in hl_thread_init and hl__thread_start, where a thread
+ *               starts (the shim's pthread_create, the constructor for the
+ *               main thread, the program's own call), outside any lock
+ *               call: what may make system calls (a thread's affinity, the
+ *               futex hash's size); `all` for the program's own call, which
+ *               also asks for what is dearer to learn (the cgroup quota).
  *   fork_child  in a fork child's update (fork_update), after the fork
  *               generation moved, in whichever thread makes the update.
- *
- * Two registration hooks, not one, so that each keeps its place: the
- * waiting core writes the record's first affinity mask before it is
- * published (readers take the masks of the records in use), and the futex
- * layer counts the thread only once its record is in use.
  *
  * The table is constant, defined in layers.c, not filled in by constructors:
  * under LD_PRELOAD another library's constructor may lock a mutex before
  * hotlock's constructors run, so the hooks must be in place from the
  * process's first instruction (the loader's relocations put them there). */
 struct hl_thread_hooks {
-	void (*init)(struct hl_thread *t);
 	void (*registered)(uint32_t index);
+	void (*started)(bool all);
 	void (*fork_child)(void);
 };
 HL_HIDDEN extern const struct hl_thread_hooks hl__thread_hooks[];
@@ -185,10 +204,27 @@ static inline struct hl_thread *hl_self(void)
 	return hl_likely(t) ? t : hl__thread_register();
 }
 
+/* The chunk that holds index i of an arena whose chunk 0 holds chunk0
+ * elements, and the first index of chunk k. */
+static inline unsigned hl_chunk_of(uint32_t i, uint32_t chunk0)
+{
+	return 31u - (unsigned)__builtin_clz(i / chunk0 + 1);
+}
+static inline uint32_t hl_chunk_base(unsigned k, uint32_t chunk0)
+{
+	return chunk0 * ((1u << k) - 1);
+}
+
 static inline struct hl_node *hl_node_at(uint32_t index)
 {
-	return &hl__nodes[index];
+	unsigned k = hl_chunk_of(index, HL_NODE_CHUNK0);
+	/* Relaxed: a node's index reaches a thread through a queue link, a
+	 * lock word or the free list, whose own release/acquire pairs order
+	 * it after the chunk's publication (thread.c, grow). */
+	return hl_load(&hl__node_chunks[k], HL_RELAXED) + (index - hl_chunk_base(k, HL_NODE_CHUNK0));
 }
+/* Whether p points into a node (the controlled-schedule build's names). */
+HL_HIDDEN bool hl_node_index_of(const void *p, uint32_t *index, size_t *off);
 
 /* The node for a new wait of self (nesting level self->depth), or NULL if
  * none is left; the matching hl_thread_node_put ends the wait. */
@@ -200,9 +236,16 @@ HL_HIDDEN void hl_thread_node_abandoned(struct hl_thread *self);
 /* Returns an abandoned node, now unlinked from every queue, to the arena. */
 HL_HIDDEN void hl_node_recycle(struct hl_node *n);
 
-/* Whether self runs under SCHED_FIFO or SCHED_RR (re-read from the kernel
- * at most once a millisecond). */
-HL_HIDDEN bool hl_thread_is_rt(struct hl_thread *self, uint64_t now_ns);
+/* Whether self runs under SCHED_FIFO or SCHED_RR, as learned where it
+ * started or the shim last set it: memory only. */
+static inline bool hl_thread_is_rt(struct hl_thread *self)
+{
+	/* Relaxed: a hint (struct hl_thread). */
+	return hl_load(&self->rt, HL_RELAXED);
+}
+/* The shim's pthread_setschedparam and sched_setscheduler: the policy the
+ * program gave a registered thread (t NULL: not registered, nothing). */
+HL_HIDDEN void hl_thread_set_rt(struct hl_thread *t, bool rt);
 
 /* Fork detection.  *hl__fork_canary is a word on a page mapped with
  * MADV_WIPEONFORK, set to 1 once the process's fork state is current: a
@@ -252,6 +295,8 @@ HL_HIDDEN int hl_thread_affinity_cpus(int enough);
 /* The record in use whose pthread_t is pthread_id, or NULL if no
  * registered thread has it (for hl__thread_interrupt, wait.c). */
 HL_HIDDEN struct hl_thread *hl_thread_by_pthread(uintptr_t pthread_id);
+/* The record in use of the thread with TID tid, or NULL. */
+HL_HIDDEN struct hl_thread *hl_thread_by_tid(uint32_t tid);
 
 /* The calling thread's counters (zeros before its first slow path). */
 HL_HIDDEN void hl_thread_stats(uint64_t out[HL_COUNTERS]);

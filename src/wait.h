@@ -28,16 +28,35 @@
  *                               no longer applies (hl_cond moves a waiter
  *                               it signalled onto a mutex's queue, where it
  *                               must wait for the mutex however late)
+ *   PARKED_INTR  7  an          PARKED, and the owner's thread was
+ *                   interrupter interrupted since (hl__thread_interrupt):
+ *                               the owner wakes and looks at its interrupt
+ *                               word; a waker treats it as PARKED
  *   >= 8          a waker       a signal (HL_SIG_*): the wait is over
  *
  * Transitions: WAITING -> PARKED, WAITING_KEPT -> PARKED_KEPT,
- * WAITING|PARKED -> ABANDONED (owner, CAS); WAITING -> WAITING_KEPT,
- * PARKED -> PARKED_KEPT (keeper, CAS: hl_node_keep); WAITING|PARKED|
- * WAITING_KEPT|PARKED_KEPT -> CLAIMED or signal (waker, CAS); CLAIMED ->
- * signal (the claiming waker, store).  A CAS decides every race between a
- * waiter giving up and a waker or keeper, so a signal is delivered to
- * exactly one live wait or refused (and then the waker knows the node was
- * abandoned), and a wait that was kept is never given up.
+ * WAITING|PARKED|PARKED_INTR -> ABANDONED, PARKED_INTR -> PARKED (owner,
+ * CAS); WAITING -> WAITING_KEPT, PARKED|PARKED_INTR -> PARKED_KEPT (keeper,
+ * CAS: hl_node_keep); PARKED -> PARKED_INTR (interrupter, CAS); any armed
+ * state -> CLAIMED or signal (waker, CAS); CLAIMED -> signal (the claiming
+ * waker, store).  A CAS decides every race between a waiter giving up and
+ * a waker or keeper, so a signal is delivered to exactly one live wait or
+ * refused (and then the waker knows the node was abandoned), and a wait
+ * that was kept is never given up.
+ *
+ * Interrupts (the shim's pthread_cancel ends a condvar wait) go through
+ * the node's own word, so that an interruptible wait sleeps in a plain
+ * futex_wait, the call any sandbox that lets glibc lock allows.  An
+ * interruptible wait (a deadline with an interrupt word: the interrupt word
+ * of the waiter's own thread record) publishes its node in the record
+ * (intr_node), then parks (WAITING -> PARKED), then reads the interrupt
+ * word; the interrupter sets the word, then reads intr_node and moves that
+ * node PARKED -> PARKED_INTR and wakes it.  All four seq_cst: store
+ * buffering, so either the waiter sees the interrupt before it sleeps, or
+ * the interrupter sees the node parked and changes the word it sleeps on.
+ * A stale intr_node (the wait ended, the node waits again or belongs to
+ * another thread now) costs that wait a wake-up: it finds its own
+ * interrupt word clear and parks again.
  *
  * Node memory lives in an arena that is never unmapped (thread.c), so a waker
  * may call futex_wake on a node whose owner has already seen the signal and
@@ -77,53 +96,26 @@ enum {
 /* The waiting policy, in one place: whether a waiter spins, and for how
  * long.  hl_spin_begin(rec) returns a budget in nanoseconds, 0 for "park at
  * once"; every call that returned a budget is matched by hl_spin_end.  A
- * waiter spins only if rules 1-3 allow it, and rule 4 weighs what its spin
- * teaches (wait.c has the steps):
+ * waiter spins only if rules 1-3 allow it (wait.c has the steps):
  *
  *  1. The configured budget (HOTLOCK_SPIN_NS) is not 0.
  *  2. The place's spin record `rec` (below) has not learned that spinning
  *     fails there: at HL_SPIN_REC_OFF only a probe every
  *     HL_SPIN_PROBE_EVERY-th wait of a thread spins.
  *  3. A spinner slot is free: the CPUs this process may use, less one.
- *     "May use": the union of the affinity masks of its threads (those with
- *     a thread record, as last seen), capped by the online CPUs and by the
- *     CPU quota of its cgroup (cgroup v2 cpu.max or v1 cpu.cfs_quota_us,
- *     the smallest along the path to the root, rounded up).  Each thread
- *     records its own mask at registration and again, on a slow path, when
- *     it is 100 ms old; the count is recomputed at most every 100 ms, the
- *     quota read at most every second.  So one thread pinned to a CPU does
- *     not stop the others from spinning, and on one CPU nobody spins.
- *  4. A spin lost while the machine has no free CPU counts twice in the
- *     record.  No free CPU: the kernel's count of runnable threads, of
- *     every process (/proc/loadavg, sampled at most every 10 ms by one
- *     thread), less this process's spinners, reached the CPUs this process
- *     may use in each of the last 4 samples.  A spin lost then took a CPU
- *     that a lock holder or another runnable thread needed (another
- *     program's spinners and holders count as much as ours), so the record
- *     turns spinning off in half the lost spins; a spin that wins there
- *     took its CPU from a thread that holds no lock of ours, while the
- *     holder ran, and spinning goes on.  Parking every waiter of a busy
- *     machine was measured and dropped (docs/core.md): 0.62-0.92 of the
- *     best peer's rate where this rule keeps 0.79-1.05.  Four samples,
- *     because this process's own waiters, woken and not yet parked again,
- *     fill the count for moments; another program's CPU-bound threads
- *     fill it all the time.
- *  5. Handoffs wait longer while other programs take the CPUs (not a spin
- *     rule: it sets how long a queue head competes before the lock is
- *     handed to it, hl_handoff_due_ns).  When another process's runnable
- *     threads are at least the CPUs this process may use (rule 4's
- *     runnable count less this process's runnable threads, read from
- *     /proc/self/task, in 3 of the last 4 samples), the handoff threshold
- *     is HL_HANDOFF_BUSY_FACTOR times the configured one.  A lock handed
- *     to a parked thread then waits until the scheduler gives that thread
- *     a CPU beside the other program's, while its previous owner, which
- *     had one, queues and parks; a holder that gives its CPU up inside the
- *     lock (sched_yield, a syscall) then hands a time slice to the other
- *     program where a woken waiter of ours would have taken the CPU.
- *     The measurements (sysbench threads beside CPU-bound processes, under
- *     the shim) are in docs/core.md, "The waiting policy".  Our own
- *     threads, however many, never count: the bounds of an oversubscribed
- *     program of ours stay as configured.
+ *     "May use": the union of the affinity masks of its threads, capped by
+ *     the CPU quota of its cgroup (cgroup v2 cpu.max or v1
+ *     cpu.cfs_quota_us, the smallest along the path to the root, rounded
+ *     up).  Learned outside lock calls (hl_machine_learn): at load, in a
+ *     fork child, where a thread starts (the shim's pthread_create,
+ *     hl_thread_init) and where the shim changes a thread's affinity.  So
+ *     one thread pinned to a CPU does not stop the others from spinning,
+ *     and on one CPU nobody spins.
+ *
+ * The policy reads nothing of the host inside a lock call: not its load,
+ * not other processes (docs/core.md, "The lock's contract").
+ * What it knows of CPUs being scarce it learns from the lock itself: a
+ * spin that loses moves the lock's record towards OFF.
  *
  * A spin record is HL_SPIN_REC_BITS bits that a lock keeps in its own bytes
  * (all-zero: spinning pays), updated with hl_spin_learn after each spin
@@ -152,24 +144,22 @@ enum {
 	HL_SPIN_WON,    /* the waiter got what it spun for (the lock, a signal) */
 	HL_SPIN_LOST,   /* the budget ran out: it parks */
 	HL_SPIN_CUT,    /* neither (a deadline, a handoff due): nothing learned */
-	HL_SPIN_LOST_BUSY,      /* from hl_spin_end only: lost on a busy machine */
 };
 
 HL_HIDDEN uint64_t hl_spin_begin(unsigned rec);
-/* Ends the spin phase; returns the outcome for the record to learn
- * (hl_spin_learn): `outcome`, or HL_SPIN_LOST_BUSY for a spin lost while
- * the machine had no free CPU. */
-HL_HIDDEN int hl_spin_end(int outcome);
-/* For a waiter that spins without a slot (hl_swap: its peer is one
- * thread, whose CPU it looks at itself): whether this process may use two
- * CPUs or more (rule 3's count) and the machine has one free (rule 4's
- * samples). */
-HL_HIDDEN bool hl_cpu_free(void);
-/* Tests only: rule 4 as if the machine had no other load (never busy), so
- * that a test of rules 1-3 does not depend on what else runs; or as if it
- * had no free CPU at every sample. */
-HL_HIDDEN extern _Atomic bool hl__spin_ignore_load;
-HL_HIDDEN extern _Atomic bool hl__spin_force_busy;
+/* Ends the spin phase; `outcome` is counted (HL_SP_WON). */
+HL_HIDDEN void hl_spin_end(int outcome);
+/* Learns what the policy needs of the machine (rule 3: the calling
+ * thread's affinity, and with quota the cgroup's CPU quota), outside lock
+ * calls: at load, in a fork child, where a thread starts.  errno as it
+ * was; no allocation. */
+HL_HIDDEN void hl_machine_learn(bool quota);
+/* The CPU quota of this process's cgroup, in CPUs rounded up (0: none or
+ * not known), read from root's /proc/self/cgroup and cgroup tree ("": the
+ * real ones).  Only while hl_machine_learn is not running (its buffers). */
+HL_HIDDEN int hl__cgroup_quota_cpus(const char *root);
+/* The thread hook (thread.h, started): hl_machine_learn(all). */
+HL_HIDDEN void hl_spin_thread_started(bool all);
 
 /* The record after a spin phase that ended as `outcome`. */
 static inline unsigned hl_spin_learn(unsigned rec, int outcome)
@@ -178,8 +168,6 @@ static inline unsigned hl_spin_learn(unsigned rec, int outcome)
 		return rec ? rec - 1 : 0;
 	if (outcome == HL_SPIN_LOST)
 		return rec < HL_SPIN_REC_OFF ? rec + 1 : rec;
-	if (outcome == HL_SPIN_LOST_BUSY)
-		return rec + 2 < HL_SPIN_REC_OFF ? rec + 2 : HL_SPIN_REC_OFF;
 	return rec;
 }
 
@@ -213,7 +201,7 @@ static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigne
  *    parked there needs this CPU;
  *  - the waiter's reply record *slow says its last wait was answered
  *    within the budget (hl_reply_learn);
- *  - hl_cpu_free(): rules 3 and 4 allow a spinner.
+ *  - this process may use two CPUs or more (rule 3's count).
  * The lock spinner slots are not taken: a peer is one thread, whose CPU
  * the first rule looks at; with one slot on a 2-CPU machine, a swap could
  * never spin while its peer finishes its own spin. */
@@ -233,22 +221,7 @@ static inline void hl_reply_learn(_Atomic uint32_t *slow, bool was_slow)
 		hl_store(slow, (uint32_t)was_slow, HL_RELAXED);
 }
 
-/* Rule 5 (wait.c, step f): whether other processes' runnable threads
- * were at least the CPUs this process may use, in 3 of rule 4's last 4
- * samples (another program's CPU-bound threads, say). */
-HL_HIDDEN bool hl_cpus_taken_by_others(void);
-/* The handoff threshold a queue head goes by now (mutex.c, rwlock.c):
- * hl_handoff_ns(), or HL_HANDOFF_BUSY_FACTOR times it while
- * hl_cpus_taken_by_others() (rule 5). */
-#define HL_HANDOFF_BUSY_FACTOR 256
-HL_HIDDEN uint64_t hl_handoff_due_ns(void);
-
 HL_HIDDEN void hl_spin_atfork_child(void);
-
-struct hl_thread;
-/* Records t's affinity (the calling thread's own) at its registration,
- * before t is published (thread.c runs it as a hook, layers.c). */
-HL_HIDDEN void hl_spin_thread_init(struct hl_thread *t);
 
 /* One step of waiting for another thread that is a few instructions away
  * from publishing something (an enqueuer about to link its node, a waker

@@ -15,9 +15,10 @@
  *  (d) HOTLOCK_FUTEX_HASH at load (the test re-executes itself with it
  *      set): global, 256, auto and unset give the table asked for; bad
  *      values (3, x, -4, 2^31) give one line on stderr and are ignored;
- *  (e) auto grows the table with the threads the library registers: 64
- *      threads that each wait on a contended hl_mutex leave at least 256
- *      slots (4 per thread);
+ *  (e) auto grows the table with the threads that start through
+ *      hl_thread_init (as the shim starts every thread): 64 threads that
+ *      each wait on a contended hl_mutex leave at least 256 slots (4 per
+ *      thread);
  *  (f) a size the program set with its own prctl (128) is kept while 12,
  *      then 40 threads wait on a contended hl_mutex (auto stops);
  *  (g) auto never makes the table smaller than the kernel's answer before:
@@ -37,6 +38,8 @@
  * (f)-(i) also where HOTLOCK_FUTEX_HASH or HOTLOCK_FUTEX asks for another
  * policy than auto, and where the raw prctl cannot set a size. */
 #include "common.h"
+
+#include <hotlock/thread.h>
 
 #include <hotlock/hotlock.h>
 
@@ -237,6 +240,9 @@ static int nparked;
 static void *gate_waiter(void *arg)
 {
 	struct parked *p = arg;
+	/* Where the thread starts, as the shim does for every thread: auto
+	 * sizes the table there, outside lock calls. */
+	REQUIRE(hl_thread_init() == 0, "hl_thread_init");
 	atomic_store(&p->tid, test_gettid());
 	hl_mutex_lock(&gate);
 	hl_mutex_unlock(&gate);

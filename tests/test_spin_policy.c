@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* White-box test of the waiting policy (src/wait.h, rules 1-5): what makes
+/* White-box test of the waiting policy (src/wait.h, rules 1-3): what makes
  * a waiter spin or park, seen through the spin counters
  * (hl_spin_stats_thread) and the locks' spin records.
  *
@@ -14,29 +14,20 @@
  *     The waiter's spins stay within the few it takes to learn plus the
  *     probes, it counts learned_off, and the lock's record reads OFF;
  *     before the policy learned, every one of those waits spun its 20 us;
- *  3. rule 4: a spin lost while the machine has no free CPU moves the
- *     record two steps (a sleeping holder's waiter then reaches OFF in half
- *     the lost spins); with every CPU this process may use taken by another
- *     process's CPU-bound threads, every spin phase of a contended mutex is
- *     counted as begun busy, and hl_swap's rule (hl_cpu_free) says no free
- *     CPU;
- *  3b. rule 5: with every CPU taken by another process's CPU-bound
- *     threads, hl_cpus_taken_by_others says so and the handoff threshold
- *     a head goes by is HL_HANDOFF_BUSY_FACTOR times the configured one;
- *     with this process's own 8 threads per CPU, runnable nearly all the
- *     time (so that rule 4's count finds no free CPU), and no other load,
- *     it stays as configured;
- *  4. a cgroup CPU quota of one CPU leaves no spinner slot, where the
- *     machine can make one (root, a writable cgroup cpu controller);
- *     skipped with a line otherwise.
- * Rules 1-3 alone are checked with the machine's load ignored
- * (hl__spin_ignore_load), so that what else runs here cannot change them;
- * 3 asserts only what more load cannot undo. */
+ *  3. the cgroup's CPU quota, parsed from a made-up /proc/self/cgroup and
+ *     cgroup tree (v2 "0::PATH", a hybrid host's unified tree, v1 cpu and
+ *     cpu,cpuacct, the smallest quota on the path, "max"): the CPUs it
+ *     allows, rounded up;
+ *  4. a real cgroup CPU quota of one CPU leaves no spinner slot once a
+ *     process in it calls hl_thread_init, where the machine can make one
+ *     (root, a writable cgroup cpu controller); skipped with a line
+ *     otherwise. */
 #include "common.h"
 
 #include <hotlock/config.h>
 #include <hotlock/mutex.h>
 #include <hotlock/rwlock.h>
+#include <hotlock/thread.h>
 
 #include "config.h"
 #include "thread.h"
@@ -71,9 +62,6 @@ static void test_record_rule(void)
 	CHECK(hl_spin_learn(0, HL_SPIN_WON) == 0, "record below 0");
 	CHECK(hl_spin_learn(2, HL_SPIN_WON) == 1 && hl_spin_learn(2, HL_SPIN_LOST) == 3,
 	      "one step per spin");
-	CHECK(hl_spin_learn(2, HL_SPIN_LOST_BUSY) == 4 &&
-	      hl_spin_learn(HL_SPIN_REC_OFF - 1, HL_SPIN_LOST_BUSY) == HL_SPIN_REC_OFF,
-	      "a spin lost on a busy machine: two steps, up to OFF");
 
 	if (usable_cpus() < 2) {
 		printf("record budgets: SKIP, one usable CPU (no spinner slot)\n");
@@ -182,15 +170,14 @@ static void *sleepy_waiter(void *p)
 		atomic_store(&s->round, i + 1);
 	}
 	hl_spin_stats_thread(&z);
-	s->waiter = (hl_spin_stats_t){ z.spins - a.spins, z.won - a.won, z.busy - a.busy,
+	s->waiter = (hl_spin_stats_t){ z.spins - a.spins, z.won - a.won,
 				       z.learned_off - a.learned_off };
 	return NULL;
 }
 
-static void test_sleepy_holder(int kind, bool busy)
+static void test_sleepy_holder(int kind)
 {
 	struct sleepy s = { .kind = kind };
-	hl__spin_force_busy = busy;
 	pthread_t h, w;
 	char desc[1024];
 	hl_mutex_init(&s.m);
@@ -206,17 +193,11 @@ static void test_sleepy_holder(int kind, bool busy)
 	/* Learning takes OFF lost spins per phase kind (a waiter's spin, then
 	 * its spin as the queue head), each probe may spin once more, and a
 	 * won probe (the holder's unlock can meet it) costs a few more. */
-	unsigned steps = busy ? (HL_SPIN_REC_OFF + 1) / 2 : HL_SPIN_REC_OFF;
-	unsigned long long most = 2 * steps + 2 * SLEEPY_ROUNDS / HL_SPIN_PROBE_EVERY + 8;
-	printf("%s, holder asleep %lld ms%s: the waiter's %d waits spun %llu times (won %llu, "
-	       "busy %llu), learned_off %llu; %s\n", kind_names[kind],
-	       SLEEPY_HOLD_NS / NSEC_PER_MSEC, busy ? ", machine busy" : "", SLEEPY_ROUNDS,
-	       (unsigned long long)s.waiter.spins, (unsigned long long)s.waiter.won,
-	       (unsigned long long)s.waiter.busy, (unsigned long long)s.waiter.learned_off, desc);
-	if (busy)
-		CHECK(s.waiter.busy == s.waiter.spins, "%s: %llu of %llu spins counted busy",
-		      kind_names[kind], (unsigned long long)s.waiter.busy,
-		      (unsigned long long)s.waiter.spins);
+	unsigned long long most = 2 * HL_SPIN_REC_OFF + 2 * SLEEPY_ROUNDS / HL_SPIN_PROBE_EVERY + 8;
+	printf("%s, holder asleep %lld ms: the waiter's %d waits spun %llu times (won %llu), "
+	       "learned_off %llu; %s\n", kind_names[kind], SLEEPY_HOLD_NS / NSEC_PER_MSEC,
+	       SLEEPY_ROUNDS, (unsigned long long)s.waiter.spins, (unsigned long long)s.waiter.won,
+	       (unsigned long long)s.waiter.learned_off, desc);
 	CHECK(s.waiter.spins <= most,
 	      "%s: the waiter spun %llu times in %d waits for a sleeping holder, expected at "
 	      "most %llu", kind_names[kind], (unsigned long long)s.waiter.spins, SLEEPY_ROUNDS, most);
@@ -227,146 +208,60 @@ static void test_sleepy_holder(int kind, bool busy)
 	      kind_names[kind], desc);
 	hl_mutex_destroy(&s.m);
 	hl_rwlock_destroy(&s.rw);
-	hl__spin_force_busy = false;
 }
 
-/* ---- 3. a machine with no free CPU ---- */
+/* ---- 3. the quota parser ---- */
 
-static pid_t hogs[64];
-static int nhogs;
-
-static void start_hogs(int n)
+static void put_file(const char *root, const char *path, const char *text)
 {
-	for (nhogs = 0; nhogs < n && nhogs < 64; nhogs++) {
-		pid_t pid = fork();
-		REQUIRE(pid >= 0, "fork: %s", strerror(errno));
-		if (pid == 0) {
-			alarm(60); /* never outlives a killed test */
-			for (volatile unsigned long x = 0;; x++)
-				;
-		}
-		hogs[nhogs] = pid;
+	char f[1024];
+	snprintf(f, sizeof(f), "%s%s", root, path);
+	for (char *s = f + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = 0;
+		mkdir(f, 0755);
+		*s = '/';
 	}
+	FILE *out = fopen(f, "w");
+	REQUIRE(out && fputs(text, out) >= 0 && fclose(out) == 0, "cannot write %s", f);
 }
 
-static void stop_hogs(void)
+static void test_quota_parser(void)
 {
-	for (int i = 0; i < nhogs; i++) {
-		kill(hogs[i], SIGKILL);
-		waitpid(hogs[i], NULL, 0);
+	static const struct {
+		const char *what, *cgroup, *files[3][2];
+		int cpus;
+	} cases[] = {
+		{ "v2, no quota", "0::/a/b\n", { { "/sys/fs/cgroup/a/b/cpu.max", "max 100000\n" } }, 0 },
+		{ "v2, 1.5 CPUs", "0::/a/b\n", { { "/sys/fs/cgroup/a/b/cpu.max", "150000 100000\n" } }, 2 },
+		{ "v2, the parent's is smaller", "0::/a/b/\n",
+		  { { "/sys/fs/cgroup/a/b/cpu.max", "400000 100000\n" },
+		    { "/sys/fs/cgroup/a/cpu.max", "100000 100000\n" } }, 1 },
+		{ "v2 on a hybrid host", "1:cpu:/\n0::/svc\n",
+		  { { "/sys/fs/cgroup/unified/svc/cpu.max", "300000 100000\n" } }, 3 },
+		{ "v1 cpu,cpuacct", "4:memory:/m\n3:cpu,cpuacct:/c\n0::/\n",
+		  { { "/sys/fs/cgroup/cpu,cpuacct/c/cpu.cfs_quota_us", "50000\n" },
+		    { "/sys/fs/cgroup/cpu,cpuacct/c/cpu.cfs_period_us", "100000\n" } }, 1 },
+		{ "v1 cpu, none", "2:cpu:/c\n",
+		  { { "/sys/fs/cgroup/cpu/c/cpu.cfs_quota_us", "-1\n" },
+		    { "/sys/fs/cgroup/cpu/c/cpu.cfs_period_us", "100000\n" } }, 0 },
+		{ "v1 cpuset only: not a quota", "2:cpuset:/c\n",
+		  { { "/sys/fs/cgroup/cpuset/c/cpu.cfs_quota_us", "100000\n" } }, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char root[] = "/tmp/hotlock-quota-XXXXXX";
+		REQUIRE(mkdtemp(root), "mkdtemp: %s", strerror(errno));
+		put_file(root, "/proc/self/cgroup", cases[i].cgroup);
+		for (int k = 0; k < 3 && cases[i].files[k][0]; k++)
+			put_file(root, cases[i].files[k][0], cases[i].files[k][1]);
+		int got = hl__cgroup_quota_cpus(root);
+		CHECK(got == cases[i].cpus, "quota parser, %s: %d CPUs, expected %d", cases[i].what,
+		      got, cases[i].cpus);
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+		REQUIRE(system(cmd) == 0, "%s", cmd);
 	}
-	nhogs = 0;
-}
-
-struct contend {
-	hl_mutex_t m;
-	atomic_int stop;
-	atomic_ullong ops;
-	int ncs;        /* pause iterations outside the lock */
-};
-
-static void *contender(void *p)
-{
-	struct contend *c = p;
-	while (!atomic_load(&c->stop)) {
-		CHECK_RC(hl_mutex_lock(&c->m), 0);
-		for (int i = 0; i < 200; i++)
-			test_cpu_relax();
-		CHECK_RC(hl_mutex_unlock(&c->m), 0);
-		for (int i = 0; i < c->ncs; i++)
-			test_cpu_relax();
-		atomic_fetch_add(&c->ops, 1);
-	}
-	return NULL;
-}
-
-static void test_busy_machine(void)
-{
-	int cpus = usable_cpus();
-	if (cpus < 2) {
-		printf("busy machine: SKIP, one usable CPU (nobody spins anyway)\n");
-		return;
-	}
-	hl__spin_ignore_load = false;
-	start_hogs(cpus);
-	sleep_ns(50 * NSEC_PER_MSEC);   /* past a load sample's 10 ms */
-	struct contend c;
-	hl_mutex_init(&c.m);
-	atomic_init(&c.stop, 0);
-	atomic_init(&c.ops, 0);
-	c.ncs = 0;
-	hl_spin_stats_t a, z;
-	pthread_t th[4];
-	for (int i = 0; i < 4; i++)
-		REQUIRE(pthread_create(&th[i], NULL, contender, &c) == 0, "pthread_create");
-	/* The load is sampled on slow paths, every 10 ms, and the machine
-	 * is busy once 4 samples in a row say so: past those, count. */
-	sleep_ns(100 * NSEC_PER_MSEC);
-	hl_spin_stats_total(&a);
-	sleep_ns(300 * NSEC_PER_MSEC);
-	bool free_cpu = hl_cpu_free();
-	bool taken = hl_cpus_taken_by_others();
-	uint64_t due_ns = hl_handoff_due_ns();
-	atomic_store(&c.stop, 1);
-	for (int i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
-	hl_spin_stats_total(&z);
-	stop_hogs();
-	unsigned long long spins = z.spins - a.spins, busy = z.busy - a.busy;
-	printf("busy machine (%d CPU-bound processes, %d CPUs): 4 threads, %llu acquisitions, "
-	       "%llu spins, %llu begun busy; hl_cpu_free %d\n", cpus, cpus,
-	       (unsigned long long)atomic_load(&c.ops), spins, busy, free_cpu);
-	CHECK(busy == spins, "%llu of %llu spins counted busy with every CPU taken by another "
-	      "process", busy, spins);
-	CHECK(!free_cpu, "hl_cpu_free: a free CPU with every CPU taken");
-	/* Rule 5: the CPUs are another program's, so a head competes
-	 * HL_HANDOFF_BUSY_FACTOR times the threshold before a handoff. */
-	printf("busy machine: hl_cpus_taken_by_others %d, handoff threshold %llu ns (configured %llu)\n",
-	       taken, (unsigned long long)due_ns, (unsigned long long)hl_handoff_ns());
-	CHECK(taken, "hl_cpus_taken_by_others: false with every CPU taken by another process");
-	CHECK(due_ns == hl_handoff_ns() * HL_HANDOFF_BUSY_FACTOR,
-	      "handoff threshold %llu ns with every CPU taken by another process",
-	      (unsigned long long)due_ns);
-	hl_mutex_destroy(&c.m);
-	hl__spin_ignore_load = true;
-}
-
-/* Rule 5's other side: this process's own threads, however many, are not
- * another program's load.  8 threads per CPU work outside a mutex and take
- * it now and then, runnable nearly all the time (so that a count of every
- * runnable thread, rule 4's, finds no free CPU), and the handoff threshold
- * stays as configured.  A count that took them for another program's
- * (seeded: this process's runnable threads read as 1) fails here. */
-static void test_own_oversubscription(void)
-{
-	int cpus = usable_cpus();
-	hl__spin_ignore_load = false;
-	struct contend c;
-	hl_mutex_init(&c.m);
-	atomic_init(&c.stop, 0);
-	atomic_init(&c.ops, 0);
-	c.ncs = 2000;  /* mostly outside the lock: runnable, not parked */
-	int n = 8 * cpus < 32 ? 8 * cpus : 32;
-	pthread_t th[32];
-	for (int i = 0; i < n; i++)
-		REQUIRE(pthread_create(&th[i], NULL, contender, &c) == 0, "pthread_create");
-	sleep_ns(300 * NSEC_PER_MSEC);  /* past 4 load samples */
-	bool taken = hl_cpus_taken_by_others(), busy = !hl_cpu_free();
-	uint64_t due_ns = hl_handoff_due_ns();
-	atomic_store(&c.stop, 1);
-	for (int i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
-	printf("own oversubscription (%d threads, %d CPUs): %llu acquisitions, no free CPU (rule 4) "
-	       "%d, hl_cpus_taken_by_others %d, handoff threshold %llu ns\n", n, cpus,
-	       (unsigned long long)atomic_load(&c.ops), busy, taken, (unsigned long long)due_ns);
-	if (!busy)
-		printf("own oversubscription: the runnable count never reached the CPUs, so rule 5 "
-		       "was not put to the test\n");
-	CHECK(!taken, "this process's own lock users counted as another program's load");
-	CHECK(due_ns == hl_handoff_ns(), "handoff threshold %llu ns, configured %llu",
-	      (unsigned long long)due_ns, (unsigned long long)hl_handoff_ns());
-	hl_mutex_destroy(&c.m);
-	hl__spin_ignore_load = true;
+	printf("quota parser: %zu made-up cgroup trees read as expected\n",
+	       sizeof(cases) / sizeof(cases[0]));
 }
 
 /* ---- 4. a cgroup quota ---- */
@@ -428,7 +323,8 @@ static int quota_child(void *arg)
 		printf("cgroup quota: SKIP, cannot join %s: %s\n", quota_dir, strerror(errno));
 		return TEST_SKIP_CODE;
 	}
-	/* A fork child reads the quota afresh (hl_spin_atfork_child). */
+	/* What it learns where a thread starts, asked for by the program. */
+	REQUIRE(hl_thread_init() == 0, "hl_thread_init");
 	uint64_t b = hl_spin_begin(0);
 	if (b)
 		hl_spin_end(HL_SPIN_CUT);
@@ -464,15 +360,11 @@ static void test_cgroup_quota(void)
 int main(void)
 {
 	printf("test_spin_policy: %d usable CPUs\n", usable_cpus());
-	hl__spin_ignore_load = true;
 	test_record_rule();
-	for (int busy = 0; busy < 2; busy++) {
-		test_sleepy_holder(K_MUTEX, busy);
-		test_sleepy_holder(K_RW_READ, busy);
-		test_sleepy_holder(K_RW_WRITE, busy);
-	}
+	test_sleepy_holder(K_MUTEX);
+	test_sleepy_holder(K_RW_READ);
+	test_sleepy_holder(K_RW_WRITE);
+	test_quota_parser();
 	test_cgroup_quota();
-	test_own_oversubscription();
-	test_busy_machine();
 	return test_finish("test_spin_policy");
 }

@@ -1,31 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* White-box test of the spinner slots (src/wait.h): their number follows
- * the CPU affinity of the process's threads, not that of whichever thread
- * asked first.  A fresh process of its own, so that no thread has a record
- * before the pinned one.
+/* White-box test of the spinner slots (src/wait.h, rule 3): their number
+ * follows the CPU affinity of the process's threads, not that of whichever
+ * thread asked first, and is learned where a thread starts or says its
+ * affinity changed (hl_thread_init), never inside a lock call.  A fresh
+ * process of its own.
  *
  * Asserts, on a machine where this process may use 2 CPUs or more:
- *  1. the first thread that uses the library is pinned to one CPU: its
- *     hl_spin_begin() returns 0 (one usable CPU, nobody spins);
- *  2. a new thread that is not pinned appears; SETTLE_NS later its
- *     hl_spin_begin() returns a budget (the pinned first thread used to fix
- *     the count at 0 for the life of the process);
- *  3. that thread exits and the first one unpins itself: SETTLE_NS later
- *     its hl_spin_begin() returns a budget;
- *  4. it pins itself again, alone: SETTLE_NS later, 0 again.
- * SETTLE_NS is the 100 ms of a thread's mask plus the 100 ms of the count,
- * with a margin. */
+ *  1. the main thread, registered at load, pins itself to one CPU and
+ *     calls hl_thread_init: its hl_spin_begin() returns 0 (one usable CPU,
+ *     nobody spins);
+ *  2. a new thread unpins itself and calls hl_thread_init: its
+ *     hl_spin_begin() returns a budget at once (a pinned first thread used
+ *     to fix the count at 0 for the life of the process);
+ *  3. that thread exits and the main thread unpins itself, hl_thread_init:
+ *     a budget;
+ *  4. it pins itself again, alone, hl_thread_init: 0 again (the exited
+ *     thread's mask no longer counts). */
 #include "common.h"
 
 #include <hotlock/futex.h>
+#include <hotlock/thread.h>
 
 #include "thread.h"
 #include "wait.h"
 
 #include <pthread.h>
 #include <sched.h>
-
-#define SETTLE_NS (250 * NSEC_PER_MSEC)
 
 static cpu_set_t all;
 
@@ -59,8 +59,7 @@ static uint64_t budget_now(void)
 static void *unpinned_thread(void *p)
 {
 	unpin(); /* a thread inherits its creator's mask */
-	REQUIRE(hl_self(), "no thread record");
-	sleep_ns(SETTLE_NS); /* the test is about time */
+	REQUIRE(hl_thread_init() == 0, "hl_thread_init");
 	*(uint64_t *)p = budget_now();
 	return NULL;
 }
@@ -78,31 +77,27 @@ int main(void)
 		return 0;
 	}
 	printf("test_spin_slots: %d usable CPUs\n", CPU_COUNT(&all));
-	/* The slots alone: a busy machine would also make hl_spin_begin
-	 * return 0 (rule 4), which test_spin_policy covers. */
-	hl__spin_ignore_load = true;
-
 	pin_to_one();
+	REQUIRE(hl_thread_init() == 0, "hl_thread_init");
 	b = budget_now();
 	CHECK(b == 0, "1. the only thread, pinned to one CPU, got a spin budget of %llu ns",
 	      (unsigned long long)b);
 
 	REQUIRE(pthread_create(&th, NULL, unpinned_thread, &tb) == 0, "pthread_create");
 	pthread_join(th, NULL);
-	CHECK(tb > 0, "2. an unpinned thread got no spin budget %lld ms after it appeared: "
-	      "the slots stay as the first, pinned, thread saw them", SETTLE_NS / NSEC_PER_MSEC);
+	CHECK(tb > 0, "2. an unpinned thread got no spin budget after hl_thread_init: "
+	      "the slots stay as the first, pinned, thread saw them");
 
 	unpin();
-	sleep_ns(SETTLE_NS); /* the test is about time */
+	REQUIRE(hl_thread_init() == 0, "hl_thread_init");
 	b = budget_now();
-	CHECK(b > 0, "3. the first thread, unpinned for %lld ms, gets no spin budget",
-	      SETTLE_NS / NSEC_PER_MSEC);
+	CHECK(b > 0, "3. the first thread, unpinned, gets no spin budget");
 
 	pin_to_one();
-	sleep_ns(SETTLE_NS); /* the test is about time */
+	REQUIRE(hl_thread_init() == 0, "hl_thread_init");
 	b = budget_now();
-	CHECK(b == 0, "4. the only thread, pinned again for %lld ms, got a spin budget of %llu ns",
-	      SETTLE_NS / NSEC_PER_MSEC, (unsigned long long)b);
+	CHECK(b == 0, "4. the only thread, pinned again, got a spin budget of %llu ns "
+	      "(the exited thread's mask still counts)", (unsigned long long)b);
 	unpin();
 	if (!test_failures)
 		printf("spin slots: 0 while pinned, a budget once a thread may use more CPUs, "

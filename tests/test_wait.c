@@ -508,9 +508,6 @@ int main(void)
 	hl_futex_stats_t s;
 	/* The interface probe is counted as "other": do it before measuring. */
 	printf("test_wait: futex interface %s\n", hl_futex_interface());
-	/* Its spinner-slot checks are of rules 1-3 (wait.h): a busy machine
-	 * (rule 4, test_spin_policy) must not make them fail. */
-	hl__spin_ignore_load = true;
 	hl_futex_stats_thread(&s);
 	test_signal_first();
 	test_spinning();

@@ -39,10 +39,6 @@ int hl_config_set(const hl_config_t *cfg);
 typedef struct hl_spin_stats {
 	uint64_t spins;         /* spin phases begun */
 	uint64_t won;           /* ... that ended in what they waited for */
-	uint64_t busy;          /* spin phases begun while the machine had
-				   no CPU free (other processes count): a
-				   lost one counts twice in the lock's
-				   record */
 	uint64_t learned_off;   /* waits that parked at once: the lock's
 				   record says spinning fails there */
 } hl_spin_stats_t;

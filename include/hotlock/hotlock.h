@@ -9,6 +9,7 @@
 #include <hotlock/mutex.h>
 #include <hotlock/rwlock.h>
 #include <hotlock/swap.h>
+#include <hotlock/thread.h>
 #include <hotlock/topology.h>
 
 #define HOTLOCK_VERSION_MAJOR 0

@@ -98,23 +98,50 @@ static const struct {
 	[R_CANCEL] = { "pthread_cancel", { "GLIBC_2.34", "GLIBC_2.2.5" } },
 	[R_SIGACTION] = { "sigaction", { "GLIBC_2.2.5" } },
 	[R_SIGNAL] = { "signal", { "GLIBC_2.2.5" } },
+	[R_CREATE] = { "pthread_create", { "GLIBC_2.34", "GLIBC_2.2.5" } },
+	[R_SETSCHEDPARAM] = { "pthread_setschedparam", { "GLIBC_2.2.5" } },
+	[R_SCHED_SETSCHEDULER] = { "sched_setscheduler", { "GLIBC_2.2.5" } },
 };
 
-void *shim_real_lookup(enum shim_real which)
+
+/* glibc's `which`, or NULL; stored where found. */
+static void *real_find(enum shim_real which)
 {
 	void *f = NULL;
 	for (int i = 0; i < 3 && !f && real_names[which].versions[i]; i++)
 		f = dlvsym(RTLD_NEXT, real_names[which].name, real_names[which].versions[i]);
 	if (!f)
 		f = dlsym(RTLD_NEXT, real_names[which].name);
+	if (f)
+		/* Relaxed: see shim_real. */
+		hl_store(&shim_real_fn[which], f, HL_RELAXED);
+	return f;
+}
+
+void *shim_real_lookup(enum shim_real which)
+{
+	void *f = real_find(which);
 	if (!f) {
 		fprintf(stderr, "hotlock-preload: glibc's %s not found (%s); cannot go on\n",
 			real_names[which].name, dlerror());
 		abort();
 	}
-	/* Relaxed: see shim_real. */
-	hl_store(&shim_real_fn[which], f, HL_RELAXED);
 	return f;
+}
+
+/* Every real function looked up at load, so that no lock call does it (a
+ * lookup takes the loader's lock and may allocate: the lock's contract).
+ * A call made before this constructor (another library's, under
+ * LD_PRELOAD) looks its function up itself, at load all the same.  One not
+ * found here (a process with no glibc after the shim: libc.so.6 run as a
+ * program) is looked up again, and reported, if it is ever called. */
+__attribute__((constructor)) static void shim_real_init(void)
+{
+	int saved = errno;
+	for (int which = 0; which < R_COUNT; which++)
+		real_find((enum shim_real)which);
+	dlerror();
+	errno = saved;
 }
 
 /* ---- cancellation -------------------------------------------------------

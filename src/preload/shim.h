@@ -130,6 +130,7 @@ enum shim_real {
 	R_COND_SIGNAL, R_COND_BROADCAST,
 	R_CANCEL,
 	R_SIGACTION, R_SIGNAL,
+	R_CREATE, R_SETSCHEDPARAM, R_SCHED_SETSCHEDULER,
 	R_COUNT
 };
 HL_HIDDEN void *shim_real_lookup(enum shim_real which);

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* The shim's thread calls: what the waiting policy must know of a thread
+ * is learned where the thread starts, or where the program changes it,
+ * never inside a lock call (docs/core.md, "The lock's contract": a lock
+ * call makes no system call but the futex and the clock).
+ *
+ *  - pthread_create starts the program's function through start_thread,
+ *    which registers the new thread first (hl__thread_start: its record
+ *    and nodes, its TID, its scheduling policy and CPU affinity, and the
+ *    futex hash's size as the threads grow), so that none of it happens at
+ *    the thread's first contended lock.  The start routine and its
+ *    argument travel in a small block that the new thread frees.
+ *  - pthread_setschedparam and sched_setscheduler tell the thread's record
+ *    whether it is an RT thread now (a waiting RT thread is handed the
+ *    lock at once: the handoff bound, docs/mutex.md).
+ * Each calls glibc's own and changes nothing of what it returns.  A thread
+ * that the program starts some other way (clone) registers at its first
+ * contended lock instead, with one system call there (gettid). */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include <hotlock/thread.h>
+
+#include "shim.h"
+#include "thread.h"
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *start_thread(void *p)
+{
+	struct start s = *(struct start *)p;
+	free(p);
+	hl__thread_start();
+	return s.fn(s.arg);
+}
+
+int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	int saved = errno;
+	struct start *s = malloc(sizeof(*s));
+	if (!s) {
+		errno = saved;
+		return EAGAIN;
+	}
+	s->fn = fn;
+	s->arg = arg;
+	int err = REAL(R_CREATE, create_fn)(th, attr, start_thread, s);
+	if (err)
+		free(s);
+	errno = saved;
+	return err;
+}
+SHIM_EXPORT2(shim_pthread_create, pthread_create, "GLIBC_2.34", "GLIBC_2.2.5");
+
+static bool rt_policy(int policy)
+{
+	policy &= ~SCHED_RESET_ON_FORK;
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+int shim_pthread_setschedparam(pthread_t th, int policy, const struct sched_param *param)
+{
+	typedef int (*set_fn)(pthread_t, int, const struct sched_param *);
+	int err = REAL(R_SETSCHEDPARAM, set_fn)(th, policy, param);
+	if (!err)
+		hl_thread_set_rt(hl_thread_by_pthread((uintptr_t)th), rt_policy(policy));
+	return err;
+}
+SHIM_EXPORT(shim_pthread_setschedparam, pthread_setschedparam, "GLIBC_2.2.5");
+
+int shim_sched_setscheduler(pid_t pid, int policy, const struct sched_param *param)
+{
+	typedef int (*set_fn)(pid_t, int, const struct sched_param *);
+	int r = REAL(R_SCHED_SETSCHEDULER, set_fn)(pid, policy, param);
+	if (r == 0) {
+		int saved = errno;
+		hl_thread_set_rt(pid == 0 ? hl_self() : hl_thread_by_tid((uint32_t)pid),
+				 rt_policy(policy));
+		errno = saved;
+	}
+	return r;
+}
+SHIM_EXPORT(shim_sched_setscheduler, sched_setscheduler, "GLIBC_2.2.5");
