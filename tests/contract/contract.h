@@ -133,11 +133,11 @@ struct contract_shared {
 	_Atomic long user[16];
 };
 
-static struct contract_shared *cs;
+static struct contract_shared *cs __attribute__((unused));
 /* The call the thread is in (C_NONE outside) and its worker number: read by
  * the SIGSYS handler, so TLS of the executable itself (no lazy TLS). */
-static __thread int cur_call;
-static __thread int cur_thread = -1;
+static __thread int cur_call __attribute__((unused));
+static __thread int cur_thread __attribute__((unused)) = -1;
 
 static inline void contract_shared_init(void)
 {
@@ -172,7 +172,7 @@ static inline void contract_fail(int what, int call, long a, long b)
 	} while (0)
 
 /* A test about something else may leave errno to contract_errno. */
-static bool contract_errno_unchecked;
+static bool contract_errno_unchecked __attribute__((unused));
 
 /* One lock call: named, errno set to the sentinel before it and checked
  * after it (the contract holds for every call, failed ones included: glibc
@@ -299,7 +299,7 @@ static inline const char *syscall_name(long nr)
  * itself substitutes for a timed futex wait interrupted by a stop signal
  * (SIGSTOP/SIGCONT: a debugger, a job-control stop), never a call the
  * library makes.  clock_nanosleep and nanosleep are not in the list. */
-static const long contract_allowed[] = {
+static const long contract_allowed[] __attribute__((unused)) = {
 	SYS_futex, 449, 454, 455, SYS_clock_gettime, SYS_gettimeofday, SYS_sched_yield,
 	SYS_rt_sigreturn, SYS_exit_group, SYS_restart_syscall,
 };
@@ -312,8 +312,8 @@ static const long contract_allowed[] = {
  * call from this process) are not allowed either.  Returns 0 or an errno. */
 /* More calls to allow, for diagnosis only (the tests' --allow option: what
  * would the lock call make after the first refused one?). */
-static long contract_extra_allowed[24];
-static int contract_n_extra;
+static long contract_extra_allowed[24] __attribute__((unused));
+static int contract_n_extra __attribute__((unused));
 
 static inline int contract_install_filter(bool deny_open)
 {
