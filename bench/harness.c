@@ -923,12 +923,22 @@ unsigned bench_median_run(const struct bench_sample *runs, unsigned n,
 
 /* ---- tables -------------------------------------------------------------- */
 
+/* prec < 0: -prec significant digits, no exponent (see bench_column). */
 static void cell(int width, int prec, double v)
 {
-	if (isnan(v))
+	if (isnan(v)) {
 		printf(" %*s", width, "-");
-	else
-		printf(" %*.*f", width, prec, v);
+		return;
+	}
+	if (prec < 0) {
+		int digits = -prec;
+
+		prec = v == 0 || !isfinite(v) ? 0 :
+			digits - 1 - (int)floor(log10(fabs(v)));
+		if (prec < 0)
+			prec = 0;
+	}
+	printf(" %*.*f", width, prec, v);
 }
 
 /* The most CPUs other load kept busy during any of these runs. */
@@ -1379,6 +1389,8 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 			bench_json_number(j, "total_mops_sd", r->mops_sd);
 			bench_json_number(j, "speedup", r->speedup);
 		}
+		if (s->json_result)
+			s->json_result(s->ctx, j, r);
 		bench_json_runs(j, r->runs, c->repeat, json_sample, s);
 		bench_json_end(j);
 	}

@@ -344,7 +344,10 @@ struct bench_column {
 	/* What the column shows, as the heading of a summary table
 	 * ("per-thread average, Mops/s"); NULL: head. */
 	const char *title;
-	int width, prec;        /* printf field width and precision of a cell */
+	/* printf field width and precision of a cell; a precision below 0
+	 * asks for -prec significant digits, for figures that span decades
+	 * (0.0512, 2.71, 48.2, 1520). */
+	int width, prec;
 	/* The cell of one (lock, threads) result; NAN prints "-". */
 	double (*value)(const struct bench_result *r);
 };
@@ -400,6 +403,11 @@ struct bench_suite {
 	 * object (from s->extra), after the harness's. */
 	void (*json_sample)(void *ctx, struct bench_json *j,
 			    const struct bench_sample *s);
+	/* Optional: writes the scenario's own members of one result's JSON
+	 * object, figures over all its runs (the median run's members are
+	 * json_sample's), after the harness's and before "runs". */
+	void (*json_result)(void *ctx, struct bench_json *j,
+			    const struct bench_result *r);
 	/* The columns of the table per thread count; NULL: the mutex table's
 	 * (Mops/s, thr-min, thr-avg, thr-max, min/max, futex/kop, csw/kop,
 	 * cpu-s/Mop, ratio, limit%).  xnode% follows where handoffs are

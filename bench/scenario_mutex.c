@@ -18,6 +18,14 @@
  * who held the lock before (bench_handoff_note), for the share of handoffs
  * that crossed nodes.
  *
+ * Wait times (waits.h): each thread times about one acquisition in
+ * --wait-sample (16), from just before lock to just after it returns, into
+ * a histogram of its own; after the run they are merged into p50, p99,
+ * p99.9 and the longest sampled wait.  The second clock read falls inside
+ * the critical section (it follows lock's return), so a timed acquisition's
+ * critical section is one clock read longer; the sample is recorded after
+ * unlock.  --no-wait-times reads no clock, for the overhead's measure.
+ *
  * --torture: the workload of the kernel's locktorture spinlock writer, and
  * the table of the CNA patches' cover letter (total ops per run, mean and
  * standard deviation over the runs, speedup over the first lock; by default
@@ -27,11 +35,13 @@
  * while holding the lock; here the delays are outside it, so that the
  * critical section stays short and the handover between threads, which is
  * what a queue policy changes, decides the rate. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
 #include "locks.h"
+#include "waits.h"
 
 #define MUTEX_DEFAULT_LOCKS "hotlock,peers"
 #define TORTURE_DEFAULT_LOCKS "mcs,hotlock-cna"
@@ -67,11 +77,23 @@ struct mutex_ctx {
 	unsigned long cs, ncs;
 	bool torture;                   /* torture_delay instead of NCS */
 	bool cs_given, ncs_given;       /* on the command line */
+	bool wait_times;                /* time acquisitions (no --no-wait-times) */
+	bool wait_sample_given;         /* --wait-sample on the command line */
+	unsigned wait_sample;           /* one in this many, on average */
+	uint64_t wait_clock_floor_ns;   /* bench_wait_clock_floor_ns, at the start */
+	unsigned repeat;                /* --repeat: runs per result */
 	/* The run in progress. */
 	const struct bench_lock *lock;
 	void *obj;                      /* the lock object, own cache line(s) */
 	struct mutex_shared *shared;
+	struct bench_waits *waits;      /* [threads]; NULL: not timed */
 	char label[96];
+};
+
+/* A run's figures beyond the harness's (bench_sample.extra). */
+struct mutex_extra {
+	bool waits_timed;               /* false under --no-wait-times */
+	struct bench_wait_stats waits;
 };
 
 /* Spins, with pause, for s seconds of wall time: a delay that means the same
@@ -110,11 +132,28 @@ static uint64_t mutex_body(struct bench_thread *t, void *arg)
 	/* Seeded by the thread's index (never 0): thread i draws the same
 	 * delays under every lock. */
 	uint64_t rng = 0x9E3779B97F4A7C15ull * ((uint64_t)t->id + 1);
-	uint64_t ops = 0;
+	/* The wait sampling's own generator, so that the torture delays are
+	 * the same with the sampling on or off; seeded by the index, so that
+	 * the threads' first timed acquisitions differ (a random phase). */
+	uint64_t wait_rng = 0xD1B54A32D192ED03ull * ((uint64_t)t->id + 1);
+	struct bench_waits *waits = c->waits ? &c->waits[t->id] : NULL;
+	const uint32_t wait_sample = c->wait_sample;
+	uint32_t wait_left = waits ? bench_wait_gap(&wait_rng, wait_sample) : 0;
+	uint64_t ops = 0, wait_ns = 0;
+	bool timed;
 	int err;
 
 	while (!bench_should_stop(t)) {
-		if ((err = lk->lock(obj))) {
+		timed = waits && --wait_left == 0;
+		if (timed) {
+			const uint64_t t0 = bench_now_ns();
+
+			err = lk->lock(obj);
+			wait_ns = bench_now_ns() - t0;
+		} else {
+			err = lk->lock(obj);
+		}
+		if (err) {
 			bench_thread_fail(t, "lock", err);
 			break;
 		}
@@ -129,6 +168,10 @@ static uint64_t mutex_body(struct bench_thread *t, void *arg)
 			break;
 		}
 		ops++;
+		if (timed) {    /* after unlock: out of the critical section */
+			bench_waits_record(waits, wait_ns);
+			wait_left = bench_wait_gap(&wait_rng, wait_sample);
+		}
 		if (torture)
 			torture_delay(&rng);
 		else
@@ -153,6 +196,7 @@ static void mutex_run(void *ctx, size_t lock, unsigned threads, double duration_
 {
 	struct mutex_ctx *c = ctx;
 	const struct bench_lock *lk = c->locks[lock];
+	struct mutex_extra *x = bench_xcalloc(1, sizeof *x);
 	struct bench_run_spec spec = {
 		.label = c->label,
 		.threads = threads,
@@ -171,8 +215,16 @@ static void mutex_run(void *ctx, size_t lock, unsigned threads, double duration_
 	c->obj = bench_alloc_lines(lk->size);
 	c->shared = bench_alloc_lines(sizeof *c->shared);
 	bench_check(lk->init(c->obj), c->label);
+	/* Before the run: no allocation or first touch in the timed loop. */
+	c->waits = c->wait_times ? bench_waits_alloc(threads) : NULL;
 
 	bench_run(&spec, out);
+
+	x->waits_timed = c->waits != NULL;
+	bench_waits_stats(c->waits, c->waits ? threads : 0, &x->waits);
+	out->extra = x;
+	free(c->waits);
+	c->waits = NULL;
 
 	expect = out->total_ops * c->cs;
 	if (c->shared->a != expect || c->shared->b != expect)
@@ -200,7 +252,121 @@ static void mutex_json_config(void *ctx, struct bench_json *j)
 	} else {
 		bench_json_uint(j, "ncs", c->ncs);
 	}
+	bench_json_bool(j, "wait_times", c->wait_times);
+	if (c->wait_times) {
+		bench_json_uint(j, "wait_sample", c->wait_sample);
+		bench_json_uint(j, "wait_clock_floor_ns", c->wait_clock_floor_ns);
+	} else {
+		bench_json_null(j, "wait_sample");
+		bench_json_null(j, "wait_clock_floor_ns");
+	}
 }
+
+/* One run's wait figures (null under --no-wait-times, and the times null
+ * for a run with no sample). */
+static void mutex_json_sample(void *ctx, struct bench_json *j, const struct bench_sample *s)
+{
+	const struct mutex_extra *x = s->extra;
+
+	(void)ctx;
+	if (!x || !x->waits_timed) {
+		bench_json_null(j, "wait_samples");
+		bench_json_null(j, "wait_us_p50");
+		bench_json_null(j, "wait_us_p99");
+		bench_json_null(j, "wait_us_p999");
+		bench_json_null(j, "wait_us_max");
+		return;
+	}
+	bench_json_uint(j, "wait_samples", x->waits.samples);
+	bench_json_number(j, "wait_us_p50", x->waits.p50_us);
+	bench_json_number(j, "wait_us_p99", x->waits.p99_us);
+	bench_json_number(j, "wait_us_p999", x->waits.p999_us);
+	bench_json_number(j, "wait_us_max", x->waits.max_us);
+}
+
+/* Over all the runs of a result: the longest sampled wait of any (the
+ * result's own members are its median run's). */
+static void mutex_json_result(void *ctx, struct bench_json *j, const struct bench_result *r)
+{
+	const struct mutex_ctx *c = ctx;
+	double max = NAN;
+
+	if (!c->wait_times) {
+		bench_json_null(j, "wait_us_max_all_runs");
+		return;
+	}
+	for (unsigned k = 0; k < c->repeat; k++) {
+		const struct mutex_extra *x = r->runs[k].extra;
+
+		if (x && x->waits.samples > 0 && !(x->waits.max_us <= max))
+			max = x->waits.max_us;
+	}
+	bench_json_number(j, "wait_us_max_all_runs", max);
+}
+
+/* The median run's waits, in microseconds; NAN ("-") without samples. */
+static const struct bench_wait_stats *waits_of(const struct bench_result *r)
+{
+	const struct mutex_extra *x = bench_result_sample(r)->extra;
+
+	return x && x->waits_timed && x->waits.samples > 0 ? &x->waits : NULL;
+}
+
+static double col_wait_p50(const struct bench_result *r)
+{
+	const struct bench_wait_stats *w = waits_of(r);
+
+	return w ? w->p50_us : NAN;
+}
+
+static double col_wait_p99(const struct bench_result *r)
+{
+	const struct bench_wait_stats *w = waits_of(r);
+
+	return w ? w->p99_us : NAN;
+}
+
+static double col_wait_p999(const struct bench_result *r)
+{
+	const struct bench_wait_stats *w = waits_of(r);
+
+	return w ? w->p999_us : NAN;
+}
+
+static double col_wait_max(const struct bench_result *r)
+{
+	const struct bench_wait_stats *w = waits_of(r);
+
+	return w ? w->max_us : NAN;
+}
+
+static double col_wait_samples(const struct bench_result *r)
+{
+	const struct mutex_extra *x = bench_result_sample(r)->extra;
+
+	return x && x->waits_timed ? (double)x->waits.samples : NAN;
+}
+
+static const struct bench_column col_wait_samples_def =
+	{ "samples", "sampled acquisitions (timed)", 7, 0, col_wait_samples };
+/* The waits with 3 significant digits: they span from tens of ns to seconds. */
+static const struct bench_column col_wait_p50_def =
+	{ "p50-us", "sampled wait per acquisition, p50, us", 7, -3, col_wait_p50 };
+static const struct bench_column col_wait_p99_def =
+	{ "p99-us", "sampled wait per acquisition, p99, us", 7, -3, col_wait_p99 };
+static const struct bench_column col_wait_p999_def =
+	{ "p99.9-us", "sampled wait per acquisition, p99.9, us", 8, -3, col_wait_p999 };
+static const struct bench_column col_wait_max_def =
+	{ "max-us", "longest sampled wait per acquisition, us", 7, -3, col_wait_max };
+
+/* The mutex table's columns and the waits. */
+static const struct bench_column *const mutex_wait_columns[] = {
+	&bench_col_mops, &bench_col_thr_min, &bench_col_thr_avg, &bench_col_thr_max,
+	&bench_col_fairness, &bench_col_futex, &bench_col_csw, &bench_col_cpu,
+	&bench_col_ratio, &bench_col_limit,
+	&col_wait_samples_def, &col_wait_p50_def, &col_wait_p99_def,
+	&col_wait_p999_def, &col_wait_max_def,
+};
 
 static void mutex_help(FILE *f)
 {
@@ -225,7 +391,12 @@ static void mutex_help(FILE *f)
 		"                     of NCS, a random delay (locktorture's spinlock writer:\n"
 		"                     mostly tiny, at times long): 0-15 pauses every op, a\n"
 		"                     2 us spin in 1 op of 256, a 100 us spin in 1 op of\n"
-		"                     65536.  Not with --ncs\n");
+		"                     65536.  Not with --ncs\n"
+		"  --wait-sample N    time about one acquisition in N per thread (1 to %u,\n"
+		"                     default %u; 1 times every one): the wait columns\n"
+		"  --no-wait-times    read no clock around lock: no wait column, the JSON's\n"
+		"                     wait_* null (to measure what the sampling costs)\n",
+		BENCH_WAIT_SAMPLE_MAX, BENCH_WAIT_SAMPLE_DEFAULT);
 	bench_common_help(f, MUTEX_DEFAULT_LOCKS);
 	fprintf(f,
 		"\n"
@@ -254,6 +425,24 @@ static void mutex_help(FILE *f)
 		"             its index and hl_topology_node() with the previous holder's,\n"
 		"             which lengthens every lock's critical section by the same\n"
 		"             few instructions.  --torture: in the JSON only\n"
+		"  samples    the wait columns' sample count: acquisitions timed (all\n"
+		"             threads; JSON wait_samples)\n"
+		"  p50-us p99-us p99.9-us max-us  wait per acquisition, microseconds,\n"
+		"             3 significant digits: from just before lock to just after\n"
+		"             it returns (CLOCK_MONOTONIC through the vDSO; every sample\n"
+		"             includes one clock read, JSON wait_clock_floor_ns).\n"
+		"             SAMPLED: each thread times about one acquisition in\n"
+		"             --wait-sample (16), the gaps drawn at random (uniform\n"
+		"             1..2N-1, a phase of its own per thread), into its own\n"
+		"             histogram (percentiles within 0.8%%).  The percentiles\n"
+		"             AND max are over the sampled acquisitions only: max is\n"
+		"             the longest sampled wait, exact, not the longest of every\n"
+		"             acquisition (--wait-sample 1 times them all, at two clock\n"
+		"             reads each).  A timed acquisition's critical section is\n"
+		"             one clock read longer.  Like every column, of the run\n"
+		"             shown; JSON per run wait_us_p50, wait_us_p99, wait_us_p999,\n"
+		"             wait_us_max, and per result wait_us_max_all_runs (the\n"
+		"             longest over the --repeat runs).  --torture: JSON only\n"
 		"The header and the JSON give the topology in effect and its node count.\n"
 		"\n"
 		"Exit status: 0 ok, 1 a run failed (broken exclusion, a lock error, threads\n"
@@ -276,6 +465,12 @@ static bool mutex_option(void *ctx, int argc, char **argv, int *i)
 		c->ncs_given = true;
 	} else if (strcmp(argv[*i], "--torture") == 0) {
 		c->torture = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--wait-sample"))) {
+		c->wait_sample = (unsigned)bench_parse_ulong(me, "--wait-sample", v, 1,
+							     BENCH_WAIT_SAMPLE_MAX);
+		c->wait_sample_given = true;
+	} else if (strcmp(argv[*i], "--no-wait-times") == 0) {
+		c->wait_times = false;
 	} else {
 		return false;
 	}
@@ -287,13 +482,18 @@ static int mutex_main(int argc, char **argv)
 	static const char *const me = "mutex";
 	/* Its address tells whether --locks was given. */
 	static const char default_locks[] = MUTEX_DEFAULT_LOCKS;
-	struct mutex_ctx c = { .cs = 100, .ncs = 10 };
+	struct mutex_ctx c = {
+		.cs = 100, .ncs = 10,
+		.wait_times = true, .wait_sample = BENCH_WAIT_SAMPLE_DEFAULT,
+	};
 	struct bench_common common;
 	struct bench_suite suite = {
 		.scenario = me,
 		.common = &common,
 		.run = mutex_run,
 		.json_config = mutex_json_config,
+		.json_sample = mutex_json_sample,
+		.json_result = mutex_json_result,
 		.ctx = &c,
 	};
 	char params[160], formula[64];
@@ -310,6 +510,14 @@ static int mutex_main(int argc, char **argv)
 			c.cs = TORTURE_DEFAULT_CS;
 		if (common.locks == default_locks)
 			common.locks = TORTURE_DEFAULT_LOCKS;
+	}
+	if (!c.wait_times && c.wait_sample_given)
+		bench_usage_error(me, "--wait-sample does not go with --no-wait-times");
+	c.repeat = common.repeat;
+	if (c.wait_times) {
+		c.wait_clock_floor_ns = bench_wait_clock_floor_ns();
+		suite.columns = mutex_wait_columns;
+		suite.ncolumns = sizeof mutex_wait_columns / sizeof mutex_wait_columns[0];
 	}
 	suite.nlocks = bench_locks_parse(me, common.locks, c.locks, BENCH_MAX_LOCKS);
 	for (size_t l = 0; l < suite.nlocks; l++)

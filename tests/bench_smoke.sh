@@ -23,6 +23,42 @@ echo "bench_smoke: peers built: ${peers:-none}; not built: ${missing:-none}"
 short=(--duration 0.05)
 "$bench" mutex --locks all --threads 1,3 "${short[@]}" --json "$tmp/m.json" >/dev/null 2>"$tmp/err" ||
 	fail "mutex --locks all: $(cat "$tmp/err")"
+# The sampled wait per acquisition (every 4th on average, so that a short
+# run has samples): the keys in every run and result, the percentiles in
+# order, and none of them under --no-wait-times; and in every lock's runs
+# of --locks all above.
+"$bench" mutex --locks hotlock,glibc --threads 2 --duration 0.1 --repeat 2 --wait-sample 4 \
+	--json "$tmp/w.json" >"$tmp/out" 2>"$tmp/err" || fail "mutex wait times: $(cat "$tmp/err")"
+grep -q 'p99.9-us' "$tmp/out" || fail "mutex: no wait columns in the table: $(cat "$tmp/out")"
+"$bench" mutex --locks hotlock --threads 2 "${short[@]}" --no-wait-times \
+	--json "$tmp/w0.json" >"$tmp/out" 2>"$tmp/err" || fail "mutex --no-wait-times: $(cat "$tmp/err")"
+! grep -q 'p99.9-us' "$tmp/out" || fail "mutex --no-wait-times: wait columns in the table"
+"$py" - "$tmp/w.json" "$tmp/w0.json" "$tmp/m.json" <<'PY' || fail "mutex: the JSON's wait times"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["config"]
+assert c["wait_times"] is True and c["wait_sample"] == 4, c
+assert 0 <= c["wait_clock_floor_ns"] < 100000, c["wait_clock_floor_ns"]
+keys = ("wait_us_p50", "wait_us_p99", "wait_us_p999", "wait_us_max")
+for r in d["results"]:
+    for run in [r] + r["runs"]:
+        assert run["wait_samples"] > 0, (r["lock"], run["wait_samples"])
+        v = [run[k] for k in keys]
+        assert 0 <= v[0] <= v[1] <= v[2] <= v[3], (r["lock"], v)
+    assert r["wait_us_max_all_runs"] == max(run["wait_us_max"] for run in r["runs"]), r["lock"]
+d0 = json.load(open(sys.argv[2]))
+assert d0["config"]["wait_times"] is False, d0["config"]
+for r in d0["results"]:
+    assert r["wait_us_max_all_runs"] is None
+    for run in [r] + r["runs"]:
+        assert all(run[k] is None for k in keys + ("wait_samples",)), run
+# --locks all, at the default one in 16: every adapter, the peers' too.
+for r in json.load(open(sys.argv[3]))["results"]:
+    for run in [r] + r["runs"]:
+        assert run["wait_samples"] > 0, (r["lock"], r["threads"])
+        v = [run[k] for k in keys]
+        assert 0 <= v[0] <= v[1] <= v[2] <= v[3], (r["lock"], r["threads"], v)
+PY
 "$bench" mutex --torture --locks hotlock,peers --threads 3 "${short[@]}" >/dev/null 2>"$tmp/err" ||
 	fail "mutex --torture: $(cat "$tmp/err")"
 "$bench" rwlock --locks all --threads 3 "${short[@]}" --json "$tmp/r.json" >/dev/null 2>"$tmp/err" ||
@@ -129,6 +165,8 @@ expect_usage() {
 }
 expect_usage "unknown lock 'nosuch'" mutex --locks hotlock,nosuch "${short[@]}"
 expect_usage "listed twice" mutex --locks hotlock,hotlock "${short[@]}"
+expect_usage "does not go with --no-wait-times" mutex --no-wait-times --wait-sample 4 "${short[@]}"
+expect_usage "out of range" mutex --wait-sample 0 "${short[@]}"
 expect_usage "unknown lock 'hotlock'" rwlock --locks hotlock "${short[@]}"
 expect_usage "scenario" cond --scenario nosuch "${short[@]}"
 expect_usage "unknown mode 'nosuch'" swap --modes nosuch --duration 0.05

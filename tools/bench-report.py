@@ -20,7 +20,9 @@ A suite file (mutex, rwlock) looks like
                   "runs": [{"ops_per_sec": ..., ...}, ...]}, ...]}
 
 where each result holds the fields of its median run and "runs" every
-repeat's; rwlock results add reader_/writer_ rates.  "command", "lock_roles",
+repeat's; rwlock results add reader_/writer_ rates; mutex results (since
+the wait columns) add the sampled wait per acquisition, wait_us_p50 ..
+wait_us_max and wait_samples, and wait_us_max_all_runs over the repeats.  "command", "lock_roles",
 "machine" and "date" are recent: without them the report says the command
 was not recorded, derives the roles from the lock names, and describes this
 machine at the time of the report.  wake.json has its own shape: a list of
@@ -478,9 +480,27 @@ def render_summary(suites, plots):
     return "\n".join(parts)
 
 
+def has_waits(suite):
+    """Whether the mutex file has the sampled wait per acquisition."""
+    return any(r.get("wait_us_p999") is not None for r in suite.rows.values())
+
+
+def wait_cell(result):
+    """A result's sampled wait, microseconds: the (lower) median of its runs'
+    p99.9, which swings by orders of magnitude from run to run, so the
+    median run's alone says little / the longest over its runs (the median
+    run's where not recorded)."""
+    p999 = sorted(run_values(result, "wait_us_p999"))
+    longest = result.get("wait_us_max_all_runs", result.get("wait_us_max"))
+    if not p999 or longest is None:
+        return "–"
+    return f"{sig3(p999[(len(p999) - 1) // 2])} / {sig3(longest)}"
+
+
 def render_sweep_section(suite):
     """A thread-sweep table: one column per lock, then hotlock against the best peer."""
     hot, limit = suite.hotlock, suite.data.get("limit_ops_per_sec")
+    waits = has_waits(suite)
     headers = ["Threads"] + [f"{l} Mops/s" for l in suite.locks]
     align = "r" * len(headers)
     if suite.compares():
@@ -494,6 +514,12 @@ def render_sweep_section(suite):
         align += "r"
     if hot and limit:
         headers.append(f"{hot} ÷ limit")
+        align += "r"
+    if hot and waits:
+        headers.append(f"{hot} wait µs p99.9 / max")
+        align += "r"
+    if suite.compares() and waits:
+        headers.append("Best peer wait µs p99.9 / max")
         align += "r"
     rows = []
     for t in suite.threads:
@@ -511,8 +537,18 @@ def render_sweep_section(suite):
             row.append(sig3(p.get("cpu_s_per_mop")))
         if hot and limit:
             row.append(f"{h['limit_share']:.2f}" if h.get("limit_share") is not None else "–")
+        if hot and waits:
+            row.append(wait_cell(h))
+        if suite.compares() and waits:
+            row.append(wait_cell(p))
         rows.append(row)
     parts = [md_table(headers, rows, align), "", roles_line(suite)]
+    if waits:
+        sample = suite.config.get("wait_sample")
+        parts.append(f"Wait per acquisition: from just before lock to just after it returns, "
+                     f"timed for about one acquisition in {sample or '?'} per thread; "
+                     f"the median over the runs of each run's p99.9 / the longest sampled wait "
+                     f"of all the runs.")
     if limit:
         parts.append(f"Limit (a perfect lock, one thread per core): {sig3(mops(limit))} Mops/s.")
     return "\n".join(parts)
