@@ -72,12 +72,15 @@ static inline const volatile uint32_t *rseq_field(unsigned offset)
 }
 #endif
 
+/* The node of the calling CPU by glibc's getcpu, which reads the vDSO
+ * (no system call on x86-64, so a lock call may make it); errno kept. */
 static int node_getcpu(void)
 {
 	unsigned cpu, node;
-	if (syscall(SYS_getcpu, &cpu, &node, NULL) != 0)
-		return 0;
-	return (int)node;
+	int saved = errno;
+	int r = getcpu(&cpu, &node);
+	errno = saved;
+	return r == 0 ? (int)node : 0;
 }
 
 static int probe_node_source(void)

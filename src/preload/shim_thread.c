@@ -9,7 +9,13 @@
  *    and nodes, its TID, its scheduling policy and CPU affinity, and the
  *    futex hash's size as the threads grow), so that none of it happens at
  *    the thread's first contended lock.  The start routine and its
- *    argument travel in a small block that the new thread frees.
+ *    argument travel in a slot of a static table, which the new thread
+ *    gives back once it has read them: no allocation, and above all no
+ *    free() in the new thread, whose first free makes glibc give it a
+ *    malloc arena (64 MiB of address space) that a program which never
+ *    allocates in its threads would not have had.  With every slot taken
+ *    (more threads being started at once than the table holds), the block
+ *    is malloc'ed and freed by the new thread.
  *  - pthread_setschedparam and sched_setscheduler tell the thread's record
  *    whether it is an RT thread now (a waiting RT thread is handed the
  *    lock at once: the handoff bound, docs/mutex.md).
@@ -29,30 +35,66 @@
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	_Atomic uint32_t used;          /* a table slot: 1 from claim to read */
+	bool heap;                      /* malloc'ed: the new thread frees it */
 };
+
+#define START_SLOTS 256
+static struct start slots[START_SLOTS];
+static _Atomic uint32_t next_slot;
+
+static struct start *start_block(void)
+{
+	/* Relaxed: a hint where to look first. */
+	uint32_t first = hl_fetch_add(&next_slot, 1, HL_RELAXED);
+	for (uint32_t k = 0; k < START_SLOTS; k++) {
+		struct start *s = &slots[(first + k) % START_SLOTS];
+		uint32_t free_ = 0;
+		/* Acquire: pairs with the release that gave the slot back, so
+		 * that its last reader is done with it. */
+		if (hl_cas(&s->used, &free_, 1, HL_ACQUIRE))
+			return s;
+	}
+	struct start *s = malloc(sizeof(*s));
+	if (s)
+		s->heap = true;
+	return s;
+}
 
 static void *start_thread(void *p)
 {
-	struct start s = *(struct start *)p;
-	free(p);
+	struct start *b = p;
+	void *(*fn)(void *) = b->fn;
+	void *arg = b->arg;
+	if (b->heap)
+		free(b);
+	else
+		/* Release: our reads of the slot happen before its next
+		 * claim. */
+		hl_store(&b->used, 0, HL_RELEASE);
 	hl__thread_start();
-	return s.fn(s.arg);
+	return fn(arg);
 }
 
 int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	int saved = errno;
-	struct start *s = malloc(sizeof(*s));
+	struct start *s = start_block();
 	if (!s) {
 		errno = saved;
 		return EAGAIN;
 	}
 	s->fn = fn;
 	s->arg = arg;
+	/* pthread_create orders these writes before the new thread's reads. */
 	int err = REAL(R_CREATE, create_fn)(th, attr, start_thread, s);
-	if (err)
-		free(s);
+	if (err) {
+		if (s->heap)
+			free(s);
+		else
+			hl_store(&s->used, 0, HL_RELEASE);
+	}
 	errno = saved;
 	return err;
 }
