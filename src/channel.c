@@ -34,7 +34,7 @@
  * returns without a response or a status saying why not.
  *
  * The client's spin record.  Whether a client spins for its reply depends,
- * among swap.c's rules, on how long its last wait took (rule 4: a wait
+ * among swap.c's rules, on how long its last wait took (rule 3: a wait
  * answered within the spin budget lets the next one spin, a longer one
  * makes it park at once).  That record cannot live in the call's point,
  * which is new with every call: each call would start afresh and spin,
@@ -98,7 +98,7 @@ struct call {
 #define RECORD_SLOTS 8
 struct client_record {
 	const hl_channel_t *ch;         /* the channel this slot is for, NULL: none */
-	_Atomic uint32_t slow;          /* swap.c's rule 4 record */
+	_Atomic uint32_t slow;          /* swap.c's rule 3 record */
 };
 static __thread struct client_record records[RECORD_SLOTS]
 	__attribute__((tls_model("initial-exec")));

@@ -36,9 +36,11 @@
  * turns auto off for the process and its fork children (`mode`).
  *
  * auto: size the table to 4 slots per registered thread (thread.c
- * registers a thread at its first slow path: every thread that waits)
- * once that is more than the kernel's default could ever be, and only
- * grow it; leave it alone for good once someone else sized it.
+ * registers a thread where it starts, hl_thread_init, which the shim runs
+ * for every thread, or else at its first slow path) once that is more
+ * than the kernel's default could ever be, and only grow it, where a
+ * thread starts, never in a lock call; leave it alone for good once
+ * someone else sized it.
  *
  * State (the thread estimate: a thread that registers record i counts
  * `regs` and raises `top`; estimate = min(regs, top), which is the high

@@ -49,12 +49,8 @@
  *  - in a swap, the peer does not wait on the caller's CPU (the CPU each
  *    waiter last waited on is recorded in its point): a peer preempted
  *    there, or parked there and about to be woken there, needs this CPU;
- *  - the waiting core's rules 3 and 4 (wait.h, hl_cpu_free): the process
- *    may use two CPUs or more (affinity, cgroup quota), and the machine has
- *    one free (the runnable threads of every process, less the lock
- *    spinners, fewer than those CPUs).  With more runnable threads than
- *    CPUs a spinner takes a CPU that a runnable thread, likely its peer,
- *    needs;
+ *  - the waiting core's rule 3 (wait.h): the process may use two CPUs or
+ *    more (affinity, cgroup quota);
  *  - the waiter's own record: its last wait was answered within the
  *    budget (a wake taken at once, during the spin, or after a park that
  *    lasted no longer than the budget).  Every wait is timed from its

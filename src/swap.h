@@ -11,7 +11,7 @@
 
 /* hl_wake, hl_wait_self and hl_swap, with dl NULL for no deadline; the
  * arguments are not checked.  slow: the spin record of the waiting thread
- * (swap.c's rule 4: nonzero when its last wait outlasted the spin budget),
+ * (swap.c's rule 3: nonzero when its last wait outlasted the spin budget),
  * read and written by that thread only, for waiters whose point does not
  * persist from one wait to the next (channel.c's calls); NULL keeps the
  * record in the point. */

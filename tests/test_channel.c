@@ -49,7 +49,7 @@
  *    while another thread receives; the first receiver still gets the next
  *    call), destroy EBUSY while a call is queued, while one is being
  *    served, and while a thread receives; 0 afterwards;
- *  - docs/swap.md rule 4 across calls (client and servers pinned to two
+ *  - docs/swap.md rule 3 across calls (client and servers pinned to two
  *    CPUs, spin budget raised to 1 ms, counted through the client point's
  *    first waiting state, which the handler reads): after a 5 ms reply, at
  *    most 2 of the client's next 29 calls to that server spin (each call
@@ -57,7 +57,7 @@
  *    when its calls alternate with calls to a fast server (the record is
  *    per channel); once that server answers at once, its calls spin again
  *    (3 within 1 s, unless the machine had more runnable threads than
- *    CPUs, when swap.c's rule 3 forbids spinning).
+ *    CPUs, which may delay the server's replies past the budget).
  * A thread that does not return is reported after 10 s; a main thread stuck
  * in a call, by the phase alarm (45 s).  Seed: HOTLOCK_SEED (printed). */
 #include "call.h"
@@ -774,7 +774,7 @@ static void test_errors(void)
 	       "served, receiving)\n");
 }
 
-/* ---- rule 4 across calls: a slow server's client parks ---- */
+/* ---- rule 3 across calls: a slow server's client parks ---- */
 
 /* The server's handler sees how the client waits for its reply: the state
  * word of the client's wait point, the first member of the call record
@@ -838,7 +838,7 @@ static long runnable_now(void)
 	return r;
 }
 
-struct rule4 {
+struct rule3 {
 	struct watched slow, fast;
 	int cpu;
 	long first_spun;                /* phase 1's first call (a fresh record) */
@@ -852,17 +852,17 @@ static bool watched_call(struct watched *w, long i)
 {
 	void *req = REQ(0, i), *resp = NULL;
 	int rc = hl_channel_call(&w->ch, req, &resp);
-	CHECK(rc == 0 && resp == RESP(req), "rule 4: call %ld returned %d, response %p, "
+	CHECK(rc == 0 && resp == RESP(req), "rule 3: call %ld returned %d, response %p, "
 	      "expected %p", i, rc, resp, RESP(req));
 	uint32_t s = atomic_load(&w->state);
-	CHECK(s == PT_SPINNING || s == PT_PARKED, "rule 4: call %ld: the client's point was "
+	CHECK(s == PT_SPINNING || s == PT_PARKED, "rule 3: call %ld: the client's point was "
 	      "never seen waiting (state %u)", i, s);
 	return s == PT_SPINNING;
 }
 
-static int rule4_client(void *arg)
+static int rule3_client(void *arg)
 {
-	struct rule4 *t = arg;
+	struct rule3 *t = arg;
 	if (!pin(t->cpu))
 		return -1;
 	/* 1: the slow channel, 30 calls; the first has a fresh record. */
@@ -886,7 +886,7 @@ static int rule4_client(void *arg)
 	return 0;
 }
 
-/* docs/swap.md rule 4 across calls: a client whose server takes longer
+/* docs/swap.md rule 3 across calls: a client whose server takes longer
  * than the spin budget to reply parks on its next calls without spinning,
  * although every call waits on a fresh point; the record is the client's
  * own for each channel; a server that turns fast is caught by spinning
@@ -901,7 +901,7 @@ static void test_slow_server(void)
 			if (CPU_ISSET(c, &set))
 				*(c0 < 0 ? &c0 : &c1) = c;
 	if (c1 < 0 || online_cpus() < 2) {
-		printf("rule 4 across calls: skipped (one CPU allowed: no spinning at all)\n");
+		printf("rule 3 across calls: skipped (one CPU allowed: no spinning at all)\n");
 		return;
 	}
 	hl_config_t old, cfg;
@@ -909,7 +909,7 @@ static void test_slow_server(void)
 	cfg = old;
 	cfg.spin_ns = NSEC_PER_MSEC;
 	CHECK_RC(hl_config_set(&cfg), 0);
-	struct rule4 *t = calloc(1, sizeof(*t));
+	struct rule3 *t = calloc(1, sizeof(*t));
 	REQUIRE(t, "calloc");
 	t->cpu = c0;
 	t->slow.cpu = t->fast.cpu = c1;
@@ -917,23 +917,23 @@ static void test_slow_server(void)
 	call_start(&t->slow.call, watch_server, &t->slow);
 	call_start(&t->fast.call, watch_server, &t->fast);
 	struct call client;
-	call_start(&client, rule4_client, t);
-	CHECK_RC(call_join(&client, HANG_MS, "rule 4 client"), 0);
+	call_start(&client, rule3_client, t);
+	CHECK_RC(call_join(&client, HANG_MS, "rule 3 client"), 0);
 	CHECK_RC(hl_channel_shutdown(&t->slow.ch), 0);
 	CHECK_RC(hl_channel_shutdown(&t->fast.ch), 0);
 	CHECK_RC(call_join(&t->slow.call, HANG_MS, "slow server"), 0);
 	CHECK_RC(call_join(&t->fast.call, HANG_MS, "fast server"), 0);
 	CHECK_RC(hl_config_set(&old), 0);
-	CHECK(t->slow_spun <= 2, "rule 4: after a 5 ms reply, %ld of the next %ld calls to "
+	CHECK(t->slow_spun <= 2, "rule 3: after a 5 ms reply, %ld of the next %ld calls to "
 	      "that server spun (at most 2 allowed)", t->slow_spun, t->slow_calls);
-	CHECK(t->alt_slow_spun <= 2, "rule 4: calls to a slow and a fast server in turn: %ld "
+	CHECK(t->alt_slow_spun <= 2, "rule 3: calls to a slow and a fast server in turn: %ld "
 	      "of %ld calls to the slow one spun (at most 2 allowed)", t->alt_slow_spun,
 	      t->alt_rounds);
 	bool over = t->back_runnable > online_cpus();
-	CHECK(t->back_spun >= 3 || over, "rule 4: the server turned fast, and %ld of %ld calls "
+	CHECK(t->back_spun >= 3 || over, "rule 3: the server turned fast, and %ld of %ld calls "
 	      "in 1 s spun (3 expected; at most %ld threads runnable)", t->back_spun,
 	      t->back_calls, t->back_runnable);
-	printf("rule 4 across calls (CPUs %d/%d): first call %s; %ld of %ld later calls to a "
+	printf("rule 3 across calls (CPUs %d/%d): first call %s; %ld of %ld later calls to a "
 	       "5 ms server spun; in turn with a fast server %ld/%ld and %ld/%ld spun; fast "
 	       "again: %ld of %ld spun%s\n", c0, c1, t->first_spun ? "spun" : "parked",
 	       t->slow_spun, t->slow_calls, t->alt_slow_spun, t->alt_rounds, t->alt_fast_spun,
