@@ -28,7 +28,7 @@
  *     timed out and the waker was refused (assert at the end);
  *  P3 no syscall for a waiter that never parked, and at most one wake per
  *     signal (assert at the end);
- *  P4 a waker only ever meets WAITING, PARKED or ABANDONED (the `wakeable`
+ *  P4 a waker only ever meets WAITING, PARKED (or PARKED_INTR) or ABANDONED (the `wakeable`
  *     check in wait.c; assert in the waker).
  *
  * Seeded bugs (-D on the spin command line):
@@ -40,14 +40,29 @@
  *                       ABANDONED (P2 fails);
  *  BUG_POST_NO_WAKE     claim + post forgets that the waiter had parked
  *                       (P1 fails, in the CLAIM variant).
+ *  BUG_INTR_NO_RECHECK  an interruptible waiter parks without reading its
+ *                       interrupt word after the CAS to PARKED: an interrupt
+ *                       that came between its publication of the node and
+ *                       the CAS finds the node WAITING, changes nothing, and
+ *                       the waiter sleeps for ever (P5 fails);
+ *  BUG_INTR_NO_CAS      the interrupter sets the word and wakes nobody, as
+ *                       a futex_wake on the interrupt word alone would
+ *                       (P5 fails).
  * Variants: -DCLAIM uses hl_node_claim + hl_node_post instead of
- * hl_node_signal; -DTIMED gives the waiter a deadline.
+ * hl_node_signal; -DTIMED gives the waiter a deadline; -DINTR makes the
+ * wait interruptible (wait.h, "Interrupts"): an Interrupter sets the
+ * waiter's interrupt word, then moves its published node PARKED ->
+ * PARKED_INTR and wakes it; with -DNO_WAKER nobody signals, so that only
+ * the interrupt can end the wait:
+ *  P5 an interrupt is never lost: the interrupted waiter returns (no
+ *     invalid end state), as a timeout, unless a signal won.
  */
 
 #define WAITING   1
 #define PARKED    2
 #define ABANDONED 3
 #define CLAIMED   4
+#define PARKED_INTR 7
 #define SIG       8
 #define TIMEDOUT  255
 
@@ -60,6 +75,8 @@ bool ever_parked = false;
 bool timed_out = false;
 bool waiter_done = false;
 bool waker_done = false;
+bool interrupt = false; /* the waiter's thread's interrupt word */
+bool intr_node = false; /* the node published in the waiter's record */
 
 inline futex_wake_all()
 {
@@ -83,6 +100,9 @@ proctype Waiter()
 #endif
 	od;
 
+#ifdef INTR
+	intr_node = true;       /* published before the CAS to PARKED */
+#endif
 	/* Park: CAS(WAITING -> PARKED). */
 #ifdef BUG_PARK_NO_RECHECK
 	state = PARKED;
@@ -96,7 +116,14 @@ proctype Waiter()
 	}
 #endif
 	do
-	:: /* futex_wait(&state, PARKED) */
+	:: 
+#if defined(INTR) && !defined(BUG_INTR_NO_RECHECK)
+	   if
+	   :: interrupt -> s = PARKED; goto give_up
+	   :: else -> skip
+	   fi;
+#endif
+	   /* futex_wait(&state, PARKED) */
 	   atomic {
 		if
 		:: state == PARKED -> asleep = true
@@ -112,6 +139,17 @@ proctype Waiter()
 	   (!asleep);                   /* until a futex_wake (waker or stray) */
 #endif
 	   s = state;
+#ifdef INTR
+	   /* PARKED_INTR: back to PARKED; the loop's first step reads the
+	    * interrupt word. */
+	   atomic {
+		if
+		:: s == PARKED_INTR && state == PARKED_INTR -> state = PARKED; s = PARKED
+		:: s == PARKED_INTR && state != PARKED_INTR -> s = state
+		:: else -> skip
+		fi
+	   };
+#endif
 	   if
 	   :: s != PARKED -> goto signalled
 	   :: else -> skip
@@ -133,7 +171,7 @@ give_up:
 		fi
 	   };
 	   if
-	   :: s == WAITING || s == PARKED -> skip
+	   :: s == WAITING || s == PARKED || s == PARKED_INTR -> skip
 	   :: else -> goto signalled
 	   fi
 	od;
@@ -163,7 +201,7 @@ proctype Waker()
 	fi;
 #else
 	do
-	:: assert(s == WAITING || s == PARKED || s == ABANDONED);  /* P4 */
+	:: assert(s == WAITING || s == PARKED || s == PARKED_INTR || s == ABANDONED);  /* P4 */
 	   if
 	   :: s == ABANDONED -> signal_ok = false; break
 	   :: else -> skip
@@ -183,7 +221,7 @@ proctype Waker()
 	   :: else -> skip
 	   fi
 	od;
-	was_parked = signal_ok && s == PARKED;
+	was_parked = signal_ok && (s == PARKED || s == PARKED_INTR);
 #ifdef CLAIM
 	/* hl_node_post: the signal, then the wake if the claim found PARKED. */
 	if
@@ -204,6 +242,29 @@ proctype Waker()
 	waker_done = true
 }
 
+/* hl__thread_interrupt: the word, then the published node's word. */
+proctype Interrupter()
+{
+	bool flipped = false;
+	interrupt = true;
+#ifndef BUG_INTR_NO_CAS
+	if
+	:: intr_node ->
+	   atomic {
+		if
+		:: state == PARKED -> state = PARKED_INTR; flipped = true
+		:: else -> skip
+		fi
+	   };
+	   if
+	   :: flipped -> futex_wake_all()
+	   :: else -> skip
+	   fi
+	:: else -> skip
+	fi
+#endif
+}
+
 /* Late futex_wakes on the node from an earlier waker (node reuse). */
 proctype Stray()
 {
@@ -216,17 +277,27 @@ proctype Stray()
 /* P2 and P3, once both sides are done. */
 proctype Check()
 {
+#ifdef NO_WAKER
+	waiter_done;
+	assert(result == TIMEDOUT)
+#else
 	(waiter_done && waker_done);
 	assert((result == SIG && signal_ok) || (result == TIMEDOUT && !signal_ok));
 	assert(wakes <= 1);
 	assert(ever_parked || wakes == 0)
+#endif
 }
 
 init
 {
 	atomic {
 		run Waiter();
+#ifndef NO_WAKER
 		run Waker();
+#endif
+#ifdef INTR
+		run Interrupter();
+#endif
 		run Stray();
 		run Check()
 	}
