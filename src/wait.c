@@ -14,9 +14,10 @@
  *
  * The machine is learned outside lock calls (docs/core.md, "The lock's
  * contract": a lock call makes no system call but the futex and the
- * clock, opens nothing, allocates nothing, leaves errno alone).  hl_machine_learn runs at load (a constructor), in hotlock's
- * atfork child handler, and where a thread starts: the shim's
- * pthread_create, hl_thread_init, and the shim's affinity calls.  It
+ * clock, opens nothing, allocates nothing, leaves errno alone).
+ * hl_machine_learn runs at load (a constructor), in hotlock's atfork child
+ * handler, and where a thread starts (the shim's pthread_create,
+ * hl_thread_init).  It
  *   a. reads the calling thread's affinity (sched_getaffinity) into its
  *      record, if it has one;
  *   b. with quota set (at load and in a fork child, where a child is often

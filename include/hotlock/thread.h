@@ -17,8 +17,9 @@ extern "C" {
  * gettid, but its policy and affinity stay unknown (not RT; its mask not
  * counted) until it does.  Under the pthread shim (hotlock-run) every
  * thread is registered where pthread_create starts it, and the shim's
- * pthread_setschedparam, sched_setscheduler, pthread_setaffinity_np and
- * sched_setaffinity keep it up to date.  The main thread is registered at
+ * pthread_setschedparam and sched_setscheduler keep its policy up to date
+ * (a change of affinity counts from the next thread start, or the
+ * thread's own call of this function).  The main thread is registered at
  * load.  Leaves errno as it was.  Returns 0, or ENOMEM when no record could
  * be had. */
 int hl_thread_init(void);
