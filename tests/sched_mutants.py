@@ -28,7 +28,7 @@ MUTANTS = [
      "\t\tif (0)\n\t\t\tbreak;\n\t\t/* No flags, or a fork parent's"),
     ("wait-park-plain-store", "src/wait.c", "mutex",
      "the waiter parks with a plain store instead of a CAS from WAITING",
-     "\t\tif (hl_cas(&n->state, &s, PARKED_OF(waiting), HL_ACQUIRE))\n\t\t\tbreak;",
+     "\t\tif (hl_cas(&n->state, &s, PARKED_OF(waiting), HL_SEQ_CST))\n\t\t\tbreak;",
      "\t\thl_store(&n->state, PARKED_OF(waiting), HL_RELAXED);\n\t\tbreak;"),
     ("cna-leave-drops-secondary", "src/queue.c", "mutex-cna",
      "leave empties the queue when the primary queue empties, dropping the secondary queue",
