@@ -539,10 +539,14 @@ static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint6
 	if (parked == HL_NODE_PARKED_KEPT)
 		t = NULL;       /* kept: no interrupt ends it */
 	long failed_sleep_ns = 1000;
+	int r = 0;
 	for (;;) {
-		/* seq_cst: see above; also after a PARKED_INTR was put back to
-		 * PARKED, so that a later interrupt finds PARKED to change. */
-		if (t && hl_load(dl->interrupt, HL_SEQ_CST)) {
+		/* Interrupted (seq_cst: see above; also after a PARKED_INTR was
+		 * put back to PARKED, so that a later interrupt finds PARKED to
+		 * change), or the deadline passed: give the wait up. */
+		if ((t && hl_load(dl->interrupt, HL_SEQ_CST)) ||
+		    (r == ETIMEDOUT && !wake_ns && dl && !dl->forever) ||
+		    (dl && hl_deadline_passed(dl))) {
 			s = abandon(n, HL_NODE_PARKED);
 			if (s != WAIT_KEPT)
 				return s;
@@ -551,7 +555,7 @@ static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint6
 			t = NULL;
 			continue;
 		}
-		int r = park(n, parked, dl, wake_ns);
+		r = park(n, parked, dl, wake_ns);
 		if (hl_unlikely(r && r != EAGAIN && r != ETIMEDOUT && r != EINTR))
 			park_failed(r, dl, &failed_sleep_ns);
 		s = hl_load(&n->state, HL_ACQUIRE);
@@ -566,16 +570,6 @@ static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint6
 			if (s != HL_NODE_PARKED_KEPT)
 				goto signalled;
 			parked = s;     /* kept while asleep: no deadline now */
-			dl = NULL;
-			t = NULL;
-			continue;
-		}
-		if ((r == ETIMEDOUT && !wake_ns && dl && !dl->forever) ||
-		    (dl && hl_deadline_passed(dl))) {
-			s = abandon(n, HL_NODE_PARKED);
-			if (s != WAIT_KEPT)
-				return s;
-			parked = HL_NODE_PARKED_KEPT;
 			dl = NULL;
 			t = NULL;
 			continue;
