@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The lock-contract tests (tests/contract/, README.md there): what they
- * share.  DESIGN.md invariant 9 says every lock, unlock, wait, signal and
+ * share.  The lock's contract (docs/core.md) says every lock, unlock, wait, signal and
  * broadcast call may be made from anywhere a glibc pthread call may: no
  * system call but futex (either interface), the clock and sched_yield, no
  * file opened, nothing allocated, errno left as the caller left it, about

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The lock's contract, errno (DESIGN.md invariant 9): a lock call leaves
+/* The lock's contract, errno (docs/core.md): a lock call leaves
  * errno as the caller left it.  Code logs a failed call's errno after
  * taking a log lock (write() fails, lock, strerror(errno)); glibc's calls
  * never touch errno, so such code is right on glibc and must stay right
- * under hotlock.  (Issue 36, item 1: the waiting policy's open/read/fopen
- * inside contended calls left ENOENT, EPERM or EMFILE behind.)
+ * under hotlock.  (When the waiting policy called open/read/fopen inside
+ * contended calls, it left ENOENT, EPERM or EMFILE behind.)
  *
  * Every lock call of the workloads (workloads.h: mutex, rwlock of each
  * kind, cond with its mutex, natively hl_swap and hl_channel) is made with

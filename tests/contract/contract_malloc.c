@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The lock's contract, no allocation (DESIGN.md invariant 9): a lock call
+/* The lock's contract, no allocation (docs/core.md): a lock call
  * allocates nothing, so an allocator may be built on pthread mutexes
  * (jemalloc's locks are, and so are many programs' own pools) and run under
- * hotlock-run.  Issue 36, item 2: the policy read the cgroup quota with
- * fopen/fgets inside contended calls; a thread refilling its pool under one
+ * hotlock-run.  When the policy read the cgroup quota with fopen/fgets
+ * inside contended calls, a thread refilling its pool under one
  * mutex met a contended second one, whose slow path called malloc, which
  * needed the first again: a bump allocator of this shape hung in 20 of 25
  * runs.

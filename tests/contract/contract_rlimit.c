@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The lock's contract, address space (DESIGN.md invariant 9; issue 36,
- * item 6): the library's memory grows with use, so that a program under
- * an address-space limit starts as many threads under hotlock-run as on
- * glibc; nothing is printed on its behalf (today: the first slow path
- * reserves 112 MiB, and malloc arenas come with the policy's stdio; near
- * the limit "hotlock: cannot reserve the waiter arena; contended locks
- * fall back to polling").
+/* The lock's contract, address space (docs/core.md, "The lock's contract"): the library's memory grows
+ * with use, so that a program under an address-space limit starts as many
+ * threads under hotlock-run as on glibc; nothing is printed on its behalf
+ * (it failed when the first slow path reserved 112 MiB and the policy's
+ * stdio brought malloc arenas, and near the limit the library said
+ * "cannot reserve the waiter arena; contended locks fall back to
+ * polling").
  *
  * Under setrlimit(RLIMIT_AS, 512 MiB), starts threads with STACK KiB
  * stacks, one after another, until pthread_create fails or MAX threads

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The lock's contract, address space (DESIGN.md invariant 9; issue 36 item
-# 6): under RLIMIT_AS 512 MiB a program starts as many threads under
-# hotlock-run as on glibc, less 2, and nothing is printed on stderr (today:
-# the first slow path reserves 112 MiB, malloc arenas come with the
-# policy's stdio, and near the limit the library says "cannot reserve the
-# waiter arena" and polls).  contract_rlimit (not linked with hotlock)
+# The lock's contract, address space (docs/core.md): under RLIMIT_AS
+# 512 MiB a program starts as many threads under hotlock-run as on glibc,
+# less 2, and nothing is printed on stderr (it failed when the first slow
+# path reserved 112 MiB, malloc arenas came with the policy's stdio, and
+# near the limit the library said "cannot reserve the waiter arena" and
+# polled).  contract_rlimit (not linked with hotlock)
 # starts threads that each take contended locks and stay alive, until
 # pthread_create fails or the maximum; its count is compared between the
 # two runs, never with a fixed number.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The lock's contract in a sandbox (DESIGN.md invariant 9): a lock call
+/* The lock's contract in a sandbox (docs/core.md): a lock call
  * makes no system call but the futex (futex, futex_wake, futex_wait,
  * futex_waitv), the clock (clock_gettime, gettimeofday) and sched_yield.
  * Programs that install a seccomp allowlist after their set-up (OpenSSH's

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The lock's contract, no allocation, from a signal handler (DESIGN.md
- * invariant 9): a handler may take a mutex while its thread is inside
- * glibc's malloc, since the lock call allocates nothing (on glibc it
- * cannot deadlock there).  Issue 36, item 2: the policy's fopen inside a
- * contended call needed the malloc arena lock that the interrupted malloc
- * held: 6 of 10 runs deadlocked.
+/* The lock's contract, no allocation, from a signal handler (docs/core.md, "The lock's contract"): a
+ * handler may take a mutex while its thread is inside glibc's malloc,
+ * since the lock call allocates nothing (on glibc it cannot deadlock
+ * there).  When the policy called fopen inside a contended call, that
+ * needed the malloc arena lock the interrupted malloc held: 6 of 10 runs
+ * deadlocked.
  *
  * Each round is a fresh forked child (its first contended lock is the
- * process's first, where today's policy reads the cgroup quota with
+ * process's first, where the policy once read the cgroup quota with
  * stdio): a holder thread keeps mutex M 300 us of every 330; thread T
  * mallocs and frees 2-32 KiB blocks in a loop (beyond the tcache: each
  * call takes its arena's lock) and marks the time it is inside malloc or

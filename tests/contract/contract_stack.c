@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The lock's contract, stack (DESIGN.md invariant 9): a lock call needs
+/* The lock's contract, stack (docs/core.md): a lock call needs
  * about as much stack as glibc's, so that it may be made on a thread
  * created with a PTHREAD_STACK_MIN (16 KiB) stack and from a signal
  * handler on an 8 KiB alternate stack (crash and shutdown handlers take
  * log locks there; LTP's and glibc's own condvar tests run threads on
- * PTHREAD_STACK_MIN stacks).  Issue 36, item 3: one contended lock wrote
- * about 22 KB of stack under the shim; such threads died by SIGSEGV.
+ * PTHREAD_STACK_MIN stacks).  When the waiting policy read /proc inside
+ * lock calls, one contended lock wrote about 22 KB of stack under the
+ * shim, and such threads died by SIGSEGV.
  *
  * Each case runs in a forked child.
  *
