@@ -286,8 +286,9 @@ void hl_spin_thread_started(bool all)
  * child has one thread, this one. */
 static void machine_atfork_child(void)
 {
-	/* Relaxed: nobody else runs here. */
-	hl_store(&learning, 0, HL_RELAXED);
+	/* The child's update first (thread.c's fork check, whichever atfork
+	 * handler runs first): it frees `learning` (hl_spin_atfork_child). */
+	hl_fork_check();
 	hl_machine_learn(true);
 }
 
@@ -372,6 +373,11 @@ void hl_spin_atfork_child(void)
 {
 	/* Relaxed: the child has one thread, this one. */
 	hl_store(&spinners, spin_held, HL_RELAXED);
+#ifndef HOTLOCK_SCHED
+	/* A parent's thread that was learning at the fork never finishes
+	 * here (after _Fork, no atfork handler frees it either). */
+	hl_store(&learning, 0, HL_RELAXED);
+#endif
 }
 
 /* A waker that claimed the node posts the signal a few instructions later;
