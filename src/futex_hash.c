@@ -86,9 +86,10 @@
  *     last set (or, before it set any, not a size the kernel's default
  *     can have: 0, or 16..default_max): someone else chose it;
  *     rec.stopped, next = never: done, for good in this process.
- *  5. The estimate's 4 slots per thread fit in max(S, default_max): next =
- *     the estimate that would not; done (never smaller than S; and the
- *     kernel's own default is not frozen while it can still grow).
+ *  5. The estimate's 4 slots per thread fit in max(S, default_max,
+ *     AUTO_FIRST_SLOTS): next = the estimate that would not; done (never
+ *     smaller than S; the kernel's own default is not frozen while it can
+ *     still grow; and below 64 threads its chains stay short).
  *  6. SET 4 x estimate rounded up to a power of two (at most
  *     AUTO_MAX_SLOTS): rec.last and next follow.  EBUSY: the global table
  *     (GET says 0) stops auto; a private table is left to a later
@@ -139,6 +140,11 @@
 #endif
 
 #define AUTO_MAX_SLOTS (1u << 16)
+/* auto leaves the table alone until 4 slots per thread pass this (64
+ * threads): below it the kernel's default keeps the chains a few waiters
+ * long (docs/futex-hash.md), and a program that sandboxes itself and then
+ * starts a few dozen threads is not met with a prctl its filter may kill. */
+#define AUTO_FIRST_SLOTS 256u
 #define NEVER UINT32_MAX
 
 enum { MODE_AUTO, MODE_GLOBAL, MODE_FIXED, MODE_NONE };
@@ -269,10 +275,12 @@ static uint32_t estimate(void)
 	return regs < top ? (uint32_t)regs : top;
 }
 
-/* The estimate past which a table of `slots` is too small (4 per thread);
- * NEVER once it reaches the cap. */
+/* The estimate past which a table of `slots` (or of AUTO_FIRST_SLOTS, if
+ * more) is too small (4 per thread); NEVER once it reaches the cap. */
 static uint32_t next_for(uint32_t slots)
 {
+	if (slots < AUTO_FIRST_SLOTS)
+		slots = AUTO_FIRST_SLOTS;
 	return slots >= AUTO_MAX_SLOTS ? NEVER : slots / 4 + 1;
 }
 
@@ -393,9 +401,9 @@ void hl__futex_hash_threads(uint32_t record)
 		;
 }
 
-void hl__futex_hash_look(bool all)
+void hl__futex_hash_look(unsigned how)
 {
-	(void)all;
+	(void)how;
 	for (;;) {
 		if (estimate() < hl_load(&auto_next, HL_RELAXED))      /* see auto_next */
 			return;

@@ -17,6 +17,6 @@ HL_HIDDEN void hl__futex_hash_threads(uint32_t record);
  * calls: once per doubling of the counted threads, may resize the
  * process's futex hash: a GET and a SET prctl, and the SET waits in the
  * kernel for the old table to drain (steps 2-7).  Never sleeps otherwise. */
-HL_HIDDEN void hl__futex_hash_look(bool all);
+HL_HIDDEN void hl__futex_hash_look(unsigned how);
 
 #endif

@@ -458,7 +458,7 @@ struct hl_thread *hl__thread_register(void)
 #define NODE_HEADROOM (64 * HL_NEST)
 #define THREAD_HEADROOM 64
 
-static int thread_start(bool all)
+static int thread_start(const struct hl_thread_start *known, unsigned how)
 {
 	int saved = errno;
 	struct hl_thread *t = hl_self();
@@ -470,26 +470,37 @@ static int thread_start(bool all)
 	if (!t) {
 		err = ENOMEM;
 	} else {
-		int pol = sched_getscheduler(0);
+		bool rt;
+		if (known) {
+			rt = known->rt;
+			/* Relaxed: a hint (struct hl_thread); the shim's
+			 * affinity is read by hl_thread_affinity_cpus. */
+			for (int k = 0; known->have_mask && k < HL_CPU_WORDS; k++)
+				hl_store(&t->cpu_mask[k], known->mask[k], HL_RELAXED);
+			how |= HL_STARTED_KNOWN;
+		} else {
+			int pol = sched_getscheduler(0);
+			rt = pol == SCHED_FIFO || pol == SCHED_RR;
+		}
 		/* Relaxed: a hint read by this thread's lock paths; the
 		 * shim's sched calls may write it from other threads. */
-		hl_store(&t->rt, pol == SCHED_FIFO || pol == SCHED_RR, HL_RELAXED);
+		hl_store(&t->rt, rt, HL_RELAXED);
 		for (unsigned k = 0; k < hl__thread_hooks_count; k++)
 			if (hl__thread_hooks[k].started)
-				hl__thread_hooks[k].started(all);
+				hl__thread_hooks[k].started(how);
 	}
 	errno = saved;
 	return err;
 }
 
-int hl__thread_start(void)
+int hl__thread_start(const struct hl_thread_start *known)
 {
-	return thread_start(false);
+	return thread_start(known, 0);
 }
 
 int hl_thread_init(void)
 {
-	return thread_start(true);
+	return thread_start(NULL, HL_STARTED_QUOTA);
 }
 
 __attribute__((constructor)) static void thread_init(void)
@@ -506,7 +517,7 @@ __attribute__((constructor)) static void thread_init(void)
 	}
 	errno = saved;
 	/* The main thread, registered at load, outside any lock call. */
-	hl__thread_start();
+	hl__thread_start(NULL);
 }
 
 static uint32_t records_made(void)

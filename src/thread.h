@@ -131,9 +131,20 @@ HL_HIDDEN extern __thread uint32_t hl__prefork_tids[HL_FORK_TIDS]
 
 HL_HIDDEN uint32_t hl__tid_slow(void);
 HL_HIDDEN struct hl_thread *hl__thread_register(void);
-/* hl_thread_init without what is dearer to learn (the `started` hooks'
- * `all`): where the shim starts every thread, and the main thread at load. */
-HL_HIDDEN int hl__thread_start(void);
+/* What a thread's creator knows of it (the shim's pthread_create): its
+ * scheduling policy and affinity, inherited or from its attributes, so
+ * that the new thread need not ask the kernel. */
+struct hl_thread_start {
+	bool rt;                        /* SCHED_FIFO or SCHED_RR */
+	bool have_mask;                 /* mask is known (else not counted) */
+	uint64_t mask[HL_CPU_WORDS];
+};
+/* Registers the calling thread where it starts.  With `known` (the shim's
+ * pthread_create), its policy and affinity are taken from it and no system
+ * call is made but gettid; with NULL (the main thread at load), they are
+ * asked of the kernel.  Either way without what is dearer to learn (the
+ * cgroup quota: hl_thread_init). */
+HL_HIDDEN int hl__thread_start(const struct hl_thread_start *known);
 
 /* What the layers above the records do at a thread's registration and in a
  * fork child, so that thread.c, at the bottom, calls none of them by name.
@@ -148,8 +159,10 @@ HL_HIDDEN int hl__thread_start(void);
  *               starts (the shim's pthread_create, the constructor for the
  *               main thread, the program's own call), outside any lock
  *               call: what may make system calls (a thread's affinity, the
- *               futex hash's size); `all` for the program's own call, which
- *               also asks for what is dearer to learn (the cgroup quota).
+ *               futex hash's size); `how` (HL_STARTED_*) says whether the
+ *               program asked for the quota too, and whether the record's
+ *               policy and mask came from the thread's creator (then the
+ *               hook reads them instead of asking the kernel).
  *   fork_child  in a fork child's update (fork_update), after the fork
  *               generation moved, in whichever thread makes the update.
  *
@@ -157,9 +170,14 @@ HL_HIDDEN int hl__thread_start(void);
  * under LD_PRELOAD another library's constructor may lock a mutex before
  * hotlock's constructors run, so the hooks must be in place from the
  * process's first instruction (the loader's relocations put them there). */
+/* What a `started` hook is asked to do (flags). */
+enum {
+	HL_STARTED_QUOTA = 1,   /* the program's hl_thread_init: learn the quota too */
+	HL_STARTED_KNOWN = 2,   /* the record's policy and mask are filled in: no syscall */
+};
 struct hl_thread_hooks {
 	void (*registered)(uint32_t index);
-	void (*started)(bool all);
+	void (*started)(unsigned how);
 	void (*fork_child)(void);
 };
 HL_HIDDEN extern const struct hl_thread_hooks hl__thread_hooks[];

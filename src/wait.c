@@ -15,20 +15,22 @@
  * The machine is learned outside lock calls (docs/core.md, "The lock's
  * contract": a lock call makes no system call but the futex and the
  * clock, opens nothing, allocates nothing, leaves errno alone).
- * hl_machine_learn runs at load (a constructor), in hotlock's atfork child
- * handler, and where a thread starts (the shim's pthread_create,
- * hl_thread_init).  It
- *   a. reads the calling thread's affinity (sched_getaffinity) into its
- *      record, if it has one;
- *   b. with quota set (at load and in a fork child, where a child is often
- *      moved to a cgroup of its own), reads the cgroup's CPU quota from
- *      /proc/self/cgroup and the cgroup files, with open/read/close into
- *      buffers of its own (no stdio: it may run where malloc is not safe),
- *      errno saved;
+ * hl_machine_learn runs at load (a constructor) and where a thread starts
+ * (the shim's pthread_create, hl_thread_init).  It
+ *   a. takes the calling thread's affinity from its record where the
+ *      thread's creator put it there (the shim's pthread_create: the
+ *      creator's mask, or the one its attributes set), else asks the kernel
+ *      (sched_getaffinity) and puts it there;
+ *   b. with quota set (at load, and where the program calls
+ *      hl_thread_init), reads the cgroup's CPU quota from /proc/self/cgroup
+ *      and the cgroup files, with open/read/close into buffers of its own
+ *      (no stdio: it may run where malloc is not safe), errno saved;
  *   c. unless another thread is doing it (a try-lock, `learning`), stores
  *      the slots: the union of the records' masks (counted until it covers
- *      the online CPUs, read at load and in a fork child), at least the
- *      caller's own mask, capped by the quota, less one.
+ *      the online CPUs, read once), at least the caller's own mask, capped
+ *      by the quota, less one.
+ * So a thread the shim starts makes no system call for it: a program that
+ * sandboxes itself and then starts threads is not killed for them.
  * hl_spin_begin(rec), on a slow path, reads only memory:
  *   d. The record (wait.h rule 2): below HL_SPIN_REC_OFF the configured
  *      budget; at OFF, 0, except every HL_SPIN_PROBE_EVERY-th call of the
@@ -40,11 +42,12 @@
  *
  * In a fork child the forking thread is alone: spinners becomes its own
  * spin_held (the slots of the parent's other threads are not held by anyone
- * there).  In the controlled-schedule build the slot count is the
+ * there), and `learning` is free; the slots and the quota stay the
+ * parent's (nothing is read there: a child of a sandboxed program may not
+ * open a file) until a thread starts or the program calls hl_thread_init.  In the controlled-schedule build the slot count is the
  * schedule's CPUs less one, read once.
  */
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -78,14 +81,15 @@ static int slots(void)
 	return n;
 }
 
-void hl_machine_learn(bool quota)
+void hl_machine_learn(bool quota, bool mask_known)
 {
 	(void)quota;
+	(void)mask_known;
 }
 
-void hl_spin_thread_started(bool all)
+void hl_spin_thread_started(unsigned how)
 {
-	(void)all;
+	(void)how;
 }
 #else
 static int slots(void)
@@ -233,28 +237,35 @@ static int read_affinity(uint64_t w[HL_CPU_WORDS])
 }
 
 static _Atomic int quota_cpus;
-static int online_cpus;         /* at load and in a fork child (learning held) */
+static int online_cpus;         /* at the first learn (learning held) */
 
 /* Serializes hl_machine_learn's reading of the cgroup files (static
  * buffers) and its count.  A thread start that finds it taken leaves the
  * count to the one that holds it (its own mask is in its record already,
- * and the next start counts it); a fork child starts with it free,
- * whatever its parent's other threads did. */
+ * and the next start counts it); a fork child frees it
+ * (hl_spin_atfork_child). */
 static _Atomic int learning;
 
-void hl_machine_learn(bool quota)
+void hl_machine_learn(bool quota, bool mask_known)
 {
 	int saved = errno;
 	uint64_t w[HL_CPU_WORDS];
-	int own = read_affinity(w);
 	struct hl_thread *self = hl__self_ptr;
-	if (self)
-		/* Relaxed: read by hl_thread_affinity_cpus as a hint. */
+	int own = 0;
+	if (mask_known && self) {
+		/* Relaxed: the record's own mask, stored by this thread. */
 		for (int k = 0; k < HL_CPU_WORDS; k++)
-			hl_store(&self->cpu_mask[k], w[k], HL_RELAXED);
+			own += __builtin_popcountll(hl_load(&self->cpu_mask[k], HL_RELAXED));
+	} else {
+		own = read_affinity(w);
+		if (self)
+			/* Relaxed: read by hl_thread_affinity_cpus as a hint. */
+			for (int k = 0; k < HL_CPU_WORDS; k++)
+				hl_store(&self->cpu_mask[k], w[k], HL_RELAXED);
+	}
 	/* Acquire: pairs with the release below, for the static buffers. */
 	if (!hl_xchg(&learning, 1, HL_ACQUIRE)) {
-		if (quota || !online_cpus) {
+		if (!online_cpus) {
 			long n = sysconf(_SC_NPROCESSORS_ONLN);
 			online_cpus = n > 0 && n < CPU_SETSIZE ? (int)n : CPU_SETSIZE;
 		}
@@ -277,25 +288,14 @@ void hl_machine_learn(bool quota)
 	errno = saved;
 }
 
-void hl_spin_thread_started(bool all)
+void hl_spin_thread_started(unsigned how)
 {
-	hl_machine_learn(all);
-}
-
-/* A fork child, outside any lock call: hotlock's own atfork handler.  The
- * child has one thread, this one. */
-static void machine_atfork_child(void)
-{
-	/* The child's update first (thread.c's fork check, whichever atfork
-	 * handler runs first): it frees `learning` (hl_spin_atfork_child). */
-	hl_fork_check();
-	hl_machine_learn(true);
+	hl_machine_learn(how & HL_STARTED_QUOTA, how & HL_STARTED_KNOWN);
 }
 
 __attribute__((constructor)) static void machine_init(void)
 {
-	hl_machine_learn(true);
-	pthread_atfork(NULL, NULL, machine_atfork_child);
+	hl_machine_learn(true, false);
 }
 #endif
 

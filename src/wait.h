@@ -150,17 +150,18 @@ enum {
 HL_HIDDEN uint64_t hl_spin_begin(unsigned rec);
 /* Ends the spin phase; `outcome` is counted (HL_SP_WON). */
 HL_HIDDEN void hl_spin_end(int outcome);
-/* Learns what the policy needs of the machine (rule 3: the calling
- * thread's affinity, and with quota the cgroup's CPU quota), outside lock
- * calls: at load, in a fork child, where a thread starts.  errno as it
- * was; no allocation. */
-HL_HIDDEN void hl_machine_learn(bool quota);
+/* Learns what the policy needs of the machine (rule 3), outside lock
+ * calls: at load and where a thread starts.  The calling thread's affinity
+ * is asked of the kernel unless mask_known (its record has it from its
+ * creator); with quota, the cgroup's CPU quota too.  errno as it was; no
+ * allocation. */
+HL_HIDDEN void hl_machine_learn(bool quota, bool mask_known);
 /* The CPU quota of this process's cgroup, in CPUs rounded up (0: none or
  * not known), read from root's /proc/self/cgroup and cgroup tree ("": the
  * real ones).  Only while hl_machine_learn is not running (its buffers). */
 HL_HIDDEN int hl__cgroup_quota_cpus(const char *root);
-/* The thread hook (thread.h, started): hl_machine_learn(all). */
-HL_HIDDEN void hl_spin_thread_started(bool all);
+/* The thread hook (thread.h, started): hl_machine_learn as `how` says. */
+HL_HIDDEN void hl_spin_thread_started(unsigned how);
 
 /* The record after a spin phase that ended as `outcome`. */
 static inline unsigned hl_spin_learn(unsigned rec, int outcome)

@@ -16,19 +16,19 @@
  *      set): global, 256, auto and unset give the table asked for; bad
  *      values (3, x, -4, 2^31) give one line on stderr and are ignored;
  *  (e) auto grows the table with the threads that start through
- *      hl_thread_init (as the shim starts every thread): 64 threads that
- *      each wait on a contended hl_mutex leave at least 256 slots (4 per
- *      thread);
+ *      hl_thread_init (as the shim starts every thread): 80 threads that
+ *      each wait on a contended hl_mutex leave at least 320 slots (4 per
+ *      thread; auto starts past 64 threads);
  *  (f) a size the program set with its own prctl (128) is kept while 12,
  *      then 40 threads wait on a contended hl_mutex (auto stops);
  *  (g) auto never makes the table smaller than the kernel's answer before:
  *      after a raw prctl of 4096 slots, and from the kernel's default, the
- *      size read after each of 40 threads parks never goes down;
+ *      size read after each of 80 threads parks never goes down;
  *  (h) auto works in a fork child: a parent that grew the table and let
- *      its threads exit forks, and 40 waiting threads of the child grow
- *      the child's table (which the kernel starts afresh) to 160 or more;
+ *      its threads exit forks, and 80 waiting threads of the child grow
+ *      the child's table (which the kernel starts afresh) to 320 or more;
  *      the same after _Fork(), which runs no atfork handler;
- *  (i) hl_futex_hash_set wins over auto resizes in flight: 64 threads
+ *  (i) hl_futex_hash_set wins over auto resizes in flight: 100 threads
  *      start waiting (the library resizes) while the program sets 64;
  *      once they are parked the table has 64 slots (a race: the old code
  *      failed it most of the time, not always).
@@ -414,9 +414,9 @@ static int child_never_smaller_default(void *arg)
 {
 	(void)arg;
 	hl_mutex_lock(&gate);
-	park_one_by_one(40, "from the kernel's default");
+	park_one_by_one(80, "from the kernel's default");
 	int s = raw_get();
-	CHECK(s >= 160, "40 waiting threads: %d slots, expected 4 per thread (160) or more", s);
+	CHECK(s >= 320, "80 waiting threads: %d slots, expected 4 per thread (320) or more", s);
 	unpark_all();
 	return test_finish("test_futex_hash (g) from the default");
 }
@@ -425,9 +425,9 @@ static int child_fork(void *arg)
 {
 	bool raw = arg != NULL;
 	hl_mutex_lock(&gate);
-	park_more(40);
+	park_more(80);
 	int s = raw_get();
-	CHECK(s >= 160, "parent, 40 waiting threads: %d slots, expected 160 or more", s);
+	CHECK(s >= 320, "parent, 80 waiting threads: %d slots, expected 320 or more", s);
 	unpark_all();
 	fflush(stdout);
 	fflush(stderr);
@@ -439,9 +439,9 @@ static int child_fork(void *arg)
 		/* The kernel gives a fork child no table until its first
 		 * thread, then its default: the parent's size stays behind. */
 		hl_mutex_lock(&gate);
-		park_more(40);
+		park_more(80);
 		int c = raw_get();
-		CHECK(c >= 160, "%s child, 40 waiting threads: %d slots, expected 160 or more",
+		CHECK(c >= 320, "%s child, 80 waiting threads: %d slots, expected 320 or more",
 		      raw ? "_Fork" : "fork", c);
 		unpark_all();
 		int rc = test_finish(raw ? "test_futex_hash (h) _Fork child"
@@ -461,12 +461,12 @@ static int child_set_races_auto(void *arg)
 {
 	(void)arg;
 	hl_mutex_lock(&gate);
-	start_waiters(64);      /* registering, and resizing, from now on */
+	start_waiters(100);     /* registering, and resizing past 64, from now on */
 	int err = hl_futex_hash_set(64);
 	CHECK(err == 0, "set 64 while threads start waiting: %s", strerror(err));
 	wait_parked();
 	int s = raw_get();
-	CHECK(s == 64, "the program set 64 while 64 threads started waiting: %d slots", s);
+	CHECK(s == 64, "the program set 64 while 100 threads started waiting: %d slots", s);
 	unpark_all();
 	s = raw_get();
 	CHECK(s == 64, "the program set 64, after its threads ran: %d slots", s);
@@ -550,7 +550,7 @@ int main(int argc, char **argv)
 		{ "x", 4, 16, 64, true },
 		{ "-4", 4, 16, 64, true },
 		{ "2147483648", 4, 16, 64, true },
-		{ "auto", 64, 256, 1u << 16, false },   /* (e) */
+		{ "auto", 80, 320, 1u << 16, false },   /* (e) */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct env_case *c = &cases[i];

@@ -6,9 +6,15 @@
  *
  *  - pthread_create starts the program's function through start_thread,
  *    which registers the new thread first (hl__thread_start: its record
- *    and nodes, its TID, its scheduling policy and CPU affinity, and the
- *    futex hash's size as the threads grow), so that none of it happens at
- *    the thread's first contended lock.  The start routine and its
+ *    and nodes, its TID, and the futex hash's size as the threads grow),
+ *    so that none of it happens at the thread's first contended lock.  Its
+ *    scheduling policy and CPU affinity are worked out by the creator,
+ *    without a system call: the attributes' where they set them, else the
+ *    creator's own, which a new thread inherits.  So a thread start makes
+ *    no system call of ours but gettid (and, once per doubling of the
+ *    threads, the futex hash's prctl): a program that sandboxes itself and
+ *    then starts threads allows what glibc's pthread_create needs, not
+ *    more.  The start routine and its
  *    argument travel in a slot of a static table, which the new thread
  *    gives back once it has read them: no allocation, and above all no
  *    free() in the new thread, whose first free makes glibc give it a
@@ -26,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <hotlock/thread.h>
 
@@ -35,6 +42,7 @@
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	struct hl_thread_start known;   /* the new thread's policy and mask */
 	_Atomic uint32_t used;          /* a table slot: 1 from claim to read */
 	bool heap;                      /* malloc'ed: the new thread frees it */
 };
@@ -66,14 +74,58 @@ static void *start_thread(void *p)
 	struct start *b = p;
 	void *(*fn)(void *) = b->fn;
 	void *arg = b->arg;
+	struct hl_thread_start known = b->known;
 	if (b->heap)
 		free(b);
 	else
 		/* Release: our reads of the slot happen before its next
 		 * claim. */
 		hl_store(&b->used, 0, HL_RELEASE);
-	hl__thread_start();
+	hl__thread_start(&known);
 	return fn(arg);
+}
+
+static bool rt_policy(int policy)
+{
+	policy &= ~SCHED_RESET_ON_FORK;
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+/* The new thread's policy and affinity, as attr sets them or as it
+ * inherits them from the caller (its record): no system call. */
+static void new_thread_known(struct hl_thread_start *k, const pthread_attr_t *attr)
+{
+	struct hl_thread *me = hl__self_ptr;
+	/* Relaxed: the caller's own record (its mask and flag are hints). */
+	k->rt = me && hl_load(&me->rt, HL_RELAXED);
+	k->have_mask = false;
+	if (me) {
+		for (int w = 0; w < HL_CPU_WORDS; w++)
+			k->mask[w] = hl_load(&me->cpu_mask[w], HL_RELAXED);
+		for (int w = 0; w < HL_CPU_WORDS && !k->have_mask; w++)
+			k->have_mask = k->mask[w] != 0;
+	}
+	if (!attr)
+		return;
+	int inherit, policy;
+	if (pthread_attr_getinheritsched(attr, &inherit) == 0 && inherit == PTHREAD_EXPLICIT_SCHED &&
+	    pthread_attr_getschedpolicy(attr, &policy) == 0)
+		k->rt = rt_policy(policy);
+	/* glibc reads an attribute without a set of its own as every CPU:
+	 * taken as inherited (a program that asks for every CPU from a
+	 * pinned creator is counted as pinned: fewer spinners, not more). */
+	cpu_set_t set;
+	_Static_assert(sizeof(set) == sizeof(k->mask), "the record's mask is a cpu_set_t");
+	if (pthread_attr_getaffinity_np(attr, sizeof(set), &set) == 0) {
+		bool all = true;
+		const unsigned char *b = (const unsigned char *)&set;
+		for (size_t i = 0; i < sizeof(set) && all; i++)
+			all = b[i] == 0xff;
+		if (!all) {
+			memcpy(k->mask, &set, sizeof(set));
+			k->have_mask = true;
+		}
+	}
 }
 
 int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
@@ -87,6 +139,7 @@ int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 	}
 	s->fn = fn;
 	s->arg = arg;
+	new_thread_known(&s->known, attr);
 	/* pthread_create orders these writes before the new thread's reads. */
 	int err = REAL(R_CREATE, create_fn)(th, attr, start_thread, s);
 	if (err) {
@@ -99,12 +152,6 @@ int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 	return err;
 }
 SHIM_EXPORT2(shim_pthread_create, pthread_create, "GLIBC_2.34", "GLIBC_2.2.5");
-
-static bool rt_policy(int policy)
-{
-	policy &= ~SCHED_RESET_ON_FORK;
-	return policy == SCHED_FIFO || policy == SCHED_RR;
-}
 
 int shim_pthread_setschedparam(pthread_t th, int policy, const struct sched_param *param)
 {
