@@ -106,10 +106,9 @@ enum {
  *     "May use": the union of the affinity masks of its threads, capped by
  *     the CPU quota of its cgroup (cgroup v2 cpu.max or v1
  *     cpu.cfs_quota_us, the smallest along the path to the root, rounded
- *     up).  Learned outside lock calls (hl_machine_learn): at load, in a
- *     fork child, and where a thread starts (the shim's pthread_create,
- *     hl_thread_init, which a program calls again after changing a
- *     thread's affinity).  So
+ *     up).  Learned outside lock calls (hl_machine_learn): at load and
+ *     where a thread starts (the shim's pthread_create, hl_thread_init,
+ *     which a program calls again after changing a thread's affinity).  So
  *     one thread pinned to a CPU does not stop the others from spinning,
  *     and on one CPU nobody spins.
  *
