@@ -14,6 +14,17 @@
  *                                is the success order weakened to what C11
  *                                allows (no release on a failed CAS)
  *   hl_fetch_or/and/add(p, v, mo)
+ *   hl_load_stable(p, mo)        atomic_load_explicit of a value that never
+ *                                changes once the reader may use it (an
+ *                                arena chunk's address): no scheduling point
+ *                                in the controlled-schedule build, where no
+ *                                interleaving can change what it reads
+ *   hl_load_hint(p)              a relaxed load of a hint that another
+ *                                thread may change at any time and that no
+ *                                protocol step depends on for correctness
+ *                                (a thread's RT flag): no scheduling point
+ *                                either, since interleaving it would add
+ *                                schedules without covering a protocol step
  *   hl_cpu_relax()               the pause instruction, inside spin loops
  *   hl_cpu_yield()               sched_yield, inside spin loops
  *
@@ -32,6 +43,9 @@
 #define HL_RELEASE memory_order_release
 #define HL_ACQ_REL memory_order_acq_rel
 #define HL_SEQ_CST memory_order_seq_cst
+
+#define hl_load_stable(p, mo)   atomic_load_explicit((p), (mo))
+#define hl_load_hint(p)         atomic_load_explicit((p), memory_order_relaxed)
 
 /* The strongest order C11 allows on the failure path of a CAS whose success
  * order is mo: release parts are dropped. */

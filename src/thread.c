@@ -79,7 +79,7 @@ static void *arena_at(struct arena *a, uint32_t i)
 	 * release in grow, the acquire in bump or the pool's), or the index
 	 * came to us through a queue or a lock word whose own release and
 	 * acquire order it. */
-	char *c = hl_load(&a->chunk[k], HL_RELAXED);
+	char *c = hl_load_stable(&a->chunk[k], HL_RELAXED);
 	return c + (size_t)(i - hl_chunk_base(k, a->chunk0)) * a->elem;
 }
 
@@ -148,7 +148,7 @@ static bool low(struct arena *a, uint32_t headroom)
 bool hl_node_index_of(const void *p, uint32_t *index, size_t *off)
 {
 	for (unsigned k = 0; k < HL_NODE_CHUNKS; k++) {
-		const char *c = (const char *)hl_load(&hl__node_chunks[k], HL_RELAXED);
+		const char *c = (const char *)hl_load_stable(&hl__node_chunks[k], HL_RELAXED);
 		size_t bytes = ((size_t)HL_NODE_CHUNK0 << k) * sizeof(struct hl_node);
 		if (c && (const char *)p >= c && (const char *)p < c + bytes) {
 			size_t d = (size_t)((const char *)p - c);

@@ -239,7 +239,7 @@ static inline struct hl_node *hl_node_at(uint32_t index)
 	/* Relaxed: a node's index reaches a thread through a queue link, a
 	 * lock word or the free list, whose own release/acquire pairs order
 	 * it after the chunk's publication (thread.c, grow). */
-	return hl_load(&hl__node_chunks[k], HL_RELAXED) + (index - hl_chunk_base(k, HL_NODE_CHUNK0));
+	return hl_load_stable(&hl__node_chunks[k], HL_RELAXED) + (index - hl_chunk_base(k, HL_NODE_CHUNK0));
 }
 /* Whether p points into a node (the controlled-schedule build's names). */
 HL_HIDDEN bool hl_node_index_of(const void *p, uint32_t *index, size_t *off);
@@ -259,7 +259,7 @@ HL_HIDDEN void hl_node_recycle(struct hl_node *n);
 static inline bool hl_thread_is_rt(struct hl_thread *self)
 {
 	/* Relaxed: a hint (struct hl_thread). */
-	return hl_load(&self->rt, HL_RELAXED);
+	return hl_load_hint(&self->rt);
 }
 /* The shim's pthread_setschedparam and sched_setscheduler: the policy the
  * program gave a registered thread (t NULL: not registered, nothing). */
