@@ -524,7 +524,10 @@ static uint32_t records_made(void)
 {
 	/* Relaxed: an index below it whose record is read is checked by its
 	 * in_use (acquire) where that matters. */
-	uint32_t n = hl_load(&threads_arena.bump, HL_RELAXED), cap = hl_load(&threads_arena.capacity, HL_ACQUIRE);
+	uint32_t n = hl_load(&threads_arena.bump, HL_RELAXED);
+	/* Acquire: pairs with grow's release, so that every record below
+	 * capacity has its chunk. */
+	uint32_t cap = hl_load(&threads_arena.capacity, HL_ACQUIRE);
 	return n < cap ? n : cap;
 }
 

@@ -44,8 +44,9 @@
  * spin_held (the slots of the parent's other threads are not held by anyone
  * there), and `learning` is free; the slots and the quota stay the
  * parent's (nothing is read there: a child of a sandboxed program may not
- * open a file) until a thread starts or the program calls hl_thread_init.  In the controlled-schedule build the slot count is the
- * schedule's CPUs less one, read once.
+ * open a file) until a thread starts or the program calls hl_thread_init.
+ * In the controlled-schedule build the slot count is the schedule's CPUs
+ * less one, read once.
  */
 #include <fcntl.h>
 #include <sched.h>
