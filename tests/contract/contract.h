@@ -447,6 +447,21 @@ static inline void contract_parse_allow(const char *list)
 	}
 }
 
+/* The tests' shared options, after --expect: --kind NAME (the workloads
+ * whose name contains it; only may be NULL where a test has no kinds),
+ * --ms N (run_ms may be NULL likewise) and --allow NR,... */
+static inline void contract_options(int argc, char **argv, const char **only, int64_t *run_ms)
+{
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--kind") && only)
+			*only = argv[i + 1];
+		else if (!strcmp(argv[i], "--ms") && run_ms)
+			*run_ms = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--allow"))
+			contract_parse_allow(argv[i + 1]);
+	}
+}
+
 /* Whether this kernel lets a thread install a filter: tried in a child. */
 static inline bool contract_seccomp_available(const char **why)
 {

@@ -79,12 +79,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *impl = contract_expect(&argc, argv, prog);
 	const char *only = NULL;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--kind"))
-			only = argv[i + 1];
-		else if (!strcmp(argv[i], "--ms"))
-			run_ms = atol(argv[i + 1]);
-	}
+	contract_options(argc, argv, &only, &run_ms);
 	const char *why;
 	bool have_seccomp = contract_seccomp_available(&why);
 	if (!have_seccomp)

@@ -63,14 +63,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *impl = contract_expect(&argc, argv, prog);
 	const char *only = NULL;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--kind"))
-			only = argv[i + 1];
-		else if (!strcmp(argv[i], "--ms"))
-			run_ms = atol(argv[i + 1]);
-		else if (!strcmp(argv[i], "--allow"))
-			contract_parse_allow(argv[i + 1]);
-	}
+	contract_options(argc, argv, &only, &run_ms);
 	const char *why;
 	if (!contract_seccomp_available(&why)) {
 		printf("%s: SKIP: %s\n", prog, why);

@@ -126,9 +126,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	contract_expect(&argc, argv, prog);
-	for (int i = 1; i + 1 < argc; i += 2)
-		if (!strcmp(argv[i], "--allow"))
-			contract_parse_allow(argv[i + 1]);
+	contract_options(argc, argv, NULL, NULL);
 	const char *why;
 	if (!contract_seccomp_available(&why)) {
 		printf("SKIP: %s\n", why);
