@@ -34,7 +34,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>

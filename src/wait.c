@@ -48,13 +48,11 @@
  * In the controlled-schedule build the slot count is the schedule's CPUs
  * less one, read once.
  */
-#include <fcntl.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <hotlock/config.h>
