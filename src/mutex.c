@@ -23,6 +23,7 @@
  *                             owner: a hint for contenders (step 1b)
  *                 bits 24-26  the spin record (wait.h): what spinning
  *                             achieved on this lock lately (steps 1b, 3)
+ *                 bit  27     SATURATED: the head sleeps passive (step 4b)
  *
  *   word value              meaning
  *   ----------------------  -------------------------------------------------
@@ -39,12 +40,17 @@
  * Lock:
  *  1. Fast path: CAS(word, 0 -> tid).  Newcomers take a free lock even when
  *     waiters are queued: lock stealing, the TP protocol's throughput.
- *  1b. Optimistic spinning: with a spinner slot (wait.h), spin on the word
- *     for the spin budget, taking it with CAS(0 -> tid) when free.  Nobody
- *     can take it while a handoff is due (the word is never 0 then).  With
+ *  1b. Optimistic spinning: with a spinner slot (wait.h), and unless the
+ *     lock is SATURATED, spin on the word for the spin budget, taking it
+ *     with CAS(0 -> tid) when free.  Nobody can take it while a handoff is
+ *     due (the word is never 0 then).  A spinner first leaves a free word
+ *     to the thread that freed it for a grace of about half a microsecond
+ *     (OWNER_GRACE_POLLS); taken back within it, the lock is saturated by
+ *     running threads, and the spinner stops and queues (step 4b).  With
  *     CNA, a contender on another node than the holder's gives a free word
- *     a grace of a microsecond first, and so does a queue head until it
- *     has waited the CNA threshold (gives_way_to_holder).
+ *     a grace of a microsecond instead, and so does a queue head until it
+ *     has waited the CNA threshold (gives_way_to_holder).  RT and
+ *     prioritized threads give no grace.
  *  2. Otherwise take this thread's node, stamp it (TID, start time, RT flag)
  *     and enqueue it.  With a predecessor, park on the node until made head,
  *     or handed the lock if we were made head while parked (step 5).  Only
@@ -60,6 +66,19 @@
  *     waited the handoff threshold since step 2 and competed as the head
  *     (steps 3-4, from becoming head or waking up as the recorded head)
  *     for an eighth of it.
+ *  4b. Concurrency restriction.  A head that is not due and has lost (the
+ *     owner took a free word back within the grace of 1b; or, with no
+ *     spinner slot to see that with, woken by RELEASED it found the lock
+ *     taken again) does not set WAKE: the running
+ *     threads keep the lock busy without it, and an unlock that woke it
+ *     would pay a syscall for a thread that loses again.  It sets
+ *     SATURATED, so that newcomers queue behind it instead of spinning, and
+ *     sleeps passive on its node, recorded nowhere, until a timer: 50 us,
+ *     doubling with each loss in a row up to T/16, and never past the
+ *     moment it becomes due (sleep_passive).  Then it clears SATURATED
+ *     and competes again (step 3), a head that an unlock must wake (step
+ *     4) until it loses again.  So it rejoins by time, and is due exactly
+ *     when it would have been.
  *  5. Having the lock, leave the queue: the successor becomes head (the next
  *     in FIFO order, or with CNA the next on this thread's node: queue.c;
  *     stealing and handoff work the same on either order).  If it is
@@ -91,9 +110,11 @@
  * nobody takes the lock before it.  A head sets it once it has waited the
  * threshold T since it queued and competed as the head for T/8; a head
  * asleep is woken by every unlock, so it competes from the first unlock
- * after it became head.  Every waiter queued ahead of a thread has waited
- * longer than it, so a waiter's wait is at most T plus, per waiter ahead
- * of it, T/8, a wake-up and a critical section.  The T/8 is what a
+ * after it became head, and a passive one (step 4b) by its timer, which
+ * never runs past the moment it is due, so it competes then.  Every
+ * waiter queued ahead of a thread has waited longer than it, so a
+ * waiter's wait is at most T plus, per waiter ahead of it, T/8, a wake-up
+ * and a critical section.  The T/8 is what a
  * waiter pays for throughput: measured from the enqueue alone, every head
  * of a long queue is due as it becomes head, and the lock is handed from
  * sleeper to sleeper while running threads could take it (docs/mutex.md,
@@ -210,6 +231,7 @@ static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 #define HOLDER_NODE_SHIFT 8
 #define HOLDER_NODE_MASK  0xffffu
 #define SPIN_REC_SHIFT    24
+#define SATURATED         (1u << 27)
 _Static_assert(HL_TOPOLOGY_MAX_NODES < HOLDER_NODE_MASK, "1 + a node fits in bits 8-23");
 
 static inline uint32_t queue_word(struct mutex *m)
@@ -269,6 +291,16 @@ static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsi
 	return hl_queue_pass_head(&m->tail, n, queue_opts(queue_word(m)) | opts);
 }
 
+/* Whether m's head sleeps passive (step 4b): the running threads keep the
+ * lock busy without it, and a newcomer that spun would only take the lock
+ * from one of them.  The bit counts only while a queue of this fork
+ * generation exists: a head asleep in a fork parent left it set. */
+static inline bool saturated(struct mutex *m)
+{
+	/* Relaxed: hints (queue_word). */
+	return (queue_word(m) & SATURATED) && hl_queue_node(hl_load(&m->tail, HL_RELAXED));
+}
+
 /* Polls of a free word by which a contender on another node than the
  * holder's lets the holder's node's spinners go first: about a microsecond,
  * several times what a spinner takes to see the word free and CAS it. */
@@ -293,13 +325,43 @@ static bool gives_way_to_holder(struct mutex *m, uint32_t node, uint32_t node_fl
 	       waited_ns < hl_cna_threshold_ns() && (queue_opts(q) & HL_PASS_CNA);
 }
 
-/* Seen the word free: whether to try the CAS now, or give way (above). */
-static inline bool try_free_word(bool give_way, unsigned *free_polls)
+/* Polls of a free word by which a spinner lets the thread that released
+ * it take it back (step 1b): about half a microsecond.  An owner that
+ * comes back within it keeps a saturated lock on its CPU, and the spinner
+ * learns that it would only have taken the lock from a running thread:
+ * the lock is saturated (step 4b).  A spinner that an owner leaves the
+ * lock to takes it, later by the grace. */
+#define OWNER_GRACE_POLLS 16
+
+/* The polls a spinner leaves a free word to others: with CNA, a contender
+ * on another node than the holder's gives way (above); an RT or
+ * prioritized one none; any other the owner's grace. */
+static inline unsigned free_grace(bool give_way, uint32_t node_flags)
 {
-	if (!give_way || ++*free_polls >= LOCAL_GRACE_POLLS)
+	if (give_way)
+		return LOCAL_GRACE_POLLS;
+	return node_flags & (HL_NODE_F_RT | HL_NODE_F_PRIO) ? 0 : OWNER_GRACE_POLLS;
+}
+
+/* Seen the word free for *free_polls polls: whether to try the CAS now,
+ * or leave it to others for one more poll (free_grace). */
+static inline bool try_free_word(unsigned grace, unsigned *free_polls)
+{
+	if (*free_polls >= grace)
 		return true;
+	++*free_polls;
 	hl_cpu_relax();
 	return false;
+}
+
+/* Whether held word w, seen after free_polls polls of a free word within
+ * the owner's grace, was taken back by its owner before that, last_owner:
+ * the lock is saturated (step 4b).  Another thread that took it won a race
+ * that says nothing of the running threads' need for the lock. */
+static inline bool taken_back(uint32_t w, uint32_t last_owner, unsigned grace,
+			      unsigned free_polls)
+{
+	return free_polls && grace == OWNER_GRACE_POLLS && (w & OWNER_MASK) == last_owner;
 }
 
 /* Step 1b: optimistic spinning.  A newcomer that found the lock held spins
@@ -307,30 +369,40 @@ static inline bool try_free_word(bool give_way, unsigned *free_polls)
  * lock when it is free (with CNA, after a grace if it is on another node
  * than the holder: gives_way_to_holder), before it would queue and sleep.
  * Returns 0 or EAGAIN (go and queue). */
-static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
+static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl,
+		     bool *retaken)
 {
+	if (saturated(m))
+		return EAGAIN;
 	uint64_t budget = hl_spin_begin(spin_rec(m));
 	if (!budget)
 		return EAGAIN;
 	int err = EAGAIN, outcome = HL_SPIN_LOST;
 	uint64_t start = hl_now_ns();
-	bool give_way = gives_way_to_holder(m, hl_topo_node(), hl__thread_prio ? HL_NODE_F_PRIO : 0, 0);
-	struct hl_thread *self = give_way ? hl_self() : NULL;
-	if (self && hl_thread_is_rt(self))
-		give_way = false;
+	struct hl_thread *self = hl_self();
+	uint32_t node_flags = (hl__thread_prio ? HL_NODE_F_PRIO : 0) |
+			      (self && hl_thread_is_rt(self) ? HL_NODE_F_RT : 0);
+	unsigned grace = free_grace(gives_way_to_holder(m, hl_topo_node(), node_flags, 0), node_flags);
 	unsigned free_polls = 0;
+	uint32_t last_owner = 0;
 	for (unsigned i = 1;; i++) {
 		uint32_t w = hl_load(&m->word, HL_RELAXED);
 		if (!w) {
 			/* Acquire: pairs with the unlock's release. */
-			if (try_free_word(give_way, &free_polls) &&
+			if (try_free_word(grace, &free_polls) &&
 			    hl_cas(&m->word, &w, tid, HL_ACQUIRE)) {
 				err = 0;
 				break;
 			}
 			continue;
 		}
+		if (taken_back(w, last_owner, grace, free_polls)) {
+			*retaken = true;
+			outcome = HL_SPIN_CUT;
+			break;
+		}
 		free_polls = 0;
+		last_owner = w & OWNER_MASK;
 		hl_cpu_relax();
 		if (i % HL_SPIN_CLOCK_EVERY)
 			continue;
@@ -432,12 +504,57 @@ static int lock_owned(struct mutex *m, struct hl_thread *self, struct hl_node *n
 	return 0;
 }
 
+/* Step 4b's passive sleeps: the first, in nanoseconds, and the longest
+ * as a shift of the handoff threshold (T/16: 250 us with the default T).
+ * Each sleep in a row doubles, so a head that a saturated lock keeps
+ * losing costs a wake-up per 250 us at most, while one that lost once by
+ * chance sleeps 50 us, about what a wake-up takes on a busy machine. */
+#define PASSIVE_FIRST_NS 50000u
+#define PASSIVE_MAX_SHIFT 4
+
+/* Step 4b: head n sleeps on its armed node, recorded nowhere, so no
+ * unlock wakes it: until *passive_ns from now, but not past the moment it
+ * becomes due (head_due) nor past its deadline.  Nobody can signal n
+ * meanwhile: an unlock signals the node in `head` only while the word has
+ * the flags that n alone would set, and headship is n's already. */
+static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_deadline *dl,
+			  uint64_t now, uint64_t head_since, uint64_t handoff_ns,
+			  uint64_t *passive_ns)
+{
+	uint64_t wake = now + *passive_ns;
+	uint64_t due_at = n->wait_start_ns + handoff_ns;
+	if (due_at < head_since + (handoff_ns >> HEAD_MIN_SHIFT))
+		due_at = head_since + (handoff_ns >> HEAD_MIN_SHIFT);
+	if (due_at < wake)
+		wake = due_at;
+	if (dl && !dl->forever) {
+		uint64_t d = hl_deadline_mono_ns(dl);
+		if (d < wake)
+			wake = d;
+	}
+	uint64_t longest = handoff_ns >> PASSIVE_MAX_SHIFT;
+	*passive_ns = *passive_ns * 2 < longest ? *passive_ns * 2 :
+		      longest > PASSIVE_FIRST_NS ? longest : PASSIVE_FIRST_NS;
+	if (wake <= now)
+		return;
+	struct hl_thread *self = hl_self();
+	if (self)
+		hl_counter_add(&self->fx[HL_LK_PASSIVE], 1);
+	hl_node_arm(n);
+	/* Relaxed: a hint (saturated). */
+	hl_fetch_or(&m->queue, SATURATED, HL_RELAXED);
+	uint32_t sig = hl_node_wait_until(n, NULL, 0, wake);
+	hl_fetch_and(&m->queue, ~SATURATED, HL_RELAXED);
+	if (sig != HL_WAIT_WOKEN)
+		hl__bug("a signal to a passive mutex head", sig);
+}
+
 /* Steps 3 and 4 for node n, queued by lock_slow (step 2) or moved onto the
  * queue by hl_cond (morph.h), once its first wait in the queue returned
  * sig: HL_SIG_HEAD or HL_SIG_RELEASED (n is the head), HL_SIG_HANDED (the
  * lock is ours) or HL_WAIT_TIMEDOUT (n was abandoned in the queue). */
 static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, struct hl_node *n,
-		       uint32_t sig, const struct hl_deadline *dl)
+		       uint32_t sig, const struct hl_deadline *dl, bool lost)
 {
 	if (sig == HL_SIG_HANDED) {
 		hl_counter_add(&self->fx[HL_LK_HANDED], 1);
@@ -452,8 +569,14 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 	 * hold a spinner slot (wait.h). */
 	uint64_t budget = hl_spin_begin(spin_rec(m));
 	uint64_t spin_start = hl_now_ns(), head_since = spin_start, now;
+	/* Restriction (step 4b): `woken` while this phase began with an
+	 * unlock's RELEASED; `lost` (from the caller: step 1b saw it) once
+	 * the lock was seen saturated; passive_ns: the next passive sleep. */
+	bool woken = sig == HL_SIG_RELEASED;
+	uint64_t passive_ns = PASSIVE_FIRST_NS;
 	bool give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
-	unsigned free_polls = 0;
+	unsigned free_polls = 0, grace = free_grace(give_way, n->flags);
+	uint32_t last_owner = 0;
 	int err = 0;
 	/* Whether this spin phase found the lock held: one that finds it free
 	 * at once (a head woken by RELEASED) did not wait by spinning, and
@@ -462,7 +585,7 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 	for (unsigned i = 1;; i++) {
 		uint32_t w = hl_load(&m->word, HL_RELAXED);
 		if (!w) {
-			if (!try_free_word(give_way, &free_polls))
+			if (!try_free_word(grace, &free_polls))
 				continue;
 			/* Acquire: pairs with the unlock's release; the
 			 * critical section starts here. */
@@ -470,21 +593,41 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 				break;
 			continue;
 		}
+		/* Lost: taken back by its owner within the grace, or, without
+		 * a slot to spin and see that, taken by another after an
+		 * unlock woke us. */
+		lost |= taken_back(w, last_owner, grace, free_polls) || (woken && !budget);
 		free_polls = 0;
+		last_owner = w & OWNER_MASK;
 		held_seen = true;
-		if (budget && i % HL_SPIN_CLOCK_EVERY) {
+		if (budget && !lost && i % HL_SPIN_CLOCK_EVERY) {
 			hl_cpu_relax();
 			continue;
 		}
 		now = hl_now_ns();
-		give_way = give_way && gives_way_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns);
+		if (give_way && !gives_way_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns)) {
+			give_way = false;
+			grace = free_grace(false, n->flags);
+		}
 		bool due = head_due(n, now, handoff_ns, head_since);
 		if (hl_deadline_passed(dl)) {
 			err = ETIMEDOUT;
 			break;
 		}
-		if (!due && now - spin_start < budget)
+		if (!due && !lost && now - spin_start < budget)
 			continue;
+		if (!due && lost) {
+			/* Step 4b: saturated; sleep passive, unknown to the
+			 * unlocks, then compete again as a head that was not
+			 * woken (an owned word gets WAKE). */
+			if (budget)     /* not a spin that failed: cut */
+				spin_done(m, HL_SPIN_CUT);
+			sleep_passive(m, n, dl, now, head_since, handoff_ns, &passive_ns);
+			budget = hl_spin_begin(spin_rec(m));
+			spin_start = hl_now_ns();
+			held_seen = woken = lost = false;
+			continue;
+		}
 		/* Relaxed: published by the release CAS below. */
 		hl_store(&m->head, n->index, HL_RELAXED);
 		hl_node_arm(n);
@@ -516,10 +659,16 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 		budget = hl_spin_begin(spin_rec(m));
 		spin_start = hl_now_ns();
 		held_seen = false;
+		woken = true;
 		give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
+		grace = free_grace(give_way, n->flags);
 	}
 	if (budget)
 		spin_done(m, !err && held_seen ? HL_SPIN_WON : HL_SPIN_CUT);
+	/* Only a head sets SATURATED, and clears it when it wakes; one left
+	 * by a fork parent's head goes here.  Relaxed: a hint. */
+	if (hl_unlikely(queue_word(m) & SATURATED))
+		hl_fetch_and(&m->queue, ~SATURATED, HL_RELAXED);
 	if (!err)
 		return lock_owned(m, self, n);
 	/* Timed out as the head, no flag of ours in the word: hand headship
@@ -536,7 +685,8 @@ static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, cons
 {
 	if (owned_by_me(w, tid) && !self_waits)
 		return EDEADLK;
-	if (lock_spin(m, tid, dl) == 0)
+	bool retaken = false;   /* step 1b saw the lock saturated */
+	if (lock_spin(m, tid, dl, &retaken) == 0)
 		return 0;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
@@ -551,9 +701,11 @@ static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, cons
 	 * use for a spinner slot (wait.h), and a parked successor costs
 	 * nothing until it is due (step 5). */
 	uint32_t sig = HL_SIG_HEAD;
-	if (hl_queue_enqueue(&m->tail, n))
+	if (hl_queue_enqueue(&m->tail, n)) {
 		sig = hl_node_wait(n, dl, 0);
-	return lock_queued(m, tid, self, n, sig, dl);
+		retaken = false;        /* news from before it waited */
+	}
+	return lock_queued(m, tid, self, n, sig, dl, retaken);
 }
 
 /* Unlock step 2; the caller owns the word, which has live WAKE (w).  The
@@ -745,12 +897,14 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 	/* From the recorded head, if the word says it is current. */
 	size_t used = t && has_live_flags(w) ? hl_queue_describe(q, sizeof(q), head, t) : 0;
 	q[used] = 0;
-	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u %s spin-record=%u%s%s",
+	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u %s spin-record=%u%s%s%s",
 			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
 			(w & FLAGS) && !has_live_flags(w) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
 			queue_opts(qw) ? "cna" : "fifo", hl_spin_rec_at(qw, SPIN_REC_SHIFT),
-			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""), q);
+			t && (qw & SATURATED) ? " saturated (head passive)" : "",
+			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""),
+			q);
 }
 
 /* ---- what the pthread shim asks of the mutex (shim_api.h) --------------- */
@@ -799,5 +953,5 @@ void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_no
 
 int hl__mutex_lock_moved(hl_mutex_t *pm, struct hl_thread *self, struct hl_node *n, uint32_t sig)
 {
-	return lock_queued(M(pm), hl_tid(), self, n, sig, NULL);
+	return lock_queued(M(pm), hl_tid(), self, n, sig, NULL, false);
 }

@@ -101,6 +101,12 @@
  *     a stealer that keeps coming back: once its timer fires it sets
  *     HANDOFF and the next unlock hands it the lock.  A waiter behind the
  *     head becomes head in FIFO order.
+ *  M7 a head that sleeps passive (step 4b: no flag in the word, only its
+ *     timer ends the sleep) is signalled by nobody: no unlock finds it in
+ *     `head`, no pass of headship reaches it (assert).  Any head that is
+ *     not due may sleep passive at any point of its loop (a superset of
+ *     the C code's rule: after it lost a race), which leaves M1-M6 to hold
+ *     for every timing of the timers.
  *  M6 (not with -DLIVE) the last user may free the lock (DESIGN.md
  *     invariant 7, glibc bug 13690): each thread holds a reference (the
  *     ghost refs) and drops it in the critical section of its last lock
@@ -154,6 +160,10 @@
  *                        finds the gone head's node still queued; without
  *                        the tail test, the pass's access to `tail` after
  *                        the free);
+ *  BUG_PASSIVE_NEVER_REJOINS  a passive head's timer never rings: it sleeps
+ *                        for good at the head of the queue (M2: the
+ *                        others queue behind it; with -DLIVE, M5: the other
+ *                        thread keeps the lock for ever);
  *  BUG_PASS_KEEPS_FLAGS  the unlock passes headship on from a head that
  *                        gave up without dropping its flags first: a new
  *                        head that sets the same flags is cleared by the
@@ -205,6 +215,7 @@ byte head = 0;          /* node that set (or got) WAKE */
 byte nstate[NNODES + 1];
 byte nnext[NNODES + 1];
 bool asleep[NNODES + 1];
+bool passive[NNODES + 1];       /* M7: its head sleeps passive (step 4b) */
 byte nowner[NNODES + 1];        /* thread that owns the node */
 
 byte in_cs = 0;
@@ -353,6 +364,7 @@ inline node_wait(nw_n, nw_sig, nw_may_time_out)
 inline node_signal(ns_n, ns_s, ns_ok)
 {
 	atomic {
+		assert(!passive[ns_n]);         /* M7 */
 		assert(nstate[ns_n] == N_WAITING || nstate[ns_n] == N_PARKED || nstate[ns_n] == N_ABANDONED);
 		if
 		:: nstate[ns_n] == N_ABANDONED -> ns_ok = false
@@ -401,6 +413,20 @@ inline pass_head(ph_n, ph_may_defer, ph_d, ph_nx, ph_ok, ph_cur)
 	   :: else -> ph_cur = ph_nx      /* abandoned: skip it too */
 	   fi
 	od
+}
+
+/* Step 4b: the head sleeps passive, on its armed node, recorded nowhere
+ * (the word keeps no flag of it), until its timer; nobody may signal it
+ * meanwhile (M7).  The timer is any step later (time is not modelled); with
+ * LIVE it rings at the latest when the head is due (the caller's guard
+ * keeps a due head from sleeping), so weak fairness ends every sleep. */
+inline passive_sleep(ps_n)
+{
+	atomic { nstate[ps_n] = N_PARKED; passive[ps_n] = true };
+#ifdef BUG_PASSIVE_NEVER_REJOINS
+	(false);
+#endif
+	atomic { assert(nstate[ps_n] == N_PARKED); passive[ps_n] = false; nstate[ps_n] = N_WAITING }
 }
 
 /* ---- the mutex --------------------------------------------------------------- */
@@ -508,6 +534,8 @@ proctype Thread(byte me)
 		      ; due_t[me] = false
 #endif
 		   fi
+		:: atomic { !due_t[me] && w_owner != 0 -> skip };     /* step 4b */
+		   passive_sleep(n)
 		od;
 #else
 		do
@@ -538,6 +566,7 @@ proctype Thread(byte me)
 			:: else -> skip
 			fi
 		   fi
+		:: passive_sleep(n)     /* step 4b: any time the head is not due */
 #ifdef TIMED
 		:: timed -> /* deadline while spinning as head: hand headship on */
 			pass_head(n, false, d, nx, ok, cur);
@@ -660,6 +689,7 @@ owned_fast:
 		:: atomic {
 			LOCK_ACCESS;
 			h = head;
+			assert(!passive[h]);            /* M7 */
 #ifdef BUG_HANDOFF_NO_CLAIM
 			if
 			:: handoff_seen -> was_parked = nstate[h] == N_PARKED; ok = true

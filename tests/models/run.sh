@@ -60,6 +60,7 @@ rows=(
 	"mutex.pml|-DNTHREADS=3 -DITER=1 -DTIMED|ok"
 	"mutex.pml|-DBUG_DEFER_NO_WAKE|deadlock"
 	"mutex.pml|-DBUG_FAST_UNLOCK|deadlock"
+	"mutex.pml|-DBUG_PASSIVE_NEVER_REJOINS|deadlock"
 	"mutex.pml|-DTIMED -DBUG_HANDOFF_NO_CLAIM|assert"
 	"mutex.pml|-DBUG_HANDOFF_RELEASES|assert"
 	# DESIGN.md invariant 7 (M6): the release order before cd7e9af, and
@@ -170,6 +171,7 @@ rows=(
 	"mutex.pml|-DLIVE -DBUG_IGNORE_DUE|cycle"
 	"mutex.pml|-DLIVE -DBUG_HEAD_MIN_RESTARTS|cycle"
 	"mutex.pml|-DLIVE -DBUG_UNLOCK_IGNORES_HANDOFF|cycle"
+	"mutex.pml|-DLIVE -DBUG_PASSIVE_NEVER_REJOINS|cycle"
 	"cna.pml|-DLIVE|live"
 	"cna.pml|-DLIVE -DBUG_NO_FLUSH|cycle"
 	# rwlock.pml's liveness searches (2 readers + 1 writer): fair and
