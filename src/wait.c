@@ -25,10 +25,11 @@
  *      hl_thread_init), reads the cgroup's CPU quota from /proc/self/cgroup
  *      and the cgroup files, with open/read/close into buffers of its own
  *      (no stdio: it may run where malloc is not safe), errno saved;
- *   c. unless another thread is doing it (a try-lock, `learning`), stores
- *      the slots: the union of the records' masks (counted until it covers
- *      the online CPUs, read once), at least the caller's own mask, capped
- *      by the quota, less one.
+ *   c. unless another thread is doing it (a try-lock, `learning`, whose
+ *      holder then counts again: `recount`), stores the slots: the union
+ *      of the records' masks (counted until it covers the online CPUs,
+ *      read once), at least the caller's own mask, capped by the quota,
+ *      less one.
  * So a thread the shim starts makes no system call for it: a program that
  * sandboxes itself and then starts threads is not killed for them.
  * hl_spin_begin(rec), on a slow path, reads only memory:
@@ -239,11 +240,12 @@ static _Atomic int quota_cpus;
 static int online_cpus;         /* at the first learn (learning held) */
 
 /* Serializes hl_machine_learn's reading of the cgroup files (static
- * buffers) and its count.  A thread start that finds it taken leaves the
- * count to the one that holds it (its own mask is in its record already,
- * and the next start counts it); a fork child frees it
- * (hl_spin_atfork_child). */
+ * buffers) and its count.  A thread that finds it taken leaves the count
+ * to the one that holds it, which counts again if `recount` says a mask
+ * changed meanwhile (its own is in its record already); a fork child
+ * frees it (hl_spin_atfork_child). */
 static _Atomic int learning;
+static _Atomic bool recount;
 
 void hl_machine_learn(bool quota, bool mask_known)
 {
@@ -262,14 +264,26 @@ void hl_machine_learn(bool quota, bool mask_known)
 			for (int k = 0; k < HL_CPU_WORDS; k++)
 				hl_store(&self->cpu_mask[k], w[k], HL_RELAXED);
 	}
-	/* Acquire: pairs with the release below, for the static buffers. */
-	if (!hl_xchg(&learning, 1, HL_ACQUIRE)) {
+	/* A thread that finds `learning` taken says so in `recount` and
+	 * tries once more; the holder looks at `recount` after it lets go
+	 * and counts again if it is set.  All seq_cst (store buffering):
+	 * either the late thread's second try finds `learning` free, or the
+	 * holder sees `recount`, so no mask stored before a learn is left
+	 * out of the count. */
+	for (;;) {
+		if (hl_xchg(&learning, 1, HL_SEQ_CST)) {
+			hl_store(&recount, true, HL_SEQ_CST);
+			if (hl_xchg(&learning, 1, HL_SEQ_CST))
+				break;          /* the holder counts again */
+		}
+		hl_store(&recount, false, HL_SEQ_CST);
 		if (!online_cpus) {
 			long n = sysconf(_SC_NPROCESSORS_ONLN);
 			online_cpus = n > 0 && n < CPU_SETSIZE ? (int)n : CPU_SETSIZE;
 		}
 		if (quota)
 			hl_store(&quota_cpus, hl__cgroup_quota_cpus(""), HL_RELAXED);
+		quota = false;
 		/* Counted until the union covers the online CPUs: one pass
 		 * over the records at most, one record on a machine whose
 		 * threads are not pinned. */
@@ -281,8 +295,11 @@ void hl_machine_learn(bool quota, bool mask_known)
 			cpus = q;
 		/* Relaxed: a hint read by hl_spin_begin, see above. */
 		hl_store(&spinner_slots, cpus > 1 ? cpus - 1 : 0, HL_RELAXED);
-		/* Release: the next holder reads the static buffers after us. */
-		hl_store(&learning, 0, HL_RELEASE);
+		/* seq_cst: see above; it is also the release by which the
+		 * next holder reads the static buffers after us. */
+		hl_store(&learning, 0, HL_SEQ_CST);
+		if (!hl_load(&recount, HL_SEQ_CST))
+			break;
 	}
 	errno = saved;
 }
