@@ -101,6 +101,8 @@ static const struct {
 	[R_CREATE] = { "pthread_create", { "GLIBC_2.34", "GLIBC_2.2.5" } },
 	[R_SETSCHEDPARAM] = { "pthread_setschedparam", { "GLIBC_2.2.5" } },
 	[R_SCHED_SETSCHEDULER] = { "sched_setscheduler", { "GLIBC_2.2.5" } },
+	[R_SETAFFINITY] = { "pthread_setaffinity_np", { "GLIBC_2.34", "GLIBC_2.3.4" } },
+	[R_SCHED_SETAFFINITY] = { "sched_setaffinity", { "GLIBC_2.3.4" } },
 };
 
 

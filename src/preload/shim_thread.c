@@ -25,6 +25,12 @@
  *  - pthread_setschedparam and sched_setscheduler tell the thread's record
  *    whether it is an RT thread now (a waiting RT thread is handed the
  *    lock at once: the handoff bound, docs/mutex.md).
+ *  - pthread_setaffinity_np and sched_setaffinity tell the thread's record
+ *    its CPUs now, as the kernel has them (sched_getaffinity; the set
+ *    asked for if the kernel will not say), and count the spinner slots
+ *    again (hl_machine_learn): threads pinned after they started leave no
+ *    spinner where they share a CPU.  (Their GLIBC_2.3.3 forms, which no
+ *    program built since 2004 binds to, are left to glibc.)
  * Each calls glibc's own and changes nothing of what it returns.  A thread
  * that the program starts some other way (clone) registers at its first
  * contended lock instead, with one system call there (gettid). */
@@ -38,14 +44,23 @@
 
 #include "shim.h"
 #include "thread.h"
+#include "wait.h"
 
 struct start {
 	void *(*fn)(void *);
 	void *arg;
 	struct hl_thread_start known;   /* the new thread's policy and mask */
+	uint32_t affinity_seen;         /* affinity_changes when known was made */
 	_Atomic uint32_t used;          /* a table slot: 1 from claim to read */
 	bool heap;                      /* malloc'ed: the new thread frees it */
 };
+
+/* Affinity changes the shim has seen (pthread_setaffinity_np,
+ * sched_setaffinity): a new thread whose creator worked its mask out
+ * before one of them may have been pinned by it since (the creator's
+ * pthread_setaffinity_np right after pthread_create, before the new thread
+ * has a record to find), and asks the kernel instead. */
+static _Atomic uint32_t affinity_changes;
 
 #define START_SLOTS 256
 static struct start slots[START_SLOTS];
@@ -75,6 +90,7 @@ static void *start_thread(void *p)
 	void *(*fn)(void *) = b->fn;
 	void *arg = b->arg;
 	struct hl_thread_start known = b->known;
+	uint32_t affinity_seen = b->affinity_seen;
 	if (b->heap)
 		free(b);
 	else
@@ -82,6 +98,16 @@ static void *start_thread(void *p)
 		 * claim. */
 		hl_store(&b->used, 0, HL_RELEASE);
 	hl__thread_start(&known);
+	/* seq_cst (store buffering with affinity_changed): either its
+	 * lookup finds our record, registered above with the mask it knew,
+	 * and stores the new mask after ours, or we see its count here and
+	 * ask the kernel. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (hl_load(&affinity_changes, HL_RELAXED) != affinity_seen) {
+		int saved = errno;
+		hl_machine_learn(false, false);
+		errno = saved;
+	}
 	return fn(arg);
 }
 
@@ -139,6 +165,8 @@ int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 	}
 	s->fn = fn;
 	s->arg = arg;
+	/* Relaxed: ordered by pthread_create, as the rest of the block. */
+	s->affinity_seen = hl_load(&affinity_changes, HL_RELAXED);
 	new_thread_known(&s->known, attr);
 	/* pthread_create orders these writes before the new thread's reads. */
 	int err = REAL(R_CREATE, create_fn)(th, attr, start_thread, s);
@@ -176,3 +204,56 @@ int shim_sched_setscheduler(pid_t pid, int policy, const struct sched_param *par
 	return r;
 }
 SHIM_EXPORT(shim_sched_setscheduler, sched_setscheduler, "GLIBC_2.2.5");
+
+/* Thread t's affinity changed to `set` (size bytes, as the caller gave
+ * it): its record learns the mask the kernel applied, and the slots are
+ * counted again.  Outside lock calls; errno as it was. */
+static void affinity_changed(struct hl_thread *t, uint32_t tid, size_t size, const cpu_set_t *set)
+{
+	if (!t)
+		return;         /* not registered yet: start_thread asks */
+	int saved = errno;
+	cpu_set_t now;
+	if (sched_getaffinity((pid_t)tid, sizeof(now), &now) != 0) {
+		CPU_ZERO(&now);
+		memcpy(&now, set, size < sizeof(now) ? size : sizeof(now));
+	}
+	uint64_t w[HL_CPU_WORDS];
+	_Static_assert(sizeof(w) == sizeof(now), "the record's mask is a cpu_set_t");
+	memcpy(w, &now, sizeof(w));
+	for (int k = 0; k < HL_CPU_WORDS; k++)
+		/* Relaxed: a hint (hl_thread_affinity_cpus). */
+		hl_store(&t->cpu_mask[k], w[k], HL_RELAXED);
+	hl_machine_learn(false, true);
+	errno = saved;
+}
+
+int shim_pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *set)
+{
+	typedef int (*set_fn)(pthread_t, size_t, const cpu_set_t *);
+	int err = REAL(R_SETAFFINITY, set_fn)(th, size, set);
+	if (!err) {
+		/* seq_cst: see start_thread. */
+		hl_fetch_add(&affinity_changes, 1, HL_SEQ_CST);
+		atomic_thread_fence(memory_order_seq_cst);
+		struct hl_thread *t = hl_thread_by_pthread((uintptr_t)th);
+		affinity_changed(t, t ? t->tid : 0, size, set);
+	}
+	return err;
+}
+SHIM_EXPORT2(shim_pthread_setaffinity_np, pthread_setaffinity_np, "GLIBC_2.34", "GLIBC_2.3.4");
+
+int shim_sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	typedef int (*set_fn)(pid_t, size_t, const cpu_set_t *);
+	int r = REAL(R_SCHED_SETAFFINITY, set_fn)(pid, size, set);
+	if (r == 0) {
+		/* seq_cst: see start_thread. */
+		hl_fetch_add(&affinity_changes, 1, HL_SEQ_CST);
+		atomic_thread_fence(memory_order_seq_cst);
+		struct hl_thread *t = pid == 0 ? hl_self() : hl_thread_by_tid((uint32_t)pid);
+		affinity_changed(t, t ? t->tid : 0, size, set);
+	}
+	return r;
+}
+SHIM_EXPORT(shim_sched_setaffinity, sched_setaffinity, "GLIBC_2.3.4");
