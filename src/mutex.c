@@ -431,13 +431,21 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
  * the moment it became head, and the lock would go from sleeper to sleeper
  * while running threads could take it (docs/mutex.md, Bounds); this way a
  * lock makes at most one handoff per an eighth of the threshold, as
- * parking_lot's eventual fairness makes one per 0.5 ms on average. */
+ * parking_lot's eventual fairness makes one per 0.5 ms on average.  Here
+ * the moment a head that is not RT becomes due. */
+static inline uint64_t head_due_at(const struct hl_node *n, uint64_t handoff_ns,
+				   uint64_t head_since)
+{
+	uint64_t queued = n->wait_start_ns + handoff_ns;
+	uint64_t competed = head_since + (handoff_ns >> HEAD_MIN_SHIFT);
+	return queued > competed ? queued : competed;
+}
+
+/* head_due_at's rule as of now, and an RT head at once. */
 static inline bool head_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns,
 			    uint64_t head_since)
 {
-	return (n->flags & HL_NODE_F_RT) ||
-	       (now - n->wait_start_ns >= handoff_ns &&
-		now - head_since >= handoff_ns >> HEAD_MIN_SHIFT);
+	return (n->flags & HL_NODE_F_RT) || now >= head_due_at(n, handoff_ns, head_since);
 }
 
 /* Step 5's test of a new head that sleeps: woken now only if it is due the
@@ -522,9 +530,7 @@ static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_de
 			  uint64_t *passive_ns)
 {
 	uint64_t wake = now + *passive_ns;
-	uint64_t due_at = n->wait_start_ns + handoff_ns;
-	if (due_at < head_since + (handoff_ns >> HEAD_MIN_SHIFT))
-		due_at = head_since + (handoff_ns >> HEAD_MIN_SHIFT);
+	uint64_t due_at = head_due_at(n, handoff_ns, head_since);
 	if (due_at < wake)
 		wake = due_at;
 	if (dl && !dl->forever) {
