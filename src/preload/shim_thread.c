@@ -205,26 +205,34 @@ int shim_sched_setscheduler(pid_t pid, int policy, const struct sched_param *par
 }
 SHIM_EXPORT(shim_sched_setscheduler, sched_setscheduler, "GLIBC_2.2.5");
 
-/* Thread t's affinity changed to `set` (size bytes, as the caller gave
- * it): its record learns the mask the kernel applied, and the slots are
- * counted again.  Outside lock calls; errno as it was. */
-static void affinity_changed(struct hl_thread *t, uint32_t tid, size_t size, const cpu_set_t *set)
+/* The affinity of a thread changed to `set` (size bytes, as the caller
+ * gave it): the thread whose pthread_t is pthread_id, else the one whose
+ * TID is tid, else the caller.  Counted (affinity_changes), then its record
+ * learns the mask the kernel applied, and the slots are counted again.
+ * Outside lock calls; errno as it was. */
+static void affinity_changed(uintptr_t pthread_id, uint32_t tid, size_t size,
+			     const cpu_set_t *set)
 {
-	if (!t)
-		return;         /* not registered yet: start_thread asks */
 	int saved = errno;
-	cpu_set_t now;
-	if (sched_getaffinity((pid_t)tid, sizeof(now), &now) != 0) {
-		CPU_ZERO(&now);
-		memcpy(&now, set, size < sizeof(now) ? size : sizeof(now));
+	/* seq_cst: see start_thread. */
+	hl_fetch_add(&affinity_changes, 1, HL_SEQ_CST);
+	atomic_thread_fence(memory_order_seq_cst);
+	struct hl_thread *t = pthread_id ? hl_thread_by_pthread(pthread_id) :
+			      tid ? hl_thread_by_tid(tid) : hl_self();
+	if (t) {        /* else not registered yet: start_thread asks */
+		cpu_set_t now;
+		if (sched_getaffinity((pid_t)t->tid, sizeof(now), &now) != 0) {
+			CPU_ZERO(&now);
+			memcpy(&now, set, size < sizeof(now) ? size : sizeof(now));
+		}
+		uint64_t w[HL_CPU_WORDS];
+		_Static_assert(sizeof(w) == sizeof(now), "the record's mask is a cpu_set_t");
+		memcpy(w, &now, sizeof(w));
+		for (int k = 0; k < HL_CPU_WORDS; k++)
+			/* Relaxed: a hint (hl_thread_affinity_cpus). */
+			hl_store(&t->cpu_mask[k], w[k], HL_RELAXED);
+		hl_machine_learn(false, true);
 	}
-	uint64_t w[HL_CPU_WORDS];
-	_Static_assert(sizeof(w) == sizeof(now), "the record's mask is a cpu_set_t");
-	memcpy(w, &now, sizeof(w));
-	for (int k = 0; k < HL_CPU_WORDS; k++)
-		/* Relaxed: a hint (hl_thread_affinity_cpus). */
-		hl_store(&t->cpu_mask[k], w[k], HL_RELAXED);
-	hl_machine_learn(false, true);
 	errno = saved;
 }
 
@@ -232,13 +240,8 @@ int shim_pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *set)
 {
 	typedef int (*set_fn)(pthread_t, size_t, const cpu_set_t *);
 	int err = REAL(R_SETAFFINITY, set_fn)(th, size, set);
-	if (!err) {
-		/* seq_cst: see start_thread. */
-		hl_fetch_add(&affinity_changes, 1, HL_SEQ_CST);
-		atomic_thread_fence(memory_order_seq_cst);
-		struct hl_thread *t = hl_thread_by_pthread((uintptr_t)th);
-		affinity_changed(t, t ? t->tid : 0, size, set);
-	}
+	if (!err)
+		affinity_changed((uintptr_t)th, 0, size, set);
 	return err;
 }
 SHIM_EXPORT2(shim_pthread_setaffinity_np, pthread_setaffinity_np, "GLIBC_2.34", "GLIBC_2.3.4");
@@ -247,13 +250,8 @@ int shim_sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 {
 	typedef int (*set_fn)(pid_t, size_t, const cpu_set_t *);
 	int r = REAL(R_SCHED_SETAFFINITY, set_fn)(pid, size, set);
-	if (r == 0) {
-		/* seq_cst: see start_thread. */
-		hl_fetch_add(&affinity_changes, 1, HL_SEQ_CST);
-		atomic_thread_fence(memory_order_seq_cst);
-		struct hl_thread *t = pid == 0 ? hl_self() : hl_thread_by_tid((uint32_t)pid);
-		affinity_changed(t, t ? t->tid : 0, size, set);
-	}
+	if (r == 0)
+		affinity_changed(0, (uint32_t)pid, size, set);
 	return r;
 }
 SHIM_EXPORT(shim_sched_setaffinity, sched_setaffinity, "GLIBC_2.3.4");
