@@ -88,6 +88,17 @@
  *     the successor, exactly as if the successor had done step 4 itself.  Except when the successor is due
  *     at once (an RT thread): then it is woken now, to set HANDOFF itself
  *     when it runs (a lock handed to a sleeper stays idle for a wake-up).
+ *  5b. Waiters moved here by a condvar broadcast (below) are a burst of
+ *     lock calls that is certain to come: if the successor is one, then
+ *     right after the unlock that ends this hold, nudge the moved waiters
+ *     behind it awake (hl_node_nudge), as many as there are spinner slots
+ *     (the CPUs the owner and the spinning head leave).  Each then polls
+ *     its node, yielding, for up to the spin budget: by the time headship
+ *     reaches it, it runs, and the signal that makes it head costs no
+ *     syscall and no wake-up latency.  Without it, each moved waiter is
+ *     woken by its predecessor's unlock and the handovers wait for one
+ *     wake-up after another (docs/cond.md, Broadcast).  The nudge's
+ *     futex_wake comes after the unlock, not inside the critical section.
  *
  * Unlock:
  *  1. Fast path: CAS(word, tid -> 0); no syscall.
@@ -131,7 +142,9 @@
  * deadline).  One that becomes the head at once is left for the
  * broadcaster's unlock to wake if the broadcaster owns the mutex, exactly
  * as step 5 leaves a parked successor; any other broadcaster signals it
- * the head now.
+ * the head now.  The moved waiters behind it are nudged (step 5b) after
+ * the broadcaster's unlock, or at once by a broadcaster that does not own
+ * the mutex.
  *
  * A thread that exits holding the mutex leaves it locked (docs/core.md,
  * "Owners"), as glibc does for a normal mutex.
@@ -491,16 +504,67 @@ static void record_head(struct mutex *m, struct hl_node *d)
 	}
 }
 
+/* Whether s is the state of a kept wait: a waiter moved here by a
+ * condvar broadcast, waiting on in its condvar wait (morph.h). */
+static inline bool kept_wait(uint32_t s)
+{
+	return s == HL_NODE_PARKED_KEPT || s == HL_NODE_WAITING_KEPT;
+}
+
+/* Step 5b: nudges awake (hl_node_nudge) up to hl_nudge_ahead() moved
+ * waiters queued behind node d, so that each runs by the time headship
+ * reaches it.  Called after an unlock, so the links may have changed
+ * meanwhile (d and those behind it taking the lock in turn, their nodes
+ * reused): a stale link names a node of the arena all the same, and a
+ * nudge that reaches a wait it was not meant for costs that wait one
+ * poll (wait.h). */
+static void nudge_behind(struct hl_node *d)
+{
+	for (int k = hl_nudge_ahead(); k > 0; k--) {
+		/* Relaxed: a hint (above). */
+		uint32_t i = hl_load(&d->next, HL_RELAXED);
+		if (!i)
+			return;
+		d = hl_node_at(i);
+		if (!kept_wait(hl_load(&d->state, HL_RELAXED)))
+			return;
+		hl_node_nudge(d);
+	}
+}
+
+/* A moved waiter behind which this thread nudges after its next unlock
+ * (step 5b); 0: none. */
+static __thread uint32_t nudge_after_unlock __attribute__((tls_model("initial-exec")));
+
+static HL_NOINLINE void nudge_now(void)
+{
+	struct hl_node *d = hl_node_at(nudge_after_unlock);
+	nudge_after_unlock = 0;
+	nudge_behind(d);
+}
+
+/* The end of every unlock: step 5b's nudges, if any are due. */
+static inline void nudge_if_due(void)
+{
+	if (hl_unlikely(nudge_after_unlock))
+		nudge_now();
+}
+
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct mutex *m, struct hl_node *n)
 {
+	/* Step 5b: whether the successor in FIFO order is a moved waiter.
+	 * Relaxed: hints. */
+	uint32_t si = hl_load(&n->next, HL_RELAXED);
+	if (si && kept_wait(hl_load(&hl_node_at(si)->state, HL_RELAXED)))
+		nudge_after_unlock = si;
 	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)),
 						   wake_new_head, NULL);
-	if (!d)
-		return;
-	/* Relaxed: published by the release CAS below. */
-	hl_store(&m->head, d->index, HL_RELAXED);
-	record_head(m, d);
+	if (d) {
+		/* Relaxed: published by the release CAS below. */
+		hl_store(&m->head, d->index, HL_RELAXED);
+		record_head(m, d);
+	}
 }
 
 /* Step 5 and the return of a lock that took the lock with node n. */
@@ -845,9 +909,13 @@ int hl_mutex_unlock(hl_mutex_t *pm)
 	uint32_t w = hl_tid_known();
 	/* Release: the critical section happens before the next owner's
 	 * acquire. */
-	if (hl_likely(w) && hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE)))
+	if (hl_likely(w) && hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE))) {
+		nudge_if_due();
 		return 0;
-	return unlock_slow(m, false);
+	}
+	int err = unlock_slow(m, false);
+	nudge_if_due();
+	return err;
 }
 
 int hl_mutex_init(hl_mutex_t *pm)
@@ -922,7 +990,9 @@ int hl__mutex_lock_any(hl_mutex_t *pm, const struct hl_deadline *dl)
 
 int hl__mutex_unlock_any(hl_mutex_t *pm)
 {
-	return unlock_slow(M(pm), true);
+	int err = unlock_slow(M(pm), true);
+	nudge_if_due();
+	return err;
 }
 
 /* ---- what hl_cond asks of the mutex (morph.h) --------------------------- */
@@ -950,11 +1020,16 @@ void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_no
 		 * meanwhile).  Relaxed: published by record_head's release. */
 		hl_store(&m->head, first->index, HL_RELAXED);
 		record_head(m, first);
+		/* Step 5b, as if the caller had taken m from first's
+		 * predecessor. */
+		nudge_after_unlock = first->index;
 		return;
 	}
 	/* Free, or another's: first competes for it now.  It cannot have given
-	 * up: it is kept (hl_node_keep). */
+	 * up: it is kept (hl_node_keep).  Step 5b at once: the caller holds
+	 * no lock that the nudges would delay. */
 	hl_node_signal(first, HL_SIG_HEAD);
+	nudge_behind(first);
 }
 
 int hl__mutex_lock_moved(hl_mutex_t *pm, struct hl_thread *self, struct hl_node *n, uint32_t sig)

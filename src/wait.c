@@ -504,6 +504,31 @@ uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl, uint64_t 
 #define PARKED_OF(waiting) ((waiting) == HL_NODE_WAITING ? HL_NODE_PARKED : HL_NODE_PARKED_KEPT)
 #define WAITING_OF(parked) ((parked) == HL_NODE_PARKED ? HL_NODE_WAITING : HL_NODE_WAITING_KEPT)
 
+/* Pauses of a nudged waiter between two yields. */
+#define NUDGED_PAUSES 32
+
+/* A nudged waiter's poll (hl_node_nudge): watches n's state, pausing and
+ * yielding its CPU to any thread that has work, until it changes or the
+ * spin budget passes.  Returns the state last read (acquire: a signal's
+ * writes are visible). */
+static uint32_t poll_nudged(struct hl_node *n)
+{
+	const uint64_t start = hl_now_ns(), budget = hl_spin_ns();
+	for (unsigned i = 1;; i++) {
+		/* Acquire: pairs with the waker's release. */
+		uint32_t s = hl_load(&n->state, HL_ACQUIRE);
+		if (s != HL_NODE_WAITING_KEPT)
+			return s;
+		if (i % NUDGED_PAUSES) {
+			hl_cpu_relax();
+			continue;
+		}
+		if (hl_now_ns() - start >= budget)
+			return s;
+		hl_cpu_yield();
+	}
+}
+
 /* hl_node_wait_until's wait; t: the thread record whose interrupt word dl
  * names (an interruptible wait), else NULL. */
 static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint64_t spin_ns,
@@ -589,6 +614,21 @@ static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint6
 				s = HL_NODE_PARKED;
 		}
 		if (s != parked) {
+			if (s == HL_NODE_WAITING_KEPT) {
+				/* Kept (if not before) and nudged
+				 * (hl_node_nudge): poll, then park again, with
+				 * no deadline and no interrupt.  Acquire on
+				 * failure: a signal won; success publishes
+				 * nothing. */
+				parked = HL_NODE_PARKED_KEPT;
+				dl = NULL;
+				t = NULL;
+				s = poll_nudged(n);
+				if (s == HL_NODE_WAITING_KEPT &&
+				    hl_cas(&n->state, &s, HL_NODE_PARKED_KEPT, HL_ACQUIRE))
+					continue;
+				goto signalled;
+			}
 			if (s != HL_NODE_PARKED_KEPT)
 				goto signalled;
 			parked = s;     /* kept while asleep: no deadline now */
@@ -605,6 +645,8 @@ static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint6
 				return HL_WAIT_WOKEN;
 			if (s == HL_NODE_PARKED_INTR)
 				continue;       /* the loop puts it back first */
+			if (s == HL_NODE_WAITING_KEPT)
+				return HL_WAIT_WOKEN;   /* nudged: as the CAS */
 			if (s != HL_NODE_PARKED_KEPT)
 				goto signalled;
 			parked = s;
@@ -702,6 +744,27 @@ bool hl_node_keep(struct hl_node *n)
 		if (hl_cas(&n->state, &s, kept, HL_RELAXED))
 			return true;
 	}
+}
+
+bool hl_node_nudge(struct hl_node *n)
+{
+	/* Relaxed: a look before the CAS, which most nodes would fail. */
+	uint32_t s = hl_load(&n->state, HL_RELAXED);
+	/* Relaxed: the nudge publishes nothing; the signal that follows
+	 * does. */
+	if (s != HL_NODE_PARKED_KEPT ||
+	    !hl_cas(&n->state, &s, HL_NODE_WAITING_KEPT, HL_RELAXED))
+		return false;
+	struct hl_thread *self = hl_self();
+	if (self)
+		hl_counter_add(&self->fx[HL_LK_NUDGED], 1);
+	hl_futex_wake((uint32_t *)&n->state, 1);
+	return true;
+}
+
+int hl_nudge_ahead(void)
+{
+	return hl_spin_ns() ? slots() : 0;
 }
 
 void hl_node_post(struct hl_node *n, uint32_t sig, bool was_parked)

@@ -37,7 +37,9 @@
  * Transitions: WAITING -> PARKED, WAITING_KEPT -> PARKED_KEPT,
  * WAITING|PARKED|PARKED_INTR -> ABANDONED, PARKED_INTR -> PARKED (owner,
  * CAS); WAITING -> WAITING_KEPT, PARKED|PARKED_INTR -> PARKED_KEPT (keeper,
- * CAS: hl_node_keep); PARKED -> PARKED_INTR (interrupter, CAS); any armed
+ * CAS: hl_node_keep); PARKED -> PARKED_INTR (interrupter, CAS);
+ * PARKED_KEPT -> WAITING_KEPT (nudger, CAS, then futex_wake: hl_node_nudge;
+ * the owner, woken, polls and CASes it back to PARKED_KEPT); any armed
  * state -> CLAIMED or signal (waker, CAS); CLAIMED -> signal (the claiming
  * waker, store).  A CAS decides every race between a waiter giving up and
  * a waker or keeper, so a signal is delivered to exactly one live wait or
@@ -286,6 +288,18 @@ HL_HIDDEN bool hl_node_signal(struct hl_node *n, uint32_t sig);
  * Relaxed: it publishes nothing; the caller publishes n (a queue link) with
  * a release of its own. */
 HL_HIDDEN bool hl_node_keep(struct hl_node *n);
+
+/* Nudges n, a kept wait whose owner sleeps (PARKED_KEPT), awake ahead of
+ * its signal: n becomes WAITING_KEPT and its owner is woken, and polls the
+ * node, yielding, for up to the spin budget before it parks again
+ * (wait.c, poll_nudged).  So the signal that follows soon finds it running:
+ * no syscall for the signaller, no wake-up latency for the waiter.  A hint:
+ * a node in any other state is left alone, and a nudge to a wait it was
+ * not meant for costs that wait one poll.  Returns whether it woke n. */
+HL_HIDDEN bool hl_node_nudge(struct hl_node *n);
+/* How many waiters may be nudged awake ahead of their turn: the spinner
+ * slots (wait.h, rule 3), the CPUs that the owner and the head leave. */
+HL_HIDDEN int hl_nudge_ahead(void);
 
 /* Interrupts the registered thread whose pthread_t is pthread_id: sets its
  * interrupt word and wakes it if it waits on it.  Returns whether such a

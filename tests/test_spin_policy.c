@@ -28,9 +28,15 @@
  *     running thread: with two CPUs or more, fewer than a quarter of the
  *     acquisitions are a spinner's (before step 4b, nearly every one
  *     was: the spinner took the lock at each release), and every thread
- *     still gets the lock (the handoff bound). */
+ *     still gets the lock (the handoff bound);
+ *  6. nudges (src/mutex.c, step 5b): rounds of a broadcast, under the
+ *     mutex, to 8 threads asleep in hl_cond_wait: every thread sees every
+ *     round, and with two CPUs or more, moved waiters were nudged awake
+ *     ahead of their turn (counted by the nudgers; before step 5b each
+ *     one slept until its predecessor's unlock). */
 #include "common.h"
 
+#include <hotlock/cond.h>
 #include <hotlock/config.h>
 #include <hotlock/mutex.h>
 #include <hotlock/rwlock.h>
@@ -439,6 +445,82 @@ static void test_saturated_mutex(void)
 	hl_mutex_destroy(&s.m);
 }
 
+/* ---- 6. nudges ---- */
+
+#define NUDGE_WAITERS 8
+#define NUDGE_ROUNDS 50
+
+struct nudge_run {
+	hl_mutex_t m;
+	hl_cond_t c;
+	unsigned round;         /* under m: the round broadcast last */
+	unsigned asleep;        /* under m: waiters in hl_cond_wait */
+	unsigned seen;          /* under m: round ends seen, all threads */
+};
+
+static void *nudge_waiter(void *p)
+{
+	struct nudge_run *r = p;
+	hl_mutex_lock(&r->m);
+	for (unsigned mine = 0; mine < NUDGE_ROUNDS; mine++) {
+		while (r->round == mine) {
+			r->asleep++;
+			int rc = hl_cond_wait(&r->c, &r->m);
+			r->asleep--;
+			CHECK(rc == 0, "hl_cond_wait returned %d", rc);
+		}
+		r->seen++;
+	}
+	hl_mutex_unlock(&r->m);
+	return NULL;
+}
+
+static void test_nudges(void)
+{
+	static struct nudge_run r;
+	pthread_t t[NUDGE_WAITERS];
+	uint64_t before[HL_COUNTERS], after[HL_COUNTERS];
+	hl_mutex_init(&r.m);
+	hl_cond_init(&r.c);
+	hl_process_stats(before);
+	for (int i = 0; i < NUDGE_WAITERS; i++)
+		REQUIRE(pthread_create(&t[i], NULL, nudge_waiter, &r) == 0, "pthread_create");
+	struct timespec nap = { 0, 2 * NSEC_PER_MSEC };
+	int64_t start = now_ns();
+	for (unsigned round = 1; round <= NUDGE_ROUNDS; round++) {
+		/* Every thread waits, and has had time to fall asleep. */
+		for (;;) {
+			hl_mutex_lock(&r.m);
+			bool all = r.asleep == NUDGE_WAITERS;
+			hl_mutex_unlock(&r.m);
+			if (all)
+				break;
+			REQUIRE(now_ns() - start < 60 * NSEC_PER_SEC,
+				"nudges: round %u, only %u of %d threads came back to wait in 60 s",
+				round, r.asleep, NUDGE_WAITERS);
+			nanosleep(&nap, NULL);
+		}
+		nanosleep(&nap, NULL);
+		hl_mutex_lock(&r.m);
+		r.round = round;
+		hl_cond_broadcast(&r.c);
+		hl_mutex_unlock(&r.m);
+	}
+	for (int i = 0; i < NUDGE_WAITERS; i++)
+		pthread_join(t[i], NULL);
+	hl_process_stats(after);
+	unsigned long long nudged = after[HL_LK_NUDGED] - before[HL_LK_NUDGED];
+	printf("nudges: %d rounds of a broadcast to %d sleeping waiters, %llu moved waiters "
+	       "nudged awake ahead of their turn\n", NUDGE_ROUNDS, NUDGE_WAITERS, nudged);
+	CHECK(r.seen == NUDGE_ROUNDS * NUDGE_WAITERS, "nudges: %u round ends seen, expected %d",
+	      r.seen, NUDGE_ROUNDS * NUDGE_WAITERS);
+	if (usable_cpus() >= 2 && hl_spin_ns())
+		CHECK(nudged > 0, "nudges: no moved waiter was nudged in %d broadcasts",
+		      NUDGE_ROUNDS);
+	hl_cond_destroy(&r.c);
+	hl_mutex_destroy(&r.m);
+}
+
 int main(void)
 {
 	printf("test_spin_policy: %d usable CPUs\n", usable_cpus());
@@ -449,5 +531,6 @@ int main(void)
 	test_quota_parser();
 	test_cgroup_quota();
 	test_saturated_mutex();
+	test_nudges();
 	return test_finish("test_spin_policy");
 }

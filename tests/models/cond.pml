@@ -25,6 +25,13 @@
  * can no longer be given up; mutex wakers accept kept nodes alike and wake
  * the futex of PARKED and PARKED_KEPT ones.
  *
+ * Variant -DNUDGE: mutex.c's step 5b.  After an unlock (and after a
+ * broadcaster that does not own m signalled the moved head), the thread
+ * may nudge one node that is PARKED_KEPT, any one, since the C code
+ * follows links that may have changed meanwhile (maybe_nudge; one nudge
+ * per run).  A woken waiter that finds its node WAITING_KEPT polls, then
+ * CASes it back to PARKED_KEPT and parks again.
+ *
  * Variant -DSIGNAL_MOVES: hl_cond_signal as first designed (the issue's
  * design, and src/cond.c before 9ca8342): the kept node is not woken but
  * moved onto m's queue as broadcast moves its chain (queue fields reset,
@@ -139,7 +146,16 @@
  *                        link (enqueue_chain does not clear it): a leaving
  *                        head, whose successor has swapped the tail but
  *                        not linked yet, follows it to the node that gave
- *                        up, freed by now (-DBCAST: C4).
+ *                        up, freed by now (-DBCAST: C4);
+ *  BUG_NUDGE_NO_WAKE     the nudge changes the state without the
+ *                        futex_wake: the signal that follows sees the
+ *                        waiter running and wakes nobody (-DBCAST -DNUDGE:
+ *                        C2);
+ *  BUG_NUDGED_AS_SIGNAL  a waiter that parked unkept, and was kept and
+ *                        nudged while asleep, takes WAITING_KEPT for its
+ *                        signal (-DBCAST -DNUDGE: C4; written so first in
+ *                        src/wait.c, and caught by the bench's internal
+ *                        error).
  *
  * Reachability markers (-DREACH=k turns marker k into an assertion; each
  * was seen to fail): 1 enqueue_moved records the moved head in the
@@ -147,11 +163,15 @@
  * PARKED_KEPT node (a moved waiter asleep, woken by m's unlock); 3 a
  * signal skips a node that gave up; 4 a timed-out waiter finds its node
  * already taken off the list; 5 leave_queue defers a PARKED_KEPT successor
- * (-DBCAST); 6 the timed waiter is kept while asleep.
+ * (-DBCAST); 6 the timed waiter is kept while asleep; 7 a signal finds a
+ * nudged node whose owner still sleeps, which the nudger's futex_wake
+ * then wakes (-DBCAST -DNUDGE).
  *
  * Sizes (pan -DCOLLAPSE, exhaustive): default 9.6 million states; -DBCAST
  * 1.4 million; -DSIGNAL_MOVES 6.2 million; -DMIXED 10.9 million;
- * -DBCAST -DNW=3 84 million (164 s, 4.8 GB: not in run.sh).
+ * -DBCAST -DNUDGE 14.3 million (16 s); -DMIXED -DNUDGE 96 million (154 s,
+ * 4.5 GB: not in run.sh); -DBCAST -DNW=3 84 million (164 s, 4.8 GB: not in
+ * run.sh).
  */
 
 #ifndef NW
@@ -239,18 +259,30 @@ inline node_wait(nw_n, nw_sig, nw_tmo)
 {
 	atomic {
 		if
-		:: nstate[nw_n] == N_WAITING -> nstate[nw_n] = N_PARKED; nw_sig = 0
-		:: nstate[nw_n] == N_WAITING_KEPT -> nstate[nw_n] = N_PARKED_KEPT; nw_sig = 0
+		:: nstate[nw_n] == N_WAITING -> nstate[nw_n] = N_PARKED; nw_sig = 0; pk = false
+		:: nstate[nw_n] == N_WAITING_KEPT -> nstate[nw_n] = N_PARKED_KEPT; nw_sig = 0; pk = true
 		:: else -> nw_sig = nstate[nw_n]
 		fi
 	};
 	do
 	:: nw_sig != 0 -> break
 	:: else ->
-		/* futex_wait(&state, parked) */
+		/* futex_wait(&state, parked), and the look after it: a
+		 * WAITING_KEPT node was nudged (kept meanwhile if it parked
+		 * unkept): it polls, then CASes itself back to PARKED_KEPT
+		 * and parks again (the poll is stutter; a signal that ends it
+		 * is the else branch at the next look) */
 		atomic {
 			if
 			:: nstate[nw_n] == N_PARKED || nstate[nw_n] == N_PARKED_KEPT -> asleep[nw_n] = true
+#ifdef BUG_NUDGED_AS_SIGNAL
+			:: nstate[nw_n] == N_WAITING_KEPT && pk ->
+				nstate[nw_n] = N_PARKED_KEPT
+			:: nstate[nw_n] == N_WAITING_KEPT && !pk -> nw_sig = nstate[nw_n]
+#else
+			:: nstate[nw_n] == N_WAITING_KEPT ->
+				nstate[nw_n] = N_PARKED_KEPT; pk = true
+#endif
 			:: else -> nw_sig = nstate[nw_n]
 			fi
 		};
@@ -265,8 +297,45 @@ inline node_wait(nw_n, nw_sig, nw_tmo)
 	:: nw_sig == N_CLAIMED -> atomic { nstate[nw_n] != N_CLAIMED -> nw_sig = nstate[nw_n] }
 	:: else -> skip
 	fi;
+	pk = false;
 	assert(nw_sig >= S_HEAD)
 }
+
+/* hl_node_nudge(n) (mutex.c step 5b), as the unlocking thread does it
+ * after an unlock, or a broadcaster that does not own m after its signal:
+ * through links that may have changed since, so on any node that is
+ * PARKED_KEPT: a CAS to WAITING_KEPT, then (a later step) futex_wake.  At
+ * most NUDGES in a run (the state space). */
+#ifdef NUDGE
+#ifndef NUDGES
+#define NUDGES 1
+#endif
+byte nudges = 0;
+inline maybe_nudge()
+{
+	if
+	:: nudges < NUDGES ->
+		atomic {
+			nudges++;
+			select(nn : 1 .. NNODES);
+			if
+			:: nstate[nn] == N_PARKED_KEPT -> nstate[nn] = N_WAITING_KEPT
+			:: else -> nn = 0
+			fi
+		};
+#ifndef BUG_NUDGE_NO_WAKE
+		if
+		:: nn != 0 -> asleep[nn] = false
+		:: else -> skip
+		fi;
+#endif
+		nn = 0
+	:: skip
+	fi
+}
+#else
+#define maybe_nudge() skip
+#endif
 
 /* hl_node_signal(n, s): ok = false if n gave up. */
 inline node_signal(ns_n, ns_s, ns_ok)
@@ -278,7 +347,7 @@ inline node_signal(ns_n, ns_s, ns_ok)
 		:: else ->
 			if
 			:: WAKER_PARKED(nstate[ns_n]) -> asleep[ns_n] = false
-			:: else -> skip
+			:: else -> if :: nstate[ns_n] == N_WAITING_KEPT && asleep[ns_n] -> reach(7) :: else -> skip fi
 			fi;
 			nstate[ns_n] = ns_s; ns_ok = true
 		fi
@@ -417,7 +486,7 @@ inline enqueue_moved(em_first, em_last)
 			fi
 		};
 		if
-		:: !ok -> node_signal(em_first, S_HEAD, ok); assert(ok)
+		:: !ok -> node_signal(em_first, S_HEAD, ok); assert(ok); maybe_nudge()
 		:: else -> skip
 		fi
 	fi;
@@ -526,7 +595,8 @@ inline cond_broadcast()
 proctype Thread(byte me)
 {
 	byte n, cn, sig, pred, nx, d, h, w, ret, nused, k, first, last, sent, round;
-	bool ok, tmo, was_parked, inside, gaveup;
+	byte nn;
+	bool ok, tmo, was_parked, inside, gaveup, pk;
 
 	if
 	:: me <= NW -> goto waiter
@@ -737,7 +807,7 @@ unlock:
 	atomic {
 		assert(OWNER(word) == me);
 		if
-		:: word == me -> word = 0; goto ret_to
+		:: word == me -> word = 0; goto unlocked
 		:: else -> w = word
 		fi
 	};
@@ -768,6 +838,8 @@ unlock:
 		fi;
 		h = 0; w = 0; was_parked = false
 	};
+unlocked:
+	maybe_nudge();
 ret_to:
 	if
 	:: ret == RC_W_LOCKED -> ret = 0; goto r_w_locked

@@ -143,6 +143,11 @@ rows=(
 	"cond.pml|-DBCAST -DBUG_KEPT_NOT_PARKED|deadlock"
 	"cond.pml|-DBCAST -DBUG_UNCOUNT_ABANDONED|assert"
 	"cond.pml|-DBCAST -DBUG_CHAIN_NO_CLEAR|assert"
+	# A nudge (mutex.c step 5b) after an unlock, on any PARKED_KEPT
+	# node (-DMIXED -DNUDGE: 96 million states, 154 s: not here).
+	"cond.pml|-DBCAST -DNUDGE|ok|-O1"
+	"cond.pml|-DBCAST -DNUDGE -DBUG_NUDGE_NO_WAKE|deadlock"
+	"cond.pml|-DBCAST -DNUDGE -DBUG_NUDGED_AS_SIGNAL|assert"
 	# hl_channel on hl_swap's wait points (channel.pml): 2 clients (one
 	# timed, or both), the server's receive / reply_receive loop (timed
 	# receives with -DRECV_TIMED), a shutdown after the calls or at any
