@@ -140,9 +140,14 @@ static int spin_relock_broken(void *o)
 	/* Give another thread the lock before returning, so that the overlap
 	 * is certain: a single sched_yield let a loaded machine (an ASan
 	 * build beside other jobs) run 300,000 operations with no other
-	 * thread taking the lock in the window.  Bounded: 10,000 yields. */
+	 * thread taking the lock in the window, and 10,000 yields let one
+	 * with both CPUs taken by other jobs run 419 operations in 2 s with
+	 * none.  Bounded: 10,000 yields, then sleeps for up to 100 ms, which
+	 * give the other threads a CPU however busy the machine is. */
 	for (int i = 0; i < 10000 && !atomic_load(&spin_flag); i++)
 		sched_yield();
+	for (int i = 0; i < 2000 && !atomic_load(&spin_flag); i++)
+		sleep_ns(50 * NSEC_PER_USEC);
 	return 0; /* the bug: returns without taking the lock again */
 }
 
