@@ -47,9 +47,9 @@
  * with each call (shim_api.h); the public calls read it from `head`.
  *
  * Lock:
- *  0. Nested read: a reader that may hold a read share of this lock already
- *     (its thread's count of read holds, below) and finds it read-held adds
- *     its share whatever waits.
+ *  0. Nested read: a reader that holds a read share of this lock already
+ *     (its thread's table, below) and finds it read-held adds its share
+ *     whatever waits.
  *  1. Fast path.  Write: CAS(0 -> tid).  Read: CAS(s -> s + 1 reader) when
  *     take() allows it.
  *  1b. Optimistic spinning, with a spinner slot, for the spin budget, on
@@ -113,13 +113,14 @@
  *     then the node still ABANDONED: not recycled and reused) and withdrawn
  *     as in a, or left to a committed releaser as in b.
  *
- * Nested reads: each thread counts the read shares it holds in 64 counters
- * indexed by a hash of the lock's address (one increment on a read lock,
- * one decrement on a read unlock).  A count of 0 means the thread holds no
- * share of the lock; more may be another lock's of the same hash: such a
- * thread is admitted as if nested (never a deadlock; the cost is that a
- * reader holding an unrelated rwlock of the same hash may pass a waiting
- * writer on a read-held lock).
+ * Nested reads: each thread knows the read shares it holds, exactly, in its
+ * table (holds.h): a share is counted there before it is taken and
+ * uncounted after it is given back, so a signal handler never finds one
+ * of its thread's shares uncounted.  A read unlock by a thread with no
+ * share of the lock is EPERM (the shim's releases one all the same, as
+ * glibc's does: hl__rwlock_unlock_foreign).  Past the table's capacity a
+ * thread's untracked shares count as a share of every lock (admitted as
+ * nested: never a deadlock of a genuine nested read).
  *
  * Bounded waiting: as hl_mutex; in addition a reader queued behind a due
  * writer is never granted ahead of it (FAIR, PREFER_WRITER), and readers do
@@ -140,6 +141,7 @@
 #include <hotlock/rwlock.h>
 
 #include "config.h"
+#include "holds.h"
 #include "queue.h"
 #include "shim_api.h"
 #include "thread.h"
@@ -257,55 +259,21 @@ static inline bool due_now(const struct hl_node *n, int kind, uint64_t now, uint
 	return (kind == HL_RWLOCK_PREFER_WRITER && !is_reader(n)) || hl_node_due(n, now, handoff_ns);
 }
 
-/* ---- nested reads: the read shares this thread holds ---------------------- */
+/* ---- nested reads: the read shares this thread holds (holds.h) ----------- */
 
-/* Counters per hash of the lock's address (design comment, "Nested
- * reads").  Thread-local, initial-exec: 256 bytes of static TLS. */
-#define READ_SLOTS_LOG2 6
-static __thread uint32_t read_holds[1u << READ_SLOTS_LOG2] __attribute__((tls_model("initial-exec")));
-
-static inline uint32_t *read_slot(const struct rwlock *l)
-{
-	uint32_t a = (uint32_t)((uintptr_t)l >> 4);
-	return &read_holds[(a * 0x9e3779b1u) >> (32 - READ_SLOTS_LOG2)];
-}
-
-static inline void read_held_add(const struct rwlock *l)
-{
-	++*read_slot(l);
-}
-
-static inline void read_held_drop(const struct rwlock *l)
-{
-	uint32_t *c = read_slot(l);
-	/* Another thread's share released by this one (POSIX: undefined)
-	 * leaves the count alone rather than wrap it. */
-	if (*c)
-		--*c;
-}
-
-static inline bool may_hold_read(const struct rwlock *l)
-{
-	return *read_slot(l) != 0;
-}
-
-/* Step 0: a read lock by a thread that may hold a share of l already, from
- * s, a load of the word: a share added whatever waits, while l is
- * read-held (our hold, if we have one, keeps it so).  Returns 0, EAGAIN at
- * the maximum, or -1: not for this step. */
+/* Step 0: a read lock by a thread that holds a share of l already (or may:
+ * untracked shares, holds.h), from s, a load of the word: a share added
+ * whatever waits, while l is read-held (our hold keeps it so).  Returns 0,
+ * EAGAIN at the maximum, or -1: not for this step. */
 static int nested_read(struct rwlock *l, uint64_t s)
 {
-	if (!may_hold_read(l))
-		return -1;
 	while (!writer(clean(s)) && readers(s)) {
 		if (readers(s) >= HL_RWLOCK_MAX_READERS)
 			return EAGAIN;
-		/* Acquire: as any read lock (if the hold was not ours after
-		 * all, the critical section starts here). */
-		if (hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
-			read_held_add(l);
+		/* Acquire: as any read lock (an untracked share may have been
+		 * another lock's: then the critical section starts here). */
+		if (hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
 			return 0;
-		}
 	}
 	return -1;
 }
@@ -890,9 +858,19 @@ int hl_rwlock_destroy(hl_rwlock_t *pl)
 	return 0;
 }
 
-/* rdlock and its timed and deadline-less forms, from s, a load of the
- * word.  The untimed rdlock first tries the common case inline (read_free). */
-static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl_deadline *dl, uint64_t s)
+/* Whether s, a load of the word, lets a reader in by adding a share and
+ * nothing else: no writer, no flags (none of a fork parent's either: the
+ * low 32 bits are all zero) and room for one more reader.  The common case
+ * of take(s, true, ...) in every kind, which gives s + ONE_READER for it. */
+static inline bool read_free(uint64_t s)
+{
+	return (uint32_t)s == 0 && readers(s) < HL_RWLOCK_MAX_READERS;
+}
+
+/* rdlock's steps from 0 on, for a share already counted (holds.h); held:
+ * the thread held a share of l before. */
+static int rdlock_counted(struct rwlock *l, int kind, const struct hl_deadline *dl, uint64_t s,
+			  bool held)
 {
 	uint32_t tid;
 	uint64_t ns;
@@ -900,13 +878,10 @@ static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl_deadli
 	 * here: only a writer or a due handoff sends a reader on.  Acquire:
 	 * pairs with the release of the last write hold.  take() needs no
 	 * TID for a reader: it is read only once the lock cannot be had now. */
-	while ((ns = take(s, true, 0, kind))) {
-		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
-			read_held_add(l);
+	while ((ns = take(s, true, 0, kind)))
+		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
-		}
-	}
-	int err = nested_read(l, s);
+	int err = held ? nested_read(l, s) : -1;
 	if (err >= 0)
 		return err;
 	tid = hl_tid();
@@ -916,10 +891,52 @@ static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl_deadli
 		return EAGAIN;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
-	err = lock_slow(l, true, tid, kind, dl);
-	if (!err)
-		read_held_add(l);
+	return lock_slow(l, true, tid, kind, dl);
+}
+
+/* rdlock and its timed and deadline-less forms, from s, a load of the
+ * word, with the share counted at `at` (holds.h), uncounted here if it is
+ * not taken; held: the thread held a share of l in its table.  kind < 0:
+ * l's own. */
+static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl_deadline *dl, uint64_t s,
+			      int at, bool held)
+{
+	if (kind < 0)
+		kind = lock_kind(l);
+	int err = rdlock_counted(l, kind, dl, s, held || hl_reads_untracked());
+	if (err)
+		hl_reads_drop(at);
 	return err;
+}
+
+/* A read lock whose share is not in entry 0 of the table: counted by the
+ * table's full look, then as read_lock. */
+static HL_NOINLINE int rdlock_add(struct rwlock *l, int kind, const struct hl_deadline *dl)
+{
+	bool held;
+	int at = hl_reads_add(l, &held);
+	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	/* Acquire: as read_lock. */
+	if (read_free(s) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
+		return 0;
+	return rdlock(l, kind, dl, s, at, held);
+}
+
+/* Every read lock (kind < 0: l's own): count the share in the table's
+ * entry 0 (holds.h), then the fast path's CAS when the word lets a reader
+ * in by adding a share; the rest is out of line. */
+static inline int read_lock(struct rwlock *l, int kind, const struct hl_deadline *dl)
+{
+	uint64_t w;
+	if (hl_unlikely(!hl_reads_first(l, &w)))
+		return rdlock_add(l, kind, dl);
+	hl_reads_set_first(w + 1);
+	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	/* Acquire: pairs with the release of the last write hold.  Anything
+	 * else (flags, a writer, a CAS lost to another reader) is rdlock's. */
+	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
+		return 0;
+	return rdlock(l, kind, dl, s, 0, w & HL_HOLD_COUNT_MASK);
 }
 
 /* A write lock whose first CAS found s, not 0. */
@@ -945,26 +962,9 @@ static HL_NOINLINE int wrlock(struct rwlock *l, int kind, const struct hl_deadli
 	return wrlock_contended(l, kind, dl, tid, s);
 }
 
-/* Whether s, a load of the word, lets a reader in by adding a share and
- * nothing else: no writer, no flags (none of a fork parent's either: the
- * low 32 bits are all zero) and room for one more reader.  The common case
- * of take(s, true, ...) in every kind, which gives s + ONE_READER for it. */
-static inline bool read_free(uint64_t s)
-{
-	return (uint32_t)s == 0 && readers(s) < HL_RWLOCK_MAX_READERS;
-}
-
 int hl_rwlock_rdlock(hl_rwlock_t *pl)
 {
-	struct rwlock *l = R(pl);
-	uint64_t s = hl_load(&l->state, HL_RELAXED);
-	/* Acquire: pairs with the release of the last write hold.  Anything
-	 * else (flags, a writer, a CAS lost to another reader) is rdlock's. */
-	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
-		read_held_add(l);
-		return 0;
-	}
-	return rdlock(l, lock_kind(l), NULL, s);
+	return read_lock(R(pl), -1, NULL);
 }
 
 int hl_rwlock_wrlock(hl_rwlock_t *pl)
@@ -985,8 +985,7 @@ int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec
 {
 	struct hl_deadline dl;
 	int err = hl_deadline_init(&dl, clock, abstime);
-	/* Relaxed: the first look; rdlock's CAS orders the acquisition. */
-	return err ? err : rdlock(R(l), lock_kind(R(l)), &dl, hl_load(&R(l)->state, HL_RELAXED));
+	return err ? err : read_lock(R(l), -1, &dl);
 }
 
 int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
@@ -996,13 +995,14 @@ int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec
 	return err ? err : wrlock(R(l), lock_kind(R(l)), &dl);
 }
 
-static int tryrdlock(struct rwlock *l, int kind)
+/* tryrdlock for a share counted already (holds.h); held: as rdlock. */
+static int tryrdlock_counted(struct rwlock *l, int kind, bool held)
 {
 	uint64_t s = hl_load(&l->state, HL_RELAXED);
 	for (;;) {
 		uint64_t ns = take(s, true, 0, kind);
 		if (!ns) {
-			int err = nested_read(l, s);
+			int err = held ? nested_read(l, s) : -1;
 			if (err >= 0)
 				return err;
 			return readers(s) >= HL_RWLOCK_MAX_READERS ? EAGAIN : EBUSY;
@@ -1010,11 +1010,19 @@ static int tryrdlock(struct rwlock *l, int kind)
 		/* Acquire: as rdlock.  A failed CAS (another reader came or
 		 * went) is retried: tryrdlock fails only when a reader could
 		 * not have the lock now. */
-		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
-			read_held_add(l);
+		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
-		}
 	}
+}
+
+static int tryrdlock(struct rwlock *l, int kind)
+{
+	bool held;
+	int at = hl_reads_add(l, &held);
+	int err = tryrdlock_counted(l, kind, held);
+	if (err)
+		hl_reads_drop(at);
+	return err;
 }
 
 int hl_rwlock_tryrdlock(hl_rwlock_t *pl)
@@ -1073,19 +1081,47 @@ static HL_NOINLINE int last_reader_out(struct rwlock *l, uint64_t old)
 	return 0;
 }
 
-int hl_rwlock_unlock(hl_rwlock_t *pl)
+/* Gives back a read share: one RMW.  Release: our reads happen before a
+ * later writer's acquire.  Acquire: the last reader out carries the other
+ * readers' releases on to a head it hands the lock to (release_to_head).
+ * Returns the word before. */
+static inline uint64_t give_back_share(struct rwlock *l)
 {
-	struct rwlock *l = R(pl);
+	return hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
+}
+
+/* A read unlock whose share is not in entry 0 of the table (holds.h), or
+ * by a thread that holds no share (EPERM, unless foreign: rw_unlock). */
+static HL_NOINLINE int read_unlock_slow(struct rwlock *l, bool foreign)
+{
+	int at = hl_reads_release_at(l);
+	if (at == HL_HOLD_NONE && !foreign)
+		return EPERM;
+	uint64_t old = give_back_share(l);
+	if (at != HL_HOLD_NONE)
+		hl_reads_drop(at);
+	if (readers(old) == 1 && (old & FLAGS))
+		return last_reader_out(l, old);
+	return 0;
+}
+
+/* hl_rwlock_unlock; foreign: a read unlock by a thread that holds no
+ * share of l releases one all the same (glibc's, for the shim), where the
+ * native call says EPERM. */
+static inline int rw_unlock(struct rwlock *l, bool foreign)
+{
 	/* Acquire on every (re)load: a WAKE seen synchronizes with the head's
 	 * release CAS, so that `head` can be read. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
 	if (hl_likely(!writer(s) && readers(s))) {
-		read_held_drop(l);
-		/* A read share: one RMW.  Release: our reads happen before a
-		 * later writer's acquire.  Acquire: the last reader out carries
-		 * the other readers' releases on to a head it hands the lock
-		 * to (release_to_head). */
-		uint64_t old = hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
+		/* A share of ours (in entry 0, the common case), uncounted
+		 * after it is given back (holds.h).  A handler that runs in
+		 * between leaves the entry as it found it. */
+		uint64_t w;
+		if (hl_unlikely(!hl_reads_first_held(l, &w)))
+			return read_unlock_slow(l, foreign);
+		uint64_t old = give_back_share(l);
+		hl_reads_set_first(w - 1);
 		if (hl_unlikely(readers(old) == 1 && (old & FLAGS)))
 			return last_reader_out(l, old);
 		return 0;
@@ -1096,6 +1132,11 @@ int hl_rwlock_unlock(hl_rwlock_t *pl)
 	if (hl_likely(s && s == hl_tid_known()) && hl_cas(&l->state, &s, 0, HL_ACQ_REL))
 		return 0;
 	return unlock_writer(l, s);
+}
+
+int hl_rwlock_unlock(hl_rwlock_t *pl)
+{
+	return rw_unlock(R(pl), false);
 }
 
 /* A downgrade whose commit left s, the head's flags with no holder (see
@@ -1127,11 +1168,16 @@ int hl_rwlock_downgrade(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
 	uint32_t tid = hl_tid();
+	/* The share to come is counted first (holds.h). */
+	bool held;
+	int at = hl_reads_add(l, &held);
 	/* Acquire: as in unlock. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
 	for (;;) {
-		if (!writer(s) || !owned_by_me(s, tid))
+		if (!writer(s) || !owned_by_me(s, tid)) {
+			hl_reads_drop(at);
 			return EPERM;
+		}
 		if (!has_live_flags(s)) {
 			/* Release: as unlock. */
 			if (hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
@@ -1150,7 +1196,6 @@ int hl_rwlock_downgrade(hl_rwlock_t *pl)
 			break;
 		}
 	}
-	read_held_add(l);
 	return 0;
 }
 
@@ -1192,19 +1237,17 @@ int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 
 int hl__rwlock_rdlock_kind(hl_rwlock_t *pl, int kind, const struct hl_deadline *dl)
 {
-	struct rwlock *l = R(pl);
-	uint64_t s = hl_load(&l->state, HL_RELAXED);
-	/* Acquire: as hl_rwlock_rdlock. */
-	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE)) {
-		read_held_add(l);
-		return 0;
-	}
-	return rdlock(l, kind, dl, s);
+	return read_lock(R(pl), kind, dl);
 }
 
 int hl__rwlock_tryrdlock_kind(hl_rwlock_t *pl, int kind)
 {
 	return tryrdlock(R(pl), kind);
+}
+
+int hl__rwlock_unlock_foreign(hl_rwlock_t *pl)
+{
+	return rw_unlock(R(pl), true);
 }
 
 int hl__rwlock_wrlock_kind(hl_rwlock_t *pl, int kind, const struct hl_deadline *dl)

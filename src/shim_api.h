@@ -76,6 +76,10 @@ static inline bool hl__mutex_unlock_fast(hl_mutex_t *m, uint32_t tid, bool singl
  * READER or _PREFER_WRITER), whatever kind its own bytes say. */
 HL_HIDDEN int hl__rwlock_rdlock_kind(hl_rwlock_t *l, int kind, const struct hl_deadline *dl);
 HL_HIDDEN int hl__rwlock_tryrdlock_kind(hl_rwlock_t *l, int kind);
+/* hl_rwlock_unlock, except that a read unlock by a thread that holds no
+ * share of l releases one all the same, as glibc's does (the native call
+ * says EPERM); the taker's table keeps the share counted (holds.h). */
+HL_HIDDEN int hl__rwlock_unlock_foreign(hl_rwlock_t *l);
 HL_HIDDEN int hl__rwlock_wrlock_kind(hl_rwlock_t *l, int kind, const struct hl_deadline *dl);
 
 /* hl_cond_timedwait with a prepared deadline (NULL: none), which may pass

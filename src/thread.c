@@ -162,6 +162,7 @@ bool hl_node_index_of(const void *p, uint32_t *index, size_t *off)
 __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
 __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
 __thread uint32_t hl__prefork_tids[HL_FORK_TIDS] __attribute__((tls_model("initial-exec")));
+__thread struct hl_read_holds hl__reads __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t hl__fork_gen;
 
 static pthread_key_t exit_key;

@@ -54,6 +54,14 @@
 #include "node.h"
 
 #define HL_NEST 4
+/* A thread's table of the read shares it holds (holds.h), thread-local,
+ * written by the thread only (and its signal handlers); relaxed atomics, so
+ * that a diagnostic may read another thread's. */
+#define HL_READ_HOLDS 8
+struct hl_read_holds {
+	_Atomic uint64_t entry[HL_READ_HOLDS];
+	_Atomic uint32_t untracked;
+};
 /* A thread record's counters: futex syscalls by kind (futex.c), then the
  * waiting policy's decisions (wait.c, hl_spin_stats_t), then handoffs. */
 enum {
@@ -124,6 +132,7 @@ struct hl_thread {
 HL_HIDDEN extern _Atomic(struct hl_node *) hl__node_chunks[HL_NODE_CHUNKS];
 HL_HIDDEN extern __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
 HL_HIDDEN extern __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
+HL_HIDDEN extern __thread struct hl_read_holds hl__reads __attribute__((tls_model("initial-exec")));
 /* In a fork child: the TIDs the forking thread had in its parent, its
  * grandparent and so on (newest first, 0-terminated), which lock words it
  * held at those forks still carry; all 0 in other threads. */

@@ -59,9 +59,9 @@ int hl_rwlock_init_kind(hl_rwlock_t *l, int kind);  /* EINVAL for an unknown kin
 int hl_rwlock_kind(const hl_rwlock_t *l);   /* the kind it was initialised with */
 int hl_rwlock_destroy(hl_rwlock_t *l);      /* EBUSY if held or waited on */
 /* EDEADLK if the caller holds it for writing; EAGAIN if HL_RWLOCK_MAX_READERS
- * hold it already.  A thread that holds a read lock and asks for another is
- * granted it whatever waits (each thread counts the read locks it holds:
- * docs/rwlock.md, "Nested reads"). */
+ * hold it already.  A thread that holds a read share of this lock and asks
+ * for another is granted it whatever waits (each thread knows the read
+ * shares it holds: docs/rwlock.md, "Nested reads"). */
 int hl_rwlock_rdlock(hl_rwlock_t *l);
 int hl_rwlock_wrlock(hl_rwlock_t *l);       /* EDEADLK if the caller holds it for writing */
 int hl_rwlock_tryrdlock(hl_rwlock_t *l);    /* EBUSY if it cannot be had now; EAGAIN as rdlock */
@@ -71,9 +71,9 @@ int hl_rwlock_trywrlock(hl_rwlock_t *l);    /* EBUSY if held (by anyone) */
  * ETIMEDOUT; EDEADLK and EAGAIN as above. */
 int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime);
 int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime);
-/* Releases the caller's hold, read or write.  EPERM if the lock is neither
- * held for writing by the caller nor held for reading (a read hold is not
- * tracked per thread). */
+/* Releases the caller's hold, read or write.  EPERM if the caller holds
+ * neither the write lock nor a read share of it (each thread knows the read
+ * shares it holds: docs/rwlock.md, "Nested reads"). */
 int hl_rwlock_unlock(hl_rwlock_t *l);
 /* The caller's write hold becomes a read hold, with no writer in between.
  * EPERM if the caller does not hold it for writing. */

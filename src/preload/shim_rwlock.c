@@ -248,7 +248,7 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 		return REAL(R_RWLOCK_UNLOCK, int (*)(pthread_rwlock_t *))(l);
 	struct stats_rec *r;
 	if (hl_likely(!shim_stats_on) || !(r = rw_rec(l)))
-		return hl_rwlock_unlock(&SR(l)->hl);
+		return hl__rwlock_unlock_foreign(&SR(l)->hl);
 	/* A writer's hold's start is read while the lock is still its own
 	 * (the TID is ours only while we hold it for writing: a reader never
 	 * matches); the hold is added after the release. */
@@ -259,7 +259,7 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 	}
 	struct shim_wait w;
 	shim_release_begin(&w);
-	int err = hl_rwlock_unlock(&SR(l)->hl);
+	int err = hl__rwlock_unlock_foreign(&SR(l)->hl);
 	shim_release_end(r, &w);
 	shim_hold_add(r, held);
 	shim_stats_released();
