@@ -1033,9 +1033,15 @@ int hl_rwlock_tryrdlock(hl_rwlock_t *pl)
 int hl_rwlock_trywrlock(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
+	uint32_t tid = hl_tid();
 	uint64_t s = 0;
-	/* Acquire: as wrlock. */
-	return hl_cas(&l->state, &s, hl_tid(), HL_ACQUIRE) ? 0 : EBUSY;
+	/* Acquire: as wrlock.  A word that holds only a fork parent's flags
+	 * is free here, as for every other call (take()). */
+	do {
+		if (hl_cas(&l->state, &s, tid, HL_ACQUIRE))
+			return 0;
+	} while (take(s, false, tid, 0));
+	return EBUSY;
 }
 
 /* The unlock of a write hold, or EPERM (no hold, or another thread's), from

@@ -30,11 +30,17 @@
  *     the untracked shares count as nested for every lock), then releases
  *     everything (every unlock 0); then an unlock of a lock it no longer
  *     holds is EPERM again, and writers get every lock.
+ *  5. fork (issue 37, fault 6): a lock whose word holds only flags of
+ *     another fork generation (a fork parent's waiter, which does not
+ *     exist here) is free for every call: trywrlock, tryrdlock, wrlock,
+ *     destroy (before, trywrlock alone said EBUSY).
  * A thread that does not finish is reported after 10 s; the phase alarm
  * (45 s) catches a main thread stuck in a call. */
 #include "common.h"
 
 #include <hotlock/rwlock.h>
+
+#include "thread.h"     /* hl_fork_gen: test 5 */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -309,6 +315,35 @@ static void test_capacity(void)
 	       MANY);
 }
 
+/* ---- 5. a fork parent's flags ---- */
+
+/* The word of a lock left by a fork parent whose queue head had set its
+ * flags: WAKE and HANDOFF of another generation, no holder (thread.h's
+ * generations; rwlock.c's layout: GEN in bits 22-29, WAKE 30, HANDOFF 31). */
+static void stale_flags(hl_rwlock_t *l)
+{
+	hl_rwlock_init(l);
+	uint64_t gen = (hl_fork_gen() + 1u) & 0xffu;
+	l->state_ = (1ull << 30) | (1ull << 31) | gen << 22;
+}
+
+static void test_fork_flags(void)
+{
+	hl_rwlock_t l;
+	stale_flags(&l);
+	CHECK_RC(hl_rwlock_trywrlock(&l), 0);
+	CHECK_RC(hl_rwlock_unlock(&l), 0);
+	stale_flags(&l);
+	CHECK_RC(hl_rwlock_tryrdlock(&l), 0);
+	CHECK_RC(hl_rwlock_unlock(&l), 0);
+	stale_flags(&l);
+	CHECK_RC(hl_rwlock_wrlock(&l), 0);
+	CHECK_RC(hl_rwlock_unlock(&l), 0);
+	stale_flags(&l);
+	CHECK_RC(hl_rwlock_destroy(&l), 0);
+	printf("a fork parent's flags: free for trywrlock, tryrdlock, wrlock and destroy\n");
+}
+
 int main(void)
 {
 	printf("test_rwlock_holds%s\n", HOTLOCK_SANITIZED ? ": sanitizer build" : "");
@@ -321,6 +356,8 @@ int main(void)
 	test_signal_nested();
 	set_phase("test_capacity");
 	test_capacity();
+	set_phase("test_fork_flags");
+	test_fork_flags();
 	alarm(0);
 	return test_finish("test_rwlock_holds");
 }
