@@ -307,6 +307,24 @@ static bool take_last(_Atomic uint32_t *tail, struct hl_node *pred, struct hl_no
 	return false;
 }
 
+/* The link out of node p: 0 if p is the last node; with the queue's tail
+ * word, a link still being written (an enqueuer has swapped the tail past
+ * p and is about to store it) is waited for, so that no node behind p is
+ * missed.  Acquire: pairs with the enqueuer's release store of the link;
+ * the waiter's fields are visible. */
+static uint32_t link_out(struct hl_node *p, _Atomic uint32_t *tail)
+{
+	uint32_t idx = hl_load(&p->next, HL_ACQUIRE);
+	/* Relaxed: the tail names p or a node enqueued after it; only the
+	 * link, read with acquire, publishes anything. */
+	if (idx || !tail || hl_load(tail, HL_RELAXED) == hl_queue_word(p))
+		return idx;
+	unsigned spins = 0;
+	while (!(idx = hl_load(&p->next, HL_ACQUIRE)))
+		hl_wait_for_peer(&spins);
+	return idx;
+}
+
 uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_node *w, void *arg),
 			  void *arg, uint32_t max, uint32_t *first, _Atomic uint32_t *tail)
 {
@@ -314,14 +332,11 @@ uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_nod
 	struct hl_node *pred = n;
 	*first = 0;
 	while (taken < max) {
-		/* Acquire: pairs with the enqueuer's release store of the
-		 * link; the waiter's fields are visible. */
-		uint32_t idx = hl_load(&pred->next, HL_ACQUIRE);
+		uint32_t idx = link_out(pred, tail);
 		if (!idx)
 			break;
 		struct hl_node *w = hl_node_at(idx);
-		/* Acquire: as above, for w's successor. */
-		uint32_t nx = hl_load(&w->next, HL_ACQUIRE);
+		uint32_t nx = link_out(w, tail);
 		/* Relaxed: ABANDONED is final (see search's set_aside). */
 		bool gone = hl_load(&w->state, HL_RELAXED) == HL_NODE_ABANDONED;
 		if (!nx) {

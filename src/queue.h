@@ -114,7 +114,9 @@ enum {
  * the enqueuers' to write) unless the caller passes the queue's tail word:
  * then a last node classify() takes is taken too, by a CAS of the tail that
  * makes its predecessor the last node (an enqueuer that comes meanwhile
- * makes it an interior node, taken as any other).  Abandoned waiters met on
+ * makes it an interior node, taken as any other), and a link that an
+ * enqueuer has yet to write (it swapped the tail past that node) is waited
+ * for, so that nobody behind is missed.  Abandoned waiters met on
  * the way are unlinked and recycled (an abandoned last node stays).  The
  * waiters taken are not signalled: they are returned as a list linked
  * through their next fields, from *first (0-terminated), and now belong to
