@@ -533,21 +533,15 @@ static void nudge_behind(struct hl_node *d)
 }
 
 /* A moved waiter behind which this thread nudges after its next unlock
- * (step 5b); 0: none. */
-static __thread uint32_t nudge_after_unlock __attribute__((tls_model("initial-exec")));
+ * (step 5b); 0: none.  The end of every unlock, the shim's inline one too
+ * (shim_api.h), looks at it: hl__mutex_nudge_if_due. */
+__thread uint32_t hl__nudge_after_unlock __attribute__((tls_model("initial-exec")));
 
-static HL_NOINLINE void nudge_now(void)
+HL_NOINLINE void hl__mutex_nudge_now(void)
 {
-	struct hl_node *d = hl_node_at(nudge_after_unlock);
-	nudge_after_unlock = 0;
+	struct hl_node *d = hl_node_at(hl__nudge_after_unlock);
+	hl__nudge_after_unlock = 0;
 	nudge_behind(d);
-}
-
-/* The end of every unlock: step 5b's nudges, if any are due. */
-static inline void nudge_if_due(void)
-{
-	if (hl_unlikely(nudge_after_unlock))
-		nudge_now();
 }
 
 /* Step 5: the lock is ours; n leaves the queue. */
@@ -557,7 +551,7 @@ static void leave_queue(struct mutex *m, struct hl_node *n)
 	 * Relaxed: hints. */
 	uint32_t si = hl_load(&n->next, HL_RELAXED);
 	if (si && kept_wait(hl_load(&hl_node_at(si)->state, HL_RELAXED)))
-		nudge_after_unlock = si;
+		hl__nudge_after_unlock = si;
 	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)),
 						   wake_new_head, NULL);
 	if (d) {
@@ -910,11 +904,11 @@ int hl_mutex_unlock(hl_mutex_t *pm)
 	/* Release: the critical section happens before the next owner's
 	 * acquire. */
 	if (hl_likely(w) && hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE))) {
-		nudge_if_due();
+		hl__mutex_nudge_if_due();
 		return 0;
 	}
 	int err = unlock_slow(m, false);
-	nudge_if_due();
+	hl__mutex_nudge_if_due();
 	return err;
 }
 
@@ -991,7 +985,7 @@ int hl__mutex_lock_any(hl_mutex_t *pm, const struct hl_deadline *dl)
 int hl__mutex_unlock_any(hl_mutex_t *pm)
 {
 	int err = unlock_slow(M(pm), true);
-	nudge_if_due();
+	hl__mutex_nudge_if_due();
 	return err;
 }
 
@@ -1022,7 +1016,7 @@ void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_no
 		record_head(m, first);
 		/* Step 5b, as if the caller had taken m from first's
 		 * predecessor. */
-		nudge_after_unlock = first->index;
+		hl__nudge_after_unlock = first->index;
 		return;
 	}
 	/* Free, or another's: first competes for it now.  It cannot have given

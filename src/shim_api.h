@@ -55,6 +55,17 @@ static inline bool hl__mutex_lock_fast(hl_mutex_t *m, uint32_t tid, bool single)
 	/* Acquire: as hl_mutex_lock. */
 	return hl_cas(w, &free_word, tid, HL_ACQUIRE);
 }
+/* hl_mutex's step 5b (mutex.c): moved waiters this thread nudges after its
+ * next unlock, which the inline unlock below does as hl_mutex_unlock
+ * does. */
+HL_HIDDEN extern __thread uint32_t hl__nudge_after_unlock __attribute__((tls_model("initial-exec")));
+HL_HIDDEN void hl__mutex_nudge_now(void);
+static inline void hl__mutex_nudge_if_due(void)
+{
+	if (hl_unlikely(hl__nudge_after_unlock))
+		hl__mutex_nudge_now();
+}
+
 static inline bool hl__mutex_unlock_fast(hl_mutex_t *m, uint32_t tid, bool single)
 {
 	_Atomic uint32_t *w = (_Atomic uint32_t *)&m->word_;
@@ -68,7 +79,10 @@ static inline bool hl__mutex_unlock_fast(hl_mutex_t *m, uint32_t tid, bool singl
 		return true;
 	}
 	/* Release: as hl_mutex_unlock. */
-	return hl_cas(w, &held, 0, HL_RELEASE);
+	if (!hl_cas(w, &held, 0, HL_RELEASE))
+		return false;
+	hl__mutex_nudge_if_due();
+	return true;
 }
 
 /* hl_rwlock_rdlock/timedrdlock (dl NULL: no deadline), tryrdlock and
