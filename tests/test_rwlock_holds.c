@@ -263,7 +263,10 @@ static void test_signal_nested(void)
 	CHECK(atomic_load(&handler_refused) == 0, "%ld of a signal handler's reads of a lock its "
 	      "thread held for reading were refused (a rdlock would have queued behind the "
 	      "writer that waits for that share: a deadlock)", atomic_load(&handler_refused));
-	CHECK(atomic_load(&handler_nested) > 0, "no signal found the lock read-held");
+	/* ThreadSanitizer holds a signal back until its thread calls into
+	 * an interceptor, which the reader does not do while it holds L. */
+	if (!TEST_TSAN)
+		CHECK(atomic_load(&handler_nested) > 0, "no signal found the lock read-held");
 	CHECK_RC(hl_rwlock_destroy(&sig_l), 0);
 }
 
