@@ -7,9 +7,8 @@
  *    are the tool for owner death).  Another thread's trylock gets EBUSY,
  *    a timed lock ETIMEDOUT, an unlock EPERM (the write side) and destroy
  *    EBUSY; hl_mutex_owner / hl_rwlock_holders still name the dead thread.
- *    A read share is not tracked per thread: one left by a thread that
- *    exited keeps writers out until some thread's hl_rwlock_unlock drops
- *    it (the same call that drops a live reader's share).
+ *    A read share too: each thread knows its own, so another thread's
+ *    hl_rwlock_unlock of it is EPERM and it keeps writers out for good.
  *  - TID reuse: a thread that gets the TID of one that exited holding a
  *    lock counts as its owner: its lock returns EDEADLK, its unlock
  *    releases the lock.  Made to happen by writing the dead TID - 1 into
@@ -152,12 +151,14 @@ static void test_exit_holding(void)
 	dl = deadline_in(CLOCK_MONOTONIC, 20 * NSEC_PER_MSEC);
 	CHECK_RC(hl_rwlock_timedwrlock(&dead_r, CLOCK_MONOTONIC, &dl), ETIMEDOUT);
 	CHECK_RC(hl_rwlock_destroy(&dead_r), EBUSY);
-	/* Read shares are anonymous: any thread's unlock drops one. */
-	CHECK_RC(hl_rwlock_unlock(&dead_r), 0);
-	CHECK_RC(hl_rwlock_trywrlock(&dead_r), 0);
-	CHECK_RC(hl_rwlock_unlock(&dead_r), 0);
+	/* A read share is its thread's (docs/rwlock.md, "Nested reads"):
+	 * another thread's unlock of it is EPERM, and it stays. */
+	CHECK_RC(hl_rwlock_unlock(&dead_r), EPERM);
+	hl_rwlock_holders(&dead_r, &w, &r);
+	CHECK(w == 0 && r == 1, "after EPERM: rwlock holders %u/%u, expected one reader", w, r);
+	CHECK_RC(hl_rwlock_trywrlock(&dead_r), EBUSY);
 	printf("a thread that exited holding locks: they stay held (EBUSY, ETIMEDOUT, EPERM), "
-	       "its read share until some thread's unlock drops it\n");
+	       "its read share too\n");
 }
 
 /* ---- TID reuse ---------------------------------------------------------- */
