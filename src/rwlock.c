@@ -910,16 +910,13 @@ static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl_deadli
 }
 
 /* A read lock whose share is not in entry 0 of the table: counted by the
- * table's full look, then as read_lock. */
+ * table's full look, then rdlock (whose take() loop is the fast path's
+ * CAS too).  Relaxed: the first look; the CAS orders the acquisition. */
 static HL_NOINLINE int rdlock_add(struct rwlock *l, int kind, const struct hl_deadline *dl)
 {
 	bool held;
 	int at = hl_reads_add(l, &held);
-	uint64_t s = hl_load(&l->state, HL_RELAXED);
-	/* Acquire: as read_lock. */
-	if (read_free(s) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
-		return 0;
-	return rdlock(l, kind, dl, s, at, held);
+	return rdlock(l, kind, dl, hl_load(&l->state, HL_RELAXED), at, held);
 }
 
 /* Every read lock (kind < 0: l's own): count the share in the table's
