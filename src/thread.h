@@ -72,7 +72,8 @@ enum {
 	HL_LK_HANDED,           /* waits that ended with the lock handed over (HL_SIG_HANDED:
 				 * mutex.c, rwlock.c), for the shim's report */
 	HL_LK_PASSIVE,          /* passive sleeps of a mutex queue head (mutex.c, step 4b) */
-	HL_LK_NUDGED,           /* moved waiters this thread nudged awake (wait.h, mutex.c 5b) */
+	HL_LK_NUDGED,           /* moved waiters this thread nudged awake (wait.h, mutex.c 5b);
+				 * not counted for a thread without a record */
 	HL_COUNTERS
 };
 #define HL_NODE_INDEX_BITS 24           /* queue tails keep 8 bits for the fork generation */

@@ -755,7 +755,9 @@ bool hl_node_nudge(struct hl_node *n)
 	if (s != HL_NODE_PARKED_KEPT ||
 	    !hl_cas(&n->state, &s, HL_NODE_WAITING_KEPT, HL_RELAXED))
 		return false;
-	struct hl_thread *self = hl_self();
+	/* Counted in the nudger's record if it has one: a broadcaster that
+	 * never waited does not register one here. */
+	struct hl_thread *self = hl__self_ptr;
 	if (self)
 		hl_counter_add(&self->fx[HL_LK_NUDGED], 1);
 	hl_futex_wake((uint32_t *)&n->state, 1);
