@@ -105,6 +105,13 @@ static inline void hl_cpu_relax(void)
 
 #endif
 
+/* A sequentially consistent fence: between a write and a later read of
+ * another location, where two threads each write one and read the other
+ * (store buffering), so that at least one of them sees the other's write.
+ * The controlled-schedule build runs sequentially consistent steps, where
+ * it changes nothing. */
+#define hl_fence_seq_cst()      atomic_thread_fence(memory_order_seq_cst)
+
 /* Pause iterations between two clock reads in a spin loop.  A pause costs
  * 27 ns on the AMD EPYC this was measured on (a few ns on many Intel cores)
  * and a vDSO clock read 24 ns, so the clock costs under 2% of the spin and

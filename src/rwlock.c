@@ -108,10 +108,13 @@
  *     over: success), looking again every millisecond (a downgrade leaves
  *     a writer head's flags in place beside its new read share: then a);
  *  c. otherwise give the node up (the core's CAS decides against a
- *     signal).  A node recorded as head by step 5 just before it was given
- *     up is found by a second look at the word (flags naming the node, and
- *     then the node still ABANDONED: not recycled and reused) and withdrawn
- *     as in a, or left to a committed releaser as in b.
+ *     signal).  A node made head by step 5 just before it was given up may
+ *     be recorded in the word before or after its owner's second look at
+ *     it, and a downgrade may put a holder beside its flags after that
+ *     look: a dead head (withdraw_dead_head), which the owner's look, or
+ *     the look of whoever put the flags into a held word for it (step 5, a
+ *     downgrade), finds and withdraws as in a.  With no holder it is left
+ *     to a committed releaser as in b.
  *
  * Nested reads: each thread knows the read shares it holds, exactly, in its
  * table (holds.h): a share is counted there before it is taken and
@@ -426,6 +429,38 @@ static inline bool names(struct rwlock *l, uint64_t s, uint32_t idx)
 	return has_live_flags(s) && head_index(l) == idx;
 }
 
+/* A dead head: live flags in a held word that name node idx, node d,
+ * given up by its owner after the queue made it head.  Nobody but the last
+ * release would take them back, and while read holds overlap (readers
+ * share a word whose flags have no HANDOFF, and only d could add it) no
+ * last release comes, and the writers queued behind starve.
+ * Two threads look for one: d's owner, after it gave d up (give_up's c),
+ * and whoever put the flags into a held word for d (leave_queue,
+ * a downgrade that keeps them).  Each writes first (ABANDONED; the flags or
+ * the holder) and then reads what the other writes, with a seq_cst fence
+ * in between: at least one of them sees the dead head.  Whoever removes
+ * the flags (the CAS decides) passes headship on from d.  d's state is
+ * read after the word: had d been recycled by whoever passed over it and
+ * reused for flags of a new owner, the release that set those flags would
+ * show its FREE state or a later one; if the new owner gave d up again,
+ * those flags call for the same withdrawal.  Returns whether we removed
+ * them. */
+static bool withdraw_dead_head(struct rwlock *l, uint32_t idx, const struct hl_node *d)
+{
+	hl_fence_seq_cst();
+	/* Acquire: pairs with the release that set the flags after `head`. */
+	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	/* Acquire on the node: its give-up (a release) happened before. */
+	while (names(l, s, idx) && held(clean(s)) &&
+	       hl_load(&d->state, HL_ACQUIRE) == HL_NODE_ABANDONED) {
+		/* Acquire: as the load; nothing is published (readers that
+		 * come in now synchronize with the holders, not with us). */
+		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
 /* Once the waiter n that set WAKE (as head, or recorded as head by step 5)
  * is due while the lock stays held, it adds HANDOFF: otherwise readers that
  * keep stealing the lock would keep it read-held, and the last release that
@@ -524,23 +559,9 @@ static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
 	uint32_t sig = hl_node_give_up(n);
 	if (sig != HL_WAIT_TIMEDOUT)
 		return sig;
-	*how = ABANDONED;
-	/* Recorded as head just before?  Then the flags name idx with a
-	 * holder, and the node is still ABANDONED (read after the word: had
-	 * it been recycled, by whoever passed over it, and reused for flags
-	 * of a new owner, the release that set those flags would have shown
-	 * us its FREE state or a later one).  If the node's new owner has
-	 * abandoned it again after setting flags, those flags call for the
-	 * same withdrawal, and the CAS lets one of us do it. */
-	s = hl_load(&l->state, HL_ACQUIRE);
-	while (names(l, s, idx) && held(clean(s)) &&
-	       hl_load(&n->state, HL_ACQUIRE) == HL_NODE_ABANDONED) {
-		/* Acquire: as in a. */
-		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE)) {
-			*how = ABANDONED_HEAD;
-			break;
-		}
-	}
+	/* Recorded as head just before, with a holder?  (With no holder, a
+	 * committed release or downgrade deals with it.) */
+	*how = withdraw_dead_head(l, idx, n) ? ABANDONED_HEAD : ABANDONED;
 	return HL_WAIT_TIMEDOUT;
 }
 
@@ -567,12 +588,17 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int ki
 	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, wake_new_head, &h);
 	if (!d)
 		return;
-	set_head(l, d->index);
+	const uint32_t idx = d->index;
+	set_head(l, idx);
 	/* Release: pairs with the acquire load of the releaser, which then
 	 * reads `head`.  We hold the lock, so it stays held until then; no
 	 * other live flags can be in the word (only a head sets them, and the
 	 * release that woke us cleared ours). */
 	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
+	/* d gave up after the pass, too late for its own look to see the
+	 * flags? */
+	if (withdraw_dead_head(l, idx, d))
+		hl_queue_pass_head(&l->tail, d, 0);
 }
 
 /* Step 2b's answers. */
@@ -600,7 +626,9 @@ static int reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *s
 		/* Acquire: the critical section starts here. */
 	} while (!hl_cas(&l->state, &s, ns, HL_ACQUIRE));
 	switch (hl_node_give_up(n)) {
-	case HL_WAIT_TIMEDOUT:          /* given up: the queue skips it */
+	case HL_WAIT_TIMEDOUT:
+		/* Given up: the queue skips it.  Never a dead head: n never
+		 * parked, and leave_queue records only a parked successor. */
 		hl_thread_node_abandoned(self);
 		return ADMIT_TAKEN;
 	case HL_SIG_GROUP:
@@ -1149,7 +1177,8 @@ static void downgrade_to_head(struct rwlock *l, uint64_t s, int kind)
 {
 	/* Acquire (the commit's): the release that set the flags followed
 	 * the store to `head`. */
-	const struct hl_node *h = hl_node_at(head_index(l));
+	const uint32_t idx = head_index(l);
+	struct hl_node *h = hl_node_at(idx);
 	if (!is_reader(h) && kind != HL_RWLOCK_PREFER_READER) {
 		/* A writer head keeps waiting, now for the readers: the flags
 		 * stay, with our share beside them.  Release: as unlock.  The
@@ -1158,6 +1187,10 @@ static void downgrade_to_head(struct rwlock *l, uint64_t s, int kind)
 		 * withdraw from it. */
 		while (!hl_cas(&l->state, &s, s + ONE_READER, HL_ACQ_REL))
 			;
+		/* h gave up just before, its own look too early to see a
+		 * holder beside its flags? */
+		if (withdraw_dead_head(l, idx, h))
+			hl_queue_pass_head(&l->tail, h, 0);
 		return;
 	}
 	/* A reader head due the lock is handed its share beside ours; any

@@ -120,6 +120,11 @@ rows=(
 	"rwlock.pml|-DTIMED -DBUG_WITHDRAW_COMMITTED|assert"
 	# DESIGN.md invariant 7 (R7): the release order before cd7e9af.
 	"rwlock.pml|-DTIMED -DBUG_RELEASE_BEFORE_PASS|assert"
+	# R9, no dead head (fault 4 of issue 37): the recorder's look at a
+	# head it records, in leave_queue and in a downgrade that keeps a
+	# writer head's flags.
+	"rwlock.pml|-DTIMED -DBUG_LEAVE_NO_DEAD_CHECK|assert"
+	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DTIMED -DDOWNGRADE -DBUG_DOWNGRADE_NO_DEAD_CHECK|assert"
 	# Nested reads, prefer-reader's steps 2b and 4b (R8), and 535f186's
 	# step 2b with a group's second share kept.
 	"rwlock.pml|-DNESTED -DBUG_NO_NESTED|deadlock"

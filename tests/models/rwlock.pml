@@ -4,8 +4,10 @@
  *
  * The protocol modelled is src/rwlock.c as of 535f186 (the kinds, giving
  * up, nested reads and reader groups of b4c5acc, 2b/4b of a2eb59f, the
- * downgrade and give_up's re-look of 1590b83, and 535f186's step 2b, which
- * takes the share before it gives the node up); 9c79438's prefer-writer
+ * downgrade and give_up's re-look of 1590b83, 535f186's step 2b, which
+ * takes the share before it gives the node up, and the look for a dead
+ * head after leave_queue's recording and a downgrade's kept flags, R9);
+ * 9c79438's prefer-writer
  * writer that queues without spinning first is one of the runs here
  * (going to the queue is a free choice).  Modelled functions: rdlock /
  * wrlock and their timed forms (fast paths; optimistic spinning, lock_spin,
@@ -272,6 +274,19 @@
  *     queued behind a writer is never left asleep while the lock is
  *     read-held: steps 2b, 4b and 5).  A lock that breaks the promise
  *     leaves them blocked for good (R2).
+ *  R9 (not with -DLIVE) no dead head: live flags in a held word never
+ *     name a node that its owner gave up, unless someone's look at it is
+ *     still to come (its owner's second look in give_up's c, or the look
+ *     of whoever put those flags into a held word for it: leave_queue's
+ *     recording, a downgrade that keeps a writer head's flags).  Such
+ *     flags are taken back by the last release only, and while read
+ *     holds overlap (readers share a word whose flags have no HANDOFF,
+ *     and only the node's owner could add it) none comes, and the
+ *     writers queued behind starve: the liveness runs have no timeouts,
+ *     so the state is checked instead, by the DeadHead process (assert).
+ *     Found by this check: a waiter that gave up between leave_queue's
+ *     pass and its recording, and one that gave up between a downgrade's
+ *     commit and its share (both fixed by the recorder's look).
  *
  * Seeded bugs (-D); each must be rejected (tests/models/run.sh):
  *  BUG_STEAL_FROM_RELEASE        a reader takes a share from a word with
@@ -373,7 +388,16 @@
  *                                head sets its flags on a read-held word
  *                                and sleeps ahead of the readers queued
  *                                behind it (-DREADER_DEPENDS -DITER1=2:
- *                                R8, R2).
+ *                                R8, R2);
+ *  BUG_LEAVE_NO_DEAD_CHECK       leave_queue records a parked successor
+ *                                without looking at it afterwards: one
+ *                                that gave up between the pass and the
+ *                                recording stays recorded (-DTIMED: R9);
+ *  BUG_DOWNGRADE_NO_DEAD_CHECK   a downgrade that keeps a writer head's
+ *                                flags does not look at the head after
+ *                                its share: a head that gave up after the
+ *                                commit stays recorded (-DREADERS=1
+ *                                -DWRITERS=2 -DTIMED -DDOWNGRADE: R9).
  *
  * Variants: READERS (default 2), WRITERS (default 1), ITER (default 1),
  * ITER1 (thread 1's lock calls, default ITER); KIND (above); -DTIMED lets
@@ -528,6 +552,10 @@ byte in_r = 0;                  /*     readers in it */
 byte rholders = 0;              /* R1: read shares held (a thread may hold two) */
 byte handoff_to = 0;            /* R3: the thread the lock is owed to */
 byte finished = 0;
+bool look_due[NNODES + 1];      /* R9: n's owner gave n up (give_up's c) and
+                                 * has its second look at the word to come */
+byte recording = 0;             /* R9: the node leave_queue records as head,
+                                 * until its look at that node's state */
 #ifdef READER_DEPENDS
 bool r2_got = false;            /* R8: reader 2 has had a share */
 #endif
@@ -1027,6 +1055,7 @@ inline downgrade_to_head()
 		:: !ISREADER(h) && KIND != K_PREFER_READER ->
 			reach(12);
 			how = DG_KEEP;
+			recording = h;
 			downgrade_cas()
 		:: else ->
 			if
@@ -1052,6 +1081,34 @@ inline downgrade_to_head()
 	:: rt -> break
 	:: else -> atomic { LOCK_ACCESS; downgrade_cas() }
 	od;
+	if
+	:: how == DG_KEEP ->
+#ifndef BUG_DOWNGRADE_NO_DEAD_CHECK
+		/* h gave up, its second look (give_up's c) too early to see a
+		 * holder beside its flags?  Then they are ours to take back
+		 * (R9), and headship ours to pass on from h, as in
+		 * leave_queue */
+		atomic {
+			LOCK_ACCESS;
+			if
+			:: FLAGS_SET && head == h && HELD && nstate[h] == N_ABANDONED ->
+				reach(34);
+				w_wake = false; w_handoff = false;
+				assert(handoff_to == 0);
+				ok = true
+			:: else -> ok = false
+			fi;
+			recording = 0
+		};
+		if
+		:: ok -> pass_head(h, false)
+		:: else -> skip
+		fi
+#else
+		recording = 0
+#endif
+	:: else -> skip
+	fi;
 	if
 	:: how == DG_CLAIMED ->
 		/* hl_node_post: from here on, only h's node */
@@ -1277,13 +1334,38 @@ inline leave_queue(lq_n)
 			fi
 		:: else ->
 			reach(10);
-			atomic { LOCK_ACCESS; head = d };
+			atomic { LOCK_ACCESS; head = d; recording = d };
 #ifdef BUG_RECORD_PLAIN_STORE
 			atomic { LOCK_ACCESS; sw_writer = w_writer; sw_readers = w_readers };
 			atomic { LOCK_ACCESS; assert(!FLAGS_SET); w_writer = sw_writer; w_readers = sw_readers; w_wake = true };
 			sw_writer = 0; sw_readers = 0
 #else
 			atomic { LOCK_ACCESS; assert(!FLAGS_SET); w_wake = true }
+#endif
+			;
+#ifndef BUG_LEAVE_NO_DEAD_CHECK
+			/* d gave up after the pass (c), too late for its second
+			 * look to see these flags?  Then they are ours to take
+			 * back, and headship ours to pass on from d (the look
+			 * at the word and d's state, and the CAS: one step) */
+			atomic {
+				LOCK_ACCESS;
+				if
+				:: FLAGS_SET && head == d && HELD && nstate[d] == N_ABANDONED ->
+					reach(33);
+					w_wake = false; w_handoff = false;
+					assert(handoff_to == 0);
+					ok = true
+				:: else -> ok = false
+				fi;
+				recording = 0
+			};
+			if
+			:: ok -> h = d; pass_head(h, false); h = 0
+			:: else -> skip
+			fi
+#else
+			recording = 0
 #endif
 		fi;
 		due = false;
@@ -1381,7 +1463,8 @@ inline give_up()
 		 * against a signal (a claim is waited out) */
 		atomic {
 			if
-			:: nstate[n] == N_WAITING || nstate[n] == N_PARKED -> nstate[n] = N_ABANDONED; sig = S_TIMEDOUT
+			:: nstate[n] == N_WAITING || nstate[n] == N_PARKED ->
+				nstate[n] = N_ABANDONED; sig = S_TIMEDOUT; look_due[n] = true
 			:: else -> sig = 0
 			fi
 		};
@@ -1401,7 +1484,8 @@ inline give_up()
 					handoff_to = 0;
 					how = G_ABANDONED_HEAD
 				:: else -> skip
-				fi
+				fi;
+				look_due[n] = false
 			}
 		fi
 	:: else -> skip
@@ -1545,7 +1629,8 @@ again:
 					atomic {
 						assert(nstate[n] != N_PARKED && nstate[n] != N_CLAIMED);
 						if
-						:: nstate[n] == N_WAITING -> nstate[n] = N_ABANDONED; sig = S_TIMEDOUT
+						:: nstate[n] == N_WAITING ->
+							nstate[n] = N_ABANDONED; sig = S_TIMEDOUT
 						:: else -> sig = nstate[n]      /* a signal came first */
 						fi
 					};
@@ -1572,7 +1657,10 @@ again:
 #else
 					if
 					:: sig == S_TIMEDOUT ->
-						/* hl_thread_node_abandoned: n is the queue's */
+						/* hl_thread_node_abandoned: n is the queue's.
+						 * Never a dead head (R9): it never parked,
+						 * and leave_queue records only a parked
+						 * successor */
 #ifdef LIVE
 						atomic { queued[me] = false; due_t[me] = false };
 #endif
@@ -1988,6 +2076,22 @@ done:
 	finished++
 }
 
+#ifndef LIVE
+/* R9: no dead head.  Live flags in a held word name a node whose owner
+ * gave it up, and neither that owner's second look (give_up's c) nor the
+ * recorder's look (leave_queue) is still to come: nobody but the last
+ * release would take them back, and while read holds overlap (a fair
+ * lock's readers steal past WAKE) no last release comes, nobody can set
+ * HANDOFF, and the writers queued behind starve. */
+#define DEAD_HEAD \
+	(FLAGS_SET && HELD && head != 0 && nstate[head] == N_ABANDONED && \
+	 !look_due[head] && recording != head)
+proctype DeadHead()
+{
+end:	atomic { DEAD_HEAD -> assert(!DEAD_HEAD) }
+}
+#endif
+
 init
 {
 	byte t;
@@ -1998,6 +2102,9 @@ init
 			; run Timer(t)
 #endif
 		}
+#ifndef LIVE
+		; run DeadHead()
+#endif
 	}
 	(finished == NTHREADS);
 	/* R4 */
