@@ -20,7 +20,7 @@
  *   DONE          ended; waits for the others          the end of the schedule
  *
  * Time: CLOCK_MONOTONIC is virtual, step_ns per step (CLOCK_REALTIME the
- * same plus a fixed offset).  When no thread can run, time jumps to the
+ * same plus an offset, which the test may change: hl_sched_set_realtime).  When no thread can run, time jumps to the
  * earliest deadline (with jumps on, it may also jump there at any step: the
  * running thread preempted that long); with no deadline either, every
  * thread is blocked for good: a deadlock or a lost wake-up, reported with
@@ -61,6 +61,8 @@ struct sthread {
 	pthread_cond_t cv;
 	const uint32_t *futex;          /* T_FUTEX: the word */
 	uint64_t deadline;              /* T_FUTEX, T_SLEEP: virtual ns, 0: none */
+	uint64_t realtime_abs;          /* T_FUTEX on CLOCK_REALTIME: its deadline on
+					   that clock (the deadline moves with it) */
 	uint64_t blocked_at;            /* step at which it blocked (wake order) */
 	int result;                     /* of the wait: 0, ETIMEDOUT */
 	int64_t prio;                   /* PCT */
@@ -82,6 +84,8 @@ struct step {
 #define TRACE_KEEP 96                  /* steps printed on failure */
 #define MAX_NAMES 8
 #define MAX_FREED 8
+/* CLOCK_REALTIME less CLOCK_MONOTONIC at the start (hl_sched_set_realtime
+ * moves it). */
 #define REALTIME_OFFSET_NS (1700000000ull * HL_NSEC_PER_SEC)
 
 static struct {
@@ -96,6 +100,7 @@ static struct {
 	uint64_t change[8];             /* PCT change points */
 	int nchange;
 	int64_t low_prio;               /* next priority for a yielding thread */
+	uint64_t realtime_offset;       /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct hl_sched_stats st;
 	struct step ring[TRACE_KEEP];
 	struct named { const char *p; size_t size; const char *name; } names[MAX_NAMES];
@@ -145,6 +150,7 @@ void hl_sched_init(const struct hl_sched_params *p)
 	S.p = *p;
 	S.rng = p->seed;
 	S.st.now_ns = HL_NSEC_PER_SEC;         /* virtual time starts at 1 s */
+	S.realtime_offset = REALTIME_OFFSET_NS;
 	S.st.trace_hash = 0xcbf29ce484222325ull;
 	for (int i = 0; i < HL_SCHED_MAX_THREADS; i++)
 		pthread_cond_init(&S.t[i].cv, NULL);
@@ -553,11 +559,18 @@ static int block_locked(void)
 	return S.t[self].result;
 }
 
+/* A deadline at abs on CLOCK_REALTIME, in virtual (monotonic) time, as of
+ * the clock's setting now. */
+static uint64_t realtime_to_virtual(uint64_t abs)
+{
+	return abs > S.realtime_offset ? abs - S.realtime_offset : 1;
+}
+
 static uint64_t to_virtual(clockid_t clock, const struct timespec *abs)
 {
 	uint64_t ns = hl_ts_to_ns_sat(abs);
 	if (clock == CLOCK_REALTIME)
-		ns = ns > REALTIME_OFFSET_NS ? ns - REALTIME_OFFSET_NS : 1;
+		return realtime_to_virtual(ns);
 	return ns ? ns : 1;
 }
 
@@ -580,6 +593,8 @@ int hl__sched_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 		me->state = T_FUTEX;
 		me->futex = addr;
 		me->deadline = abstime ? to_virtual(clock, abstime) : 0;
+		me->realtime_abs = abstime && clock == CLOCK_REALTIME ?
+				   hl_ts_to_ns_sat(abstime) : 0;
 		S.st.futex_waits++;
 		r = block_locked();
 	}
@@ -645,9 +660,27 @@ void hl__sched_clock_gettime(clockid_t clock, struct timespec *ts)
 	 * that advanced the time last (or the main thread after the end). */
 	uint64_t ns = S.st.now_ns;
 	if (clock == CLOCK_REALTIME)
-		ns += REALTIME_OFFSET_NS;
+		ns += S.realtime_offset;
 	ts->tv_sec = (time_t)(ns / HL_NSEC_PER_SEC);
 	ts->tv_nsec = (long)(ns % HL_NSEC_PER_SEC);
+}
+
+void hl_sched_set_realtime(int64_t delta_ns)
+{
+	if (self < 0 || S.failing)
+		return;
+	pthread_mutex_lock(&S.mu);
+	step_locked(HL_SP_TEST, NULL, "(clock set)", 0);
+	S.realtime_offset += (uint64_t)delta_ns;
+	/* As the kernel's absolute CLOCK_REALTIME timers: a futex wait on
+	 * that clock ends when the clock passes its deadline. */
+	for (int i = 0; i < S.p.threads; i++) {
+		struct sthread *t = &S.t[i];
+		if (t->state == T_FUTEX && t->realtime_abs)
+			t->deadline = realtime_to_virtual(t->realtime_abs);
+	}
+	hand_over(choose());
+	pthread_mutex_unlock(&S.mu);
 }
 
 uint64_t hl_sched_now_ns(void)

@@ -83,6 +83,10 @@ void hl_sched_yield(void);
 void hl_sched_sleep_ns(uint64_t ns);
 /* Virtual CLOCK_MONOTONIC, as the library sees it. */
 uint64_t hl_sched_now_ns(void);
+/* Sets CLOCK_REALTIME forward (or back) by delta_ns, as settimeofday
+ * would: CLOCK_MONOTONIC does not move, and a futex wait on a
+ * CLOCK_REALTIME deadline ends once the clock passes it. */
+void hl_sched_set_realtime(int64_t delta_ns);
 /* Prints msg, the schedule, and ends the process. */
 _Noreturn void hl_sched_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Called on failure, after the schedule is printed (the lock's state). */

@@ -495,9 +495,9 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 	const uint64_t every = handoff_ns > DUE_RECHECK_NS ? handoff_ns : DUE_RECHECK_NS;
 	uint64_t mark = due ? 0 : n->wait_start_ns + handoff_ns;
 	for (;;) {
-		uint64_t end = dl && !dl->forever ? hl_deadline_mono_ns(dl) : 0;
-		uint64_t wake = !mark ? end : !end ? mark : mark < end ? mark : end;
-		uint32_t sig = hl_node_wait_until(n, NULL, spin_ns, wake ? wake : 0);
+		/* The deadline wakes us on its own clock (a CLOCK_REALTIME
+		 * one follows the clock when it is set, as glibc's waits do). */
+		uint32_t sig = hl_node_wait_woken(n, spin_ns, mark, dl);
 		if (sig != HL_WAIT_WOKEN)
 			return sig;
 		if (hl_deadline_passed(dl))

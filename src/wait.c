@@ -448,28 +448,34 @@ uint64_t hl_deadline_mono_ns(const struct hl_deadline *dl)
 }
 
 /* Parks on n, whose state is `parked` (PARKED or PARKED_KEPT), until
- * signalled, interrupted (wait.h, "Interrupts"), the deadline, or wake_ns.
+ * signalled, interrupted (wait.h, "Interrupts"), the deadline dl (the
+ * wait's, or one that only wakes it: at most one is given), or wake_ns.
  * Returns hl_futex_wait's result. */
 static int park(struct hl_node *n, uint32_t parked, const struct hl_deadline *dl, uint64_t wake_ns)
 {
-	clockid_t clock = dl ? dl->clock : CLOCK_MONOTONIC;
 	const struct timespec *abs = dl && !dl->forever ? &dl->abs : NULL;
-	struct timespec ts;
-	if (wake_ns) {
-		uint64_t until = wake_ns;
-		if (abs) {
-			uint64_t d = hl_deadline_mono_ns(dl);
-			if (d < until)
-				until = d;
-		}
-		/* Valid for the kernel however far: tv_sec is at most
-		 * 18446744073 (it saturates the time to KTIME_MAX). */
-		ts.tv_sec = (time_t)(until / HL_NSEC_PER_SEC);
-		ts.tv_nsec = (long)(until % HL_NSEC_PER_SEC);
-		abs = &ts;
-		clock = CLOCK_MONOTONIC;
+	clockid_t clock = abs ? dl->clock : CLOCK_MONOTONIC;
+	if (!wake_ns)
+		return hl_futex_wait((uint32_t *)&n->state, parked, clock, abs);
+	/* Two times, one sleep: on the deadline's clock, so that a
+	 * CLOCK_REALTIME deadline ends the sleep when the clock is set past
+	 * it, as glibc's waits do.  wake_ns is taken to that clock as of now:
+	 * a clock set back meanwhile makes it that much later (the caller's
+	 * clock checks after the sleep are exact). */
+	uint64_t until = wake_ns;
+	if (abs && clock == CLOCK_REALTIME) {
+		uint64_t mono = hl_now_ns(), real = hl_clock_ns(CLOCK_REALTIME);
+		until = wake_ns > mono ? hl_add_sat(real, wake_ns - mono) : real;
 	}
-	return hl_futex_wait((uint32_t *)&n->state, parked, clock, abs);
+	if (abs) {
+		uint64_t d = hl_ts_to_ns_sat(abs);
+		if (d < until)
+			until = d;
+	}
+	/* Valid for the kernel however far: tv_sec is at most 18446744073
+	 * (it saturates the time to KTIME_MAX). */
+	struct timespec ts = { (time_t)(until / HL_NSEC_PER_SEC), (long)(until % HL_NSEC_PER_SEC) };
+	return hl_futex_wait((uint32_t *)&n->state, parked, clock, &ts);
 }
 
 /* A park whose futex wait failed with err, which a working futex never
@@ -529,10 +535,12 @@ static uint32_t poll_nudged(struct hl_node *n)
 	}
 }
 
-/* hl_node_wait_until's wait; t: the thread record whose interrupt word dl
- * names (an interruptible wait), else NULL. */
+/* hl_node_wait_until's wait, and hl_node_wait_woken's (wake_dl: a deadline
+ * that wakes the wait as wake_ns does, where dl gives it up; at most one of
+ * the two is given); t: the thread record whose interrupt word dl names (an
+ * interruptible wait), else NULL. */
 static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint64_t spin_ns,
-			  uint64_t wake_ns, struct hl_thread *t)
+			  uint64_t wake_ns, const struct hl_deadline *wake_dl, struct hl_thread *t)
 {
 	/* The state that means "not signalled yet": WAITING until a keeper
 	 * makes it WAITING_KEPT, after which the deadline no longer applies
@@ -602,7 +610,7 @@ static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint6
 			t = NULL;
 			continue;
 		}
-		r = park(n, parked, dl, wake_ns);
+		r = park(n, parked, dl ? dl : wake_dl, wake_ns);
 		if (hl_unlikely(r && r != EAGAIN && r != ETIMEDOUT && r != EINTR))
 			park_failed(r, dl, &failed_sleep_ns);
 		s = hl_load(&n->state, HL_ACQUIRE);
@@ -636,7 +644,7 @@ static uint32_t wait_node(struct hl_node *n, const struct hl_deadline *dl, uint6
 			t = NULL;
 			continue;
 		}
-		if (wake_ns && hl_now_ns() >= wake_ns) {
+		if ((wake_ns && hl_now_ns() >= wake_ns) || hl_deadline_passed(wake_dl)) {
 			/* Back to WAITING(_KEPT), still armed, so that the next
 			 * wait starts clean.  Relaxed on success: nothing is
 			 * published; acquire on failure: a signal won. */
@@ -664,15 +672,21 @@ uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl, uin
 			    uint64_t wake_ns)
 {
 	if (!dl || !dl->interrupt)
-		return wait_node(n, dl, spin_ns, wake_ns, NULL);
+		return wait_node(n, dl, spin_ns, wake_ns, NULL, NULL);
 	/* The interrupt word is a thread record's (internal.h, struct
 	 * hl_deadline). */
 	struct hl_thread *t = (struct hl_thread *)((const char *)dl->interrupt -
 						   offsetof(struct hl_thread, interrupt));
-	uint32_t s = wait_node(n, dl, spin_ns, wake_ns, t);
+	uint32_t s = wait_node(n, dl, spin_ns, wake_ns, NULL, t);
 	/* Relaxed: a stale intr_node costs an interrupter's CAS at most. */
 	hl_store(&t->intr_node, 0, HL_RELAXED);
 	return s;
+}
+
+uint32_t hl_node_wait_woken(struct hl_node *n, uint64_t spin_ns, uint64_t wake_ns,
+			    const struct hl_deadline *wake_dl)
+{
+	return wait_node(n, NULL, spin_ns, wake_ns, wake_dl, NULL);
 }
 
 uint32_t hl_node_give_up(struct hl_node *n)

@@ -265,6 +265,14 @@ HL_HIDDEN uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl,
 HL_HIDDEN uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl,
 				      uint64_t spin_ns, uint64_t wake_ns);
 
+/* hl_node_wait_until with no deadline of its own to give up at: returns
+ * HL_WAIT_WOKEN, n still armed, once CLOCK_MONOTONIC passes wake_ns (0:
+ * never) or wake_dl passes on its own clock (NULL: never), whichever comes
+ * first.  A CLOCK_REALTIME wake_dl ends the sleep when the clock is set
+ * past it, as the kernel's absolute timers on that clock do. */
+HL_HIDDEN uint32_t hl_node_wait_woken(struct hl_node *n, uint64_t spin_ns, uint64_t wake_ns,
+				      const struct hl_deadline *wake_dl);
+
 /* The owner gives up the wait on n (armed, never kept) at once, where
  * hl_node_wait gives it up when its deadline passes: n becomes ABANDONED
  * and HL_WAIT_TIMEDOUT is returned, unless a waker got there first, whose
