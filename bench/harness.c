@@ -669,10 +669,7 @@ static void *worker_main(void *p)
 
 uint64_t bench_thread_futex_calls(void)
 {
-	hl_futex_stats_t s;
-
-	hl_futex_stats_thread(&s);
-	return hl_futex_stats_calls(&s);
+	return hl_futex_calls_thread();
 }
 
 static void sleep_until(double when)

@@ -392,8 +392,8 @@ void rw_workload_help(FILE *f)
 		"  --cs L             the same as --load L (the mutex scenario's name)\n"
 		"  --ncs N            pause iterations outside the lock, 0 or more (default 1)\n"
 		"  --no-futex-by-op   do not count futex calls by operation (fx-* columns\n"
-		"                     '-'): saves every lock two counter reads per op,\n"
-		"                     about 15 ns on the README's VM\n");
+		"                     '-'): saves every lock's loop two calls per op that\n"
+		"                     read hotlock's per-thread counters\n");
 }
 
 

@@ -274,6 +274,19 @@ void hl_futex_stats_thread(hl_futex_stats_t *out)
 	to_stats(c, out);
 }
 
+uint64_t hl_futex_calls_thread(void)
+{
+	struct hl_thread *t = hl__self_ptr;
+	if (!t)
+		return 0;
+	/* Relaxed: statistics (the thread's own counters). */
+	uint64_t n = 0;
+	static const int calls[] = { HL_FX_WAIT, HL_FX_WAKE, HL_FX_OTHER };
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		n += hl_load(&t->fx[calls[i]], HL_RELAXED) - t->fx_base[calls[i]];
+	return n;
+}
+
 void hl_futex_stats_total(hl_futex_stats_t *out)
 {
 	uint64_t c[HL_COUNTERS];

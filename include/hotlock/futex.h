@@ -31,6 +31,10 @@ static inline uint64_t hl_futex_stats_calls(const hl_futex_stats_t *s)
 {
 	return s->wait + s->wake + s->other;
 }
+/* hl_futex_stats_calls of the calling thread's counters, read in a few
+ * loads: cheap enough to call around every lock operation (a profiler's
+ * count by operation). */
+uint64_t hl_futex_calls_thread(void);
 
 /* Waits while *addr == val, until woken or until the absolute time abstime
  * on clock (CLOCK_MONOTONIC or CLOCK_REALTIME; abstime NULL waits forever).
