@@ -54,6 +54,10 @@
  *     take() allows it.
  *  1b. Optimistic spinning, with a spinner slot, for the spin budget, on
  *     any holder, as long as no handoff is due.
+ *  1c. A reader that did not get the lock so waits out a short write with
+ *     a few pauses and then yields (reader_wait_out), without a slot:
+ *     asleep in the queue it would make the next writer wait for its
+ *     wake-up.
  *  2. Queue: stamp this thread's node (a reader's carries HL_NODE_F_READER)
  *     and enqueue it; behind another waiter, park until made head, or until
  *     handed the lock (a handoff, or a reader group granted by its head).
@@ -351,6 +355,42 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
 	}
 	spin_done(l, err ? outcome : HL_SPIN_WON);
 	return err;
+}
+
+/* Step 1c's looks: PAUSE_ROUNDS of 4, 8, 16 pauses, then yields. */
+#define PAUSE_ROUNDS 3
+#define WAIT_ROUNDS 10
+
+/* Step 1c: a reader that could not have the lock by spinning (no spinner
+ * slot, a handoff due, the budget spent) waits out a short write before it
+ * queues: a few short pauses, then yields of its CPU, WAIT_ROUNDS looks in
+ * all.  A reader asleep in the queue would make the next writer, queued
+ * behind it, wait for its wake-up, on a busy machine much longer than the
+ * write.  A yield takes no spinner slot (the writer may need it) and, on a
+ * busy machine, runs the threads that hold or want the lock; the rounds are
+ * counted, not timed, so that where nothing else is runnable (a yield
+ * returns at once) the wait stays short.  take() decides, as everywhere: a
+ * due writer's HANDOFF keeps this reader out.  Returns 0, or EAGAIN: go and
+ * queue. */
+static int reader_wait_out(struct rwlock *l, int kind, const struct hl_deadline *dl)
+{
+	for (unsigned round = 0; round < WAIT_ROUNDS;) {
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, true, 0, kind);
+		/* Acquire: pairs with the release of the last write hold. */
+		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+			return 0;
+		if (ns)
+			continue;       /* another reader came or went */
+		if (hl_deadline_passed(dl))
+			break;
+		if (round < PAUSE_ROUNDS)
+			for (unsigned i = 0; i < 4u << round; i++)
+				hl_cpu_relax();
+		else
+			hl_cpu_yield();
+		round++;
+	}
+	return EAGAIN;
 }
 
 /* Step 5, the reader group: which waiters behind the head go with it. */
@@ -658,6 +698,8 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 	if (!(kind == HL_RWLOCK_PREFER_WRITER && !reader &&
 	      readers(hl_load(&l->state, HL_RELAXED))) &&
 	    lock_spin(l, reader, tid, kind, dl) == 0)
+		return 0;
+	if (reader && reader_wait_out(l, kind, dl) == 0)
 		return 0;
 	if (hl_deadline_passed(dl))
 		return ETIMEDOUT;
