@@ -54,10 +54,11 @@
  *     take() allows it.
  *  1b. Optimistic spinning, with a spinner slot, for the spin budget, on
  *     any holder, as long as no handoff is due.
- *  1c. A reader that did not get the lock so waits out a short write with
- *     a few pauses and then yields (reader_wait_out), without a slot:
- *     asleep in the queue it would make the next writer wait for its
- *     wake-up.
+ *  1c. A reader that did not get the lock so, while one write at most
+ *     stands before it (nobody queued, or only the head that set the
+ *     flags), waits that write out with a few pauses and then yields
+ *     (reader_wait_out), without a slot: asleep in the queue it would make
+ *     the next writer wait for its wake-up.
  *  2. Queue: stamp this thread's node (a reader's carries HL_NODE_F_READER)
  *     and enqueue it; behind another waiter, park until made head, or until
  *     handed the lock (a handoff, or a reader group granted by its head).
@@ -361,17 +362,30 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
 #define PAUSE_ROUNDS 3
 #define WAIT_ROUNDS 10
 
+/* Whether s, a load of the word that refuses a reader, stands for one
+ * write at most before a reader may come in: nobody is queued, or the only
+ * waiter is the head whose flags s carries (a writer about to be handed the
+ * lock as the holders drain).  Relaxed: a hint. */
+static bool one_write_ahead(struct rwlock *l, uint64_t s)
+{
+	uint32_t tail = hl_load(&l->tail, HL_RELAXED);
+	return !hl_queue_node(tail) ||
+	       (has_live_flags(s) && (tail & HL_QUEUE_INDEX_MASK) == head_index(l));
+}
+
 /* Step 1c: a reader that could not have the lock by spinning (no spinner
- * slot, a handoff due, the budget spent) waits out a short write before it
- * queues: a few short pauses, then yields of its CPU, WAIT_ROUNDS looks in
- * all.  A reader asleep in the queue would make the next writer, queued
- * behind it, wait for its wake-up, on a busy machine much longer than the
- * write.  A yield takes no spinner slot (the writer may need it) and, on a
- * busy machine, runs the threads that hold or want the lock; the rounds are
+ * slot, a handoff due, the budget spent) waits out a write before it
+ * queues, while one write at most stands before it (one_write_ahead): a
+ * few short pauses, then yields of its CPU, WAIT_ROUNDS looks in all.  A
+ * reader asleep in the queue would make the next writer, queued behind it,
+ * wait for its wake-up, on a busy machine much longer than the write.  A
+ * yield takes no spinner slot (the writer may need it) and, on a busy
+ * machine, runs the threads that hold or want the lock; the rounds are
  * counted, not timed, so that where nothing else is runnable (a yield
- * returns at once) the wait stays short.  take() decides, as everywhere: a
- * due writer's HANDOFF keeps this reader out.  Returns 0, or EAGAIN: go and
- * queue. */
+ * returns at once) the wait stays short.  Behind a longer queue the reader
+ * queues at once, as the waiters ahead of it did.  take() decides, as
+ * everywhere: a due writer's HANDOFF keeps this reader out.  Returns 0, or
+ * EAGAIN: go and queue. */
 static int reader_wait_out(struct rwlock *l, int kind, const struct hl_deadline *dl)
 {
 	for (unsigned round = 0; round < WAIT_ROUNDS;) {
@@ -381,7 +395,7 @@ static int reader_wait_out(struct rwlock *l, int kind, const struct hl_deadline 
 			return 0;
 		if (ns)
 			continue;       /* another reader came or went */
-		if (hl_deadline_passed(dl))
+		if (hl_deadline_passed(dl) || !one_write_ahead(l, s))
 			break;
 		if (round < PAUSE_ROUNDS)
 			for (unsigned i = 0; i < 4u << round; i++)
