@@ -5,7 +5,8 @@
  *
  * State (16 bytes, all-zero = unlocked):
  *
- *   word  (u32)   bits  0-21  owner TID, 0 when free (Linux TIDs < 2^22)
+ *   word  (u32)   the TP word (tpword.h):
+ *                 bits  0-21  owner TID, 0 when free (Linux TIDs < 2^22)
  *                 bits 22-29  GEN: the fork generation (thread.h) in which
  *                             the flags were set; flags of another generation
  *                             were set by threads of a fork parent and mean
@@ -173,25 +174,16 @@
 #include "shim_api.h"
 #include "thread.h"
 #include "topology.h"
+#include "tpword.h"
 #include "wait.h"
 
-#define OWNER_MASK 0x003fffffu
-#define GEN_SHIFT  22
-#define WAKE       (1u << 30)
-#define HANDOFF    (1u << 31)
-#define FLAGS      (WAKE | HANDOFF)
-
-/* The flags a waiter sets now: WAKE, HANDOFF if due, this generation. */
-static inline uint32_t flags_now(bool due)
-{
-	return WAKE | (due ? HANDOFF : 0) | hl_fork_gen() << GEN_SHIFT;
-}
-
-/* Whether w carries flags set in this process (see GEN above). */
-static inline bool has_live_flags(uint32_t w)
-{
-	return (w & FLAGS) && ((w >> GEN_SHIFT) & 0xff) == hl_fork_gen();
-}
+/* The word is the TP word of tpword.h. */
+#define OWNER_MASK HL_TP_OWNER_MASK
+#define WAKE       HL_TP_WAKE
+#define HANDOFF    HL_TP_HANDOFF
+#define FLAGS      HL_TP_FLAGS
+#define flags_now(due) hl_tp_flags_now(due)
+#define has_live_flags(w) hl_tp_live_flags(w)
 
 struct mutex {
 	_Atomic uint32_t word;
@@ -210,12 +202,7 @@ _Static_assert(sizeof(hl_mutex_t) <= 16, "hl_mutex_t must fit in 16 bytes");
 
 static inline struct mutex *M(hl_mutex_t *m) { return (struct mutex *)m; }
 
-static inline bool owned_by_me(uint32_t w, uint32_t tid)
-{
-	/* In a fork child the forking thread's TID changed; locks it held in
-	 * a parent carry an old one (hl_owner_is_me). */
-	return hl_owner_is_me(w & OWNER_MASK, tid);
-}
+#define owned_by_me(w, tid) hl_tp_owned_by_me(w, tid)
 
 
 /* Fallback when this thread has no node (waits nested deeper than HL_NEST,

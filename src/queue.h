@@ -29,6 +29,8 @@
 #include "wait.h"
 
 #define HL_QUEUE_INDEX_MASK ((1u << HL_NODE_INDEX_BITS) - 1)
+_Static_assert(HL_NODE_INDEX_BITS + HL_FORK_GEN_BITS == 32,
+	       "a tail word is a node index and a fork generation");
 
 /* The node a tail word names, or NULL (empty, or left by a fork parent). */
 static inline struct hl_node *hl_queue_node(uint32_t tail)

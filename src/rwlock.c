@@ -8,7 +8,8 @@
  *
  * State (16 bytes, all-zero = unlocked, the default kind: PREFER_WRITER):
  *
- *   state (u64)  bits  0-21  writer TID, 0 when no writer
+ *   state (u64)  bits  0-31: the TP word (tpword.h)
+ *                bits  0-21  writer TID, 0 when no writer
  *                bits 22-29  GEN: the fork generation in which the flags
  *                            were set (flags of another one count as absent)
  *                bit  30     WAKE: the queue head waits on its node for the
@@ -153,13 +154,15 @@
 #include "queue.h"
 #include "shim_api.h"
 #include "thread.h"
+#include "tpword.h"
 #include "wait.h"
 
-#define WRITER_MASK 0x003fffffull
-#define GEN_SHIFT   22
-#define GEN_MASK    (0xffull << GEN_SHIFT)
-#define WAKE        (1ull << 30)
-#define HANDOFF     (1ull << 31)
+/* The low 32 bits are the TP word of tpword.h; the reader count is above
+ * them. */
+#define WRITER_MASK ((uint64_t)HL_TP_OWNER_MASK)
+#define GEN_MASK    ((uint64_t)HL_TP_GEN_MASK)
+#define WAKE        ((uint64_t)HL_TP_WAKE)
+#define HANDOFF     ((uint64_t)HL_TP_HANDOFF)
 #define FLAGS       (WAKE | HANDOFF)
 #define ONE_READER  (1ull << 32)
 
@@ -186,7 +189,7 @@ static inline bool held(uint64_t s) { return writer(s) || readers(s); }
 
 static inline bool has_live_flags(uint64_t s)
 {
-	return (s & FLAGS) && ((s >> GEN_SHIFT) & 0xff) == hl_fork_gen();
+	return hl_tp_live_flags((uint32_t)s);
 }
 
 /* s without flags of a fork parent (they mean nothing here). */
@@ -198,13 +201,12 @@ static inline uint64_t clean(uint64_t s)
 /* The flags a head sets now: WAKE, HANDOFF if due, this generation. */
 static inline uint64_t flags_now(bool due)
 {
-	return WAKE | (due ? HANDOFF : 0) | (uint64_t)hl_fork_gen() << GEN_SHIFT;
+	return hl_tp_flags_now(due);
 }
 
 static inline bool owned_by_me(uint64_t s, uint32_t tid)
 {
-	/* In a fork child the forking thread's TID changed (see mutex.c). */
-	return hl_owner_is_me(writer(s), tid);
+	return hl_tp_owned_by_me((uint32_t)s, tid);
 }
 
 static inline bool is_reader(const struct hl_node *n)

@@ -309,12 +309,15 @@ static inline void hl_fork_check(void)
  * no slow path acts on a parent's queue in a child, however early in the
  * child it runs. */
 HL_HIDDEN extern _Atomic uint32_t hl__fork_gen;
+/* A generation as the lock words and queue tails carry it: its low bits. */
+#define HL_FORK_GEN_BITS 8
+#define HL_FORK_GEN_MASK ((UINT32_C(1) << HL_FORK_GEN_BITS) - 1)
 static inline uint32_t hl_fork_gen(void)
 {
 	hl_fork_check();
 	/* Relaxed: changed only by hl__fork_child, which the thread that
 	 * calls this has run or waited for (hl_fork_check). */
-	return hl_load(&hl__fork_gen, HL_RELAXED) & 0xff;
+	return hl_load(&hl__fork_gen, HL_RELAXED) & HL_FORK_GEN_MASK;
 }
 
 /* The number of CPUs in the union of the affinity masks of the records in
