@@ -84,7 +84,8 @@ rows=(
 	# (prefer-reader with timeouts and downgrades: 24 s with -O0, 32 s
 	# with -O2): -O0.  Left out for time, each passing by hand: 3 readers
 	# + 1 writer (22.3 million states, 65 s), R8 with reader 1 making 2
-	# lock calls (7.5 million, 21-27 s), nested reads with timeouts (4.6
+	# lock calls (7.5 million, 21-27 s), R8 with 3 readers + 1 writer
+	# (102 million, 297 s, 5.5 GB), nested reads with timeouts (4.6
 	# million, 12-16 s).  BUG_PASS_KEEPS_FLAGS and
 	# BUG_LAST_READER_SERVES_GONE_HEAD went with the code paths they
 	# changed (docs/verification.md).
