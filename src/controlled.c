@@ -20,9 +20,10 @@
  *   DONE          ended; waits for the others          the end of the schedule
  *
  * Time: CLOCK_MONOTONIC is virtual, step_ns per step (CLOCK_REALTIME the
- * same plus an offset, which the test may change: hl_sched_set_realtime).  When no thread can run, time jumps to the
- * earliest deadline (with jumps on, it may also jump there at any step: the
- * running thread preempted that long); with no deadline either, every
+ * same plus an offset, which the test may change: hl_sched_set_realtime).
+ * When no thread can run, time jumps to the earliest deadline (with jumps
+ * on, it may also jump there at any step: the running thread preempted
+ * that long); with no deadline either, every
  * thread is blocked for good: a deadlock or a lost wake-up, reported with
  * the schedule.  A schedule longer than max_steps is reported as a
  * livelock.  Memory the test frees (hl_sched_free: a lock destroyed by its
