@@ -154,5 +154,8 @@ struct hl_queue_event {
 	uint32_t moved;         /* waiters it moved to the secondary queue */
 };
 HL_HIDDEN extern void (*_Atomic hl__queue_observer)(const struct hl_queue_event *ev);
+/* For white-box tests of hl_rwlock (rwlock.c, step 5): the parked
+ * successor that a thread leaving the queue is about to record as head. */
+HL_HIDDEN extern void (*_Atomic hl__rwlock_recording_observer)(const struct hl_node *d);
 
 #endif

@@ -637,6 +637,12 @@ static bool wake_new_head(const struct hl_node *d, void *arg)
 	return due_now(d, h->kind, hl_now_ns(), hl_handoff_ns()) || (h->reader_owner && is_reader(d));
 }
 
+/* For white-box tests (tests/test_rwlock_dead_head.c): called by step 5
+ * with the parked successor it is about to record as head, before the
+ * flags go into the word.  NULL (the default) costs one load per
+ * recording. */
+void (*_Atomic hl__rwlock_recording_observer)(const struct hl_node *d);
+
 /* Step 5: the lock is ours; n leaves the queue. */
 static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int kind)
 {
@@ -644,6 +650,11 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int ki
 	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, wake_new_head, &h);
 	if (!d)
 		return;
+	/* Acquire: pairs with the test's release store of its observer. */
+	void (*observe)(const struct hl_node *) = hl_load(&hl__rwlock_recording_observer,
+							   HL_ACQUIRE);
+	if (hl_unlikely(observe != NULL))
+		observe(d);
 	const uint32_t idx = d->index;
 	set_head(l, idx);
 	/* Release: pairs with the acquire load of the releaser, which then
