@@ -578,15 +578,10 @@ static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_de
 	uint64_t due_at = head_due_at(n, handoff_ns, head_since);
 	if (due_at < wake)
 		wake = due_at;
-	if (dl && !dl->forever) {
-		uint64_t d = hl_deadline_mono_ns(dl);
-		if (d < wake)
-			wake = d;
-	}
 	uint64_t longest = handoff_ns >> PASSIVE_MAX_SHIFT;
 	*passive_ns = *passive_ns * 2 < longest ? *passive_ns * 2 :
 		      longest > PASSIVE_FIRST_NS ? longest : PASSIVE_FIRST_NS;
-	if (wake <= now)
+	if (wake <= now || hl_deadline_passed(dl))
 		return;
 	struct hl_thread *self = hl_self();
 	if (self)
@@ -594,7 +589,8 @@ static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_de
 	hl_node_arm(n);
 	/* Relaxed: a hint (saturated). */
 	hl_fetch_or(&m->queue, SATURATED, HL_RELAXED);
-	uint32_t sig = hl_node_wait_until(n, NULL, 0, wake);
+	/* The deadline wakes us on its own clock, as wake does. */
+	uint32_t sig = hl_node_wait_woken(n, 0, wake, dl);
 	hl_fetch_and(&m->queue, ~SATURATED, HL_RELAXED);
 	if (sig != HL_WAIT_WOKEN)
 		hl__bug("a signal to a passive mutex head", sig);

@@ -433,20 +433,6 @@ static uint32_t abandon(struct hl_node *n, uint32_t seen)
 	return HL_WAIT_TIMEDOUT;
 }
 
-/* CLOCK_MONOTONIC nanoseconds at which deadline dl passes: exact for a
- * monotonic one, as of now for a realtime one (only used to choose when to
- * wake up; the deadline itself is checked on its own clock).  Saturates at
- * UINT64_MAX (year 2554 of either clock): a caller's tv_sec goes up to
- * INT64_MAX, and a wrapped value would be a deadline in the past. */
-uint64_t hl_deadline_mono_ns(const struct hl_deadline *dl)
-{
-	uint64_t abs = hl_ts_to_ns_sat(&dl->abs);
-	if (dl->clock == CLOCK_MONOTONIC)
-		return abs;
-	uint64_t real = hl_clock_ns(CLOCK_REALTIME), mono = hl_now_ns();
-	return abs > real ? hl_add_sat(mono, abs - real) : mono;
-}
-
 /* Parks on n, whose state is `parked` (PARKED or PARKED_KEPT), until
  * signalled, interrupted (wait.h, "Interrupts"), the deadline dl (the
  * wait's, or one that only wakes it: at most one is given), or wake_ns.

@@ -281,10 +281,6 @@ HL_HIDDEN uint32_t hl_node_wait_woken(struct hl_node *n, uint64_t spin_ns, uint6
  * its flags back out of the lock word), and so waits with no deadline of
  * the core's and a wake-up time instead. */
 HL_HIDDEN uint32_t hl_node_give_up(struct hl_node *n);
-/* CLOCK_MONOTONIC nanoseconds at which dl passes: exact for a monotonic
- * deadline, as of now for a realtime one (to choose a wake-up time; the
- * deadline itself is checked on its own clock); saturates at UINT64_MAX. */
-HL_HIDDEN uint64_t hl_deadline_mono_ns(const struct hl_deadline *dl);
 /* Delivers sig to n: no syscall if the waiter was spinning, one futex_wake if
  * it had parked.  Returns false, and changes nothing, if n was abandoned.
  * Release: the caller's writes before it are visible to the woken waiter. */
