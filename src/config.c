@@ -26,13 +26,19 @@
  * that a remote waiter is back at the front long before it would be due a
  * handoff anyway (docs/cna.md). */
 #define HL_CNA_THRESHOLD_NS_DEFAULT 1000000ull
+/* HL_RWLOCK_WRITER_YIELDS: a writer's first claim lasts 10 ms, long beside
+ * the read holds that a writer among overlapping readers waits out (they
+ * drain within it), short as the stall of a reader that a read holder
+ * waits for (docs/rwlock.md). */
+#define HL_RWLOCK_YIELD_NS_DEFAULT 10000000ull
 
 _Atomic uint64_t hl__spin_ns = HL_SPIN_NS_DEFAULT;
 _Atomic uint64_t hl__handoff_ns = HL_HANDOFF_NS_DEFAULT;
 _Atomic uint64_t hl__cna_threshold_ns = HL_CNA_THRESHOLD_NS_DEFAULT;
+_Atomic uint64_t hl__rwlock_yield_ns = HL_RWLOCK_YIELD_NS_DEFAULT;
 _Atomic uint32_t hl__queue_env = HL_QUEUE_DEFAULT;
 
-static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t max)
+static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t min, uint64_t max)
 {
 	const char *s = getenv(name);
 	if (!s || !*s)
@@ -40,9 +46,9 @@ static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t ma
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || *s == '-' || v > max) {
-		fprintf(stderr, "hotlock: ignoring %s=%s (expected nanoseconds, 0..%llu)\n",
-			name, s, (unsigned long long)max);
+	if (errno || *end || *s == '-' || v < min || v > max) {
+		fprintf(stderr, "hotlock: ignoring %s=%s (expected nanoseconds, %llu..%llu)\n",
+			name, s, (unsigned long long)min, (unsigned long long)max);
 		return;
 	}
 	/* Relaxed: see config.h. */
@@ -51,10 +57,12 @@ static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t ma
 
 __attribute__((constructor)) static void config_init(void)
 {
-	config_from_env("HOTLOCK_SPIN_NS", &hl__spin_ns, HL_SPIN_NS_MAX);
-	config_from_env("HOTLOCK_HANDOFF_NS", &hl__handoff_ns, HL_HANDOFF_NS_MAX);
-	config_from_env("HOTLOCK_CNA_THRESHOLD_NS", &hl__cna_threshold_ns,
+	config_from_env("HOTLOCK_SPIN_NS", &hl__spin_ns, 0, HL_SPIN_NS_MAX);
+	config_from_env("HOTLOCK_HANDOFF_NS", &hl__handoff_ns, 0, HL_HANDOFF_NS_MAX);
+	config_from_env("HOTLOCK_CNA_THRESHOLD_NS", &hl__cna_threshold_ns, 0,
 			HL_CNA_THRESHOLD_NS_MAX);
+	config_from_env("HOTLOCK_RWLOCK_YIELD_NS", &hl__rwlock_yield_ns, HL_RWLOCK_YIELD_NS_MIN,
+			HL_RWLOCK_YIELD_NS_MAX);
 	const char *q = getenv("HOTLOCK_QUEUE");
 	if (q && *q) {
 		if (strcmp(q, "fifo") == 0)
@@ -73,15 +81,19 @@ void hl_config_get(hl_config_t *out)
 	out->spin_ns = hl_spin_ns();
 	out->handoff_ns = hl_handoff_ns();
 	out->cna_threshold_ns = hl_cna_threshold_ns();
+	out->rwlock_yield_ns = hl_rwlock_yield_ns();
 }
 
 int hl_config_set(const hl_config_t *cfg)
 {
 	if (!cfg || cfg->spin_ns > HL_SPIN_NS_MAX || cfg->handoff_ns > HL_HANDOFF_NS_MAX ||
-	    cfg->cna_threshold_ns > HL_CNA_THRESHOLD_NS_MAX)
+	    cfg->cna_threshold_ns > HL_CNA_THRESHOLD_NS_MAX ||
+	    cfg->rwlock_yield_ns < HL_RWLOCK_YIELD_NS_MIN ||
+	    cfg->rwlock_yield_ns > HL_RWLOCK_YIELD_NS_MAX)
 		return EINVAL;
 	hl_store(&hl__spin_ns, cfg->spin_ns, HL_RELAXED);
 	hl_store(&hl__handoff_ns, cfg->handoff_ns, HL_RELAXED);
 	hl_store(&hl__cna_threshold_ns, cfg->cna_threshold_ns, HL_RELAXED);
+	hl_store(&hl__rwlock_yield_ns, cfg->rwlock_yield_ns, HL_RELAXED);
 	return 0;
 }

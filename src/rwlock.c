@@ -40,8 +40,11 @@
  * due.  PREFER_WRITER (the default): a writer is due as soon as it heads
  * the queue, so its HANDOFF keeps new readers out at once (and a writer
  * that finds readers queues without spinning first, to get there); a
- * reader group stops at the first writer.  FAIR: a reader shares a read-held or free word unless HANDOFF is
- * set; a waiter is due after the handoff threshold (RT: at once).
+ * reader group stops at the first writer.  WRITER_YIELDS: as
+ * PREFER_WRITER, and a writer head whose claim has not got it the lock
+ * within the yield bound yields (step 4c).  FAIR: a reader shares a
+ * read-held or free word unless HANDOFF is set; a waiter is due after the
+ * handoff threshold (RT: at once).
  * PREFER_READER: a reader shares any word without a writer, HANDOFF or not
  * (glibc's default); waiting readers are never left asleep while the lock
  * is read-held (steps 2b, 4b, 5).  The shim passes glibc's kind
@@ -79,6 +82,15 @@
  *     word with waiters behind it: it takes a read share for a moment (the
  *     lock stays read-held meanwhile), grants the queued readers (step 5's
  *     group, every reader in the queue), and gives the share back.
+ *  4c. WRITER_YIELDS, a writer head whose flags have stood in a held word
+ *     for the yield bound (hl_rwlock_yield_ns; doubled at each yield of
+ *     one wait, up to 64 times): it takes its flags back out (as a timed
+ *     waiter gives up, a and b below), and for as long as that claim
+ *     lasted leaves the word open: it grants the queued readers as in 4b,
+ *     sleeps, grants those queued since, and claims again (step 4) with
+ *     the doubled bound.  Readers of every form (tryrdlock too) get in
+ *     meanwhile; a read holder that waits for another thread's read so
+ *     stalls for a claim at most, not for ever.
  *  5. Having the lock: a reader takes the readers queued behind it out of
  *     the queue (FAIR: up to a writer that is due; PREFER_WRITER: up to any
  *     writer; PREFER_READER: all of them; the last node too, by a CAS of
@@ -263,10 +275,17 @@ static inline void set_head(struct rwlock *l, uint32_t index)
 	hl_store(&l->head, (h & ~HL_QUEUE_INDEX_MASK) | index, HL_RELAXED);
 }
 
+/* Whether a writer is due as soon as it heads the queue in a lock of this
+ * kind (its HANDOFF keeps new readers out at once). */
+static inline bool writer_first(int kind)
+{
+	return kind == HL_RWLOCK_PREFER_WRITER || kind == HL_RWLOCK_WRITER_YIELDS;
+}
+
 /* Whether waiter n is due a handoff in a lock of this kind. */
 static inline bool due_now(const struct hl_node *n, int kind, uint64_t now, uint64_t handoff_ns)
 {
-	return (kind == HL_RWLOCK_PREFER_WRITER && !is_reader(n)) || hl_node_due(n, now, handoff_ns);
+	return (writer_first(kind) && !is_reader(n)) || hl_node_due(n, now, handoff_ns);
 }
 
 /* ---- nested reads: the read shares this thread holds (holds.h) ----------- */
@@ -458,7 +477,8 @@ static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
 }
 
 /* Step 4b: writer head n of a PREFER_READER lock, about to set its flags on
- * s, a read-held word with no flags: grant the readers queued behind it,
+ * s, a read-held word with no flags (step 4c: a WRITER_YIELDS writer head
+ * whose claim is down): grant the readers queued behind it,
  * through a read share of its own for the time it takes.  Returns whether
  * it took the share (false: the word changed; look again).  After it the
  * caller's s is stale: its flag CAS fails and it looks again. */
@@ -538,27 +558,36 @@ static void mark_due(struct rwlock *l, const struct hl_node *n)
 /* How often a due waiter that is not signalled looks again (mark_due). */
 #define DUE_RECHECK_NS 1000000ull
 
+/* wait_node's answer when its yield time passes: a value no signal and no
+ * other wait answer takes. */
+#define WAIT_YIELD (HL_WAIT_WOKEN - 1)
+_Static_assert(WAIT_YIELD > HL_SIG_RETRY && WAIT_YIELD != HL_WAIT_TIMEDOUT, "WAIT_YIELD");
+
 /* Waits on n for a signal (steps 2 and 4).  A wait that is not due yet
  * wakes up when it becomes due, and every DUE_RECHECK_NS or handoff
  * threshold after that, to mark it so (mark_due): a queued waiter may be
  * recorded as head by step 5 at any time, even between two of its looks.
  * The deadline is not the core's (it would give the node up): the wait
  * wakes up at it and returns HL_WAIT_TIMEDOUT with n still armed, for
- * give_up. */
+ * give_up.  Likewise at yield_at (0: never), returning WAIT_YIELD (step
+ * 4c). */
 static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_deadline *dl,
-			  uint64_t spin_ns, bool due, uint64_t handoff_ns)
+			  uint64_t spin_ns, bool due, uint64_t handoff_ns, uint64_t yield_at)
 {
 	const uint64_t every = handoff_ns > DUE_RECHECK_NS ? handoff_ns : DUE_RECHECK_NS;
 	uint64_t mark = due ? 0 : n->wait_start_ns + handoff_ns;
 	for (;;) {
 		/* The deadline wakes us on its own clock (a CLOCK_REALTIME
 		 * one follows the clock when it is set, as glibc's waits do). */
-		uint32_t sig = hl_node_wait_woken(n, spin_ns, mark, dl);
+		uint64_t wake = mark && (!yield_at || mark < yield_at) ? mark : yield_at;
+		uint32_t sig = hl_node_wait_woken(n, spin_ns, wake, dl);
 		if (sig != HL_WAIT_WOKEN)
 			return sig;
 		if (hl_deadline_passed(dl))
 			return HL_WAIT_TIMEDOUT;
 		spin_ns = 0;
+		if (yield_at && hl_now_ns() >= yield_at)
+			return WAIT_YIELD;
 		if (mark && hl_now_ns() >= mark) {
 			mark_due(l, n);
 			mark = hl_now_ns() + every;
@@ -566,26 +595,23 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 	}
 }
 
-/* How a wait was given up (give_up). */
-enum gave_up {
-	WITHDRAWN,              /* a: n armed, we are the head: pass headship on */
-	ABANDONED_HEAD,         /* c, then a: n abandoned, we pass headship on */
-	ABANDONED,              /* c: n abandoned, the queue's to deal with */
-};
+/* withdraw_flags's answers besides a signal: values no signal takes. */
+#define FLAGS_WITHDRAWN HL_WAIT_TIMEDOUT
+#define FLAGS_NOT_NAMED HL_WAIT_WOKEN
 
-/* The deadline of n's wait passed, n armed and unsignalled (design
- * comment, "Giving up").  Returns the signal that won (the wait goes on
- * as if it had not timed out), or HL_WAIT_TIMEDOUT: given up, as *how
- * says.  An abandoned node may be recycled and reused at once: nothing
- * may read its state afterwards to find out how it was given up. */
-static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
+/* Head n, armed and unsignalled, takes its flags back out of a held word
+ * (design comment, "Giving up", a and b; step 4c).  Returns
+ * FLAGS_WITHDRAWN (done: n is still armed and ours, and nobody will signal
+ * it), FLAGS_NOT_NAMED (the word holds no flags of n: it set none, or a
+ * committed release claimed n, whose signal comes), or the signal that
+ * came first (the wait is over as that signal says). */
+static uint32_t withdraw_flags(struct rwlock *l, struct hl_node *n)
 {
-	*how = WITHDRAWN;
 	/* Acquire: pairs with the release that set the flags after `head`. */
 	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
 	for (;;) {
 		if (!names(l, s, n->index))
-			break;
+			return FLAGS_NOT_NAMED;
 		/* Acquire: the same word again, so that `head` was read while
 		 * these flags were in it. */
 		uint64_t again = hl_load(&l->state, HL_ACQUIRE);
@@ -608,11 +634,33 @@ static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
 		/* a.  Acquire: as the load; nothing is published (readers that
 		 * come in now synchronize with the holders, not with us). */
 		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
-			return HL_WAIT_TIMEDOUT;
+			return FLAGS_WITHDRAWN;
 	}
+}
+
+/* How a wait was given up (give_up). */
+enum gave_up {
+	WITHDRAWN,              /* a: n armed, we are the head: pass headship on */
+	ABANDONED_HEAD,         /* c, then a: n abandoned, we pass headship on */
+	ABANDONED,              /* c: n abandoned, the queue's to deal with */
+};
+
+/* The deadline of n's wait passed, n armed and unsignalled (design
+ * comment, "Giving up").  Returns the signal that won (the wait goes on
+ * as if it had not timed out), or HL_WAIT_TIMEDOUT: given up, as *how
+ * says.  An abandoned node may be recycled and reused at once: nothing
+ * may read its state afterwards to find out how it was given up. */
+static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
+{
+	*how = WITHDRAWN;
+	uint32_t sig = withdraw_flags(l, n);
+	if (sig == FLAGS_WITHDRAWN)
+		return HL_WAIT_TIMEDOUT;
+	if (sig != FLAGS_NOT_NAMED)
+		return sig;
 	/* c. */
 	const uint32_t idx = n->index;  /* n is not ours to read once given up */
-	uint32_t sig = hl_node_give_up(n);
+	sig = hl_node_give_up(n);
 	if (sig != HL_WAIT_TIMEDOUT)
 		return sig;
 	/* Recorded as head just before, with a holder?  (With no holder, a
@@ -668,6 +716,10 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int ki
 		hl_queue_pass_head(&l->tail, d, 0);
 }
 
+/* Step 4c: a writer's claim lasts the yield bound, doubled at each yield
+ * of one wait up to 64 times it. */
+#define YIELD_MAX_DOUBLINGS_NS(bound) ((bound) << 6)
+
 /* Step 2b's answers. */
 enum { ADMIT_WAIT, ADMIT_TAKEN, ADMIT_HEAD };
 
@@ -717,13 +769,12 @@ static int reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *s
 static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		     const struct hl_deadline *dl)
 {
-	/* PREFER_WRITER: a writer that finds readers goes to the queue at
-	 * once, where at its head it is due and keeps new readers out with
-	 * its HANDOFF (it spins there, on its node, for the readers to
-	 * drain); spinning here first would let readers stream past it for
-	 * the whole budget.  Relaxed: a hint. */
-	if (!(kind == HL_RWLOCK_PREFER_WRITER && !reader &&
-	      readers(hl_load(&l->state, HL_RELAXED))) &&
+	/* PREFER_WRITER, WRITER_YIELDS: a writer that finds readers goes to
+	 * the queue at once, where at its head it is due and keeps new
+	 * readers out with its HANDOFF (it spins there, on its node, for the
+	 * readers to drain); spinning here first would let readers stream
+	 * past it for the whole budget.  Relaxed: a hint. */
+	if (!(writer_first(kind) && !reader && readers(hl_load(&l->state, HL_RELAXED))) &&
 	    lock_spin(l, reader, tid, kind, dl) == 0)
 		return 0;
 	if (reader && reader_wait_out(l, kind, dl) == 0)
@@ -754,7 +805,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 			if (admit == ADMIT_HEAD)
 				goto owned;
 		}
-		sig = wait_node(l, n, dl, 0, false, handoff_ns);
+		sig = wait_node(l, n, dl, 0, false, handoff_ns, 0);
 		if (sig == HL_WAIT_TIMEDOUT) {
 			sig = give_up(l, n, &how);
 			if (sig == HL_WAIT_TIMEDOUT)
@@ -773,6 +824,9 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 	}
 
 	/* Steps 3 and 4: n is the head. */
+	/* Step 4c: how long our next claim lasts, and until when it is down
+	 * (0: it is not). */
+	uint64_t yield_ns = hl_rwlock_yield_ns(), open_until = 0;
 	budget = hl_spin_begin(spin_rec(l));
 	uint64_t spin_start = hl_now_ns();
 	unsigned peer_spins = 0;
@@ -798,6 +852,19 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		bool due = due_now(n, kind, now, handoff_ns);
 		if (hl_deadline_passed(dl))
 			goto timeout_head;
+		if (open_until) {
+			/* Step 4c: our claim is down.  Grant the readers queued
+			 * behind us, now and as the window closes (the word has
+			 * no live flags: we are the head); sleep the window out
+			 * (nobody signals a head without flags). */
+			if (readers(clean(s)) && !grant_readers_behind(l, n, s))
+				continue;
+			if (now >= open_until)
+				open_until = 0;
+			else if (hl_node_wait_woken(n, 0, open_until, dl) != HL_WAIT_WOKEN)
+				hl__bug("rwlock: a signal to a head without flags", 0);
+			continue;
+		}
 		if (!due && now - spin_start < budget)
 			continue;
 		if (!held(clean(s))) {
@@ -823,12 +890,26 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		uint64_t flagged = (clean(s) & ~FLAGS & ~GEN_MASK) | flags_now(due);
 		if (!hl_cas(&l->state, &s, flagged, HL_RELEASE))
 			continue;
-		sig = wait_node(l, n, dl, due ? budget : 0, due, handoff_ns);
+		const bool yields = kind == HL_RWLOCK_WRITER_YIELDS && !reader;
+		sig = wait_node(l, n, dl, due ? budget : 0, due, handoff_ns,
+				yields ? hl_now_ns() + yield_ns : 0);
 		/* Not due: the spin ran out and we parked.  Due: we wait for
 		 * a handover, which says nothing of what spinning achieves. */
 		if (budget)
 			spin_done(l, due ? HL_SPIN_CUT : HL_SPIN_LOST);
 		budget = 0;
+		if (sig == WAIT_YIELD) {
+			/* Step 4c. */
+			sig = withdraw_flags(l, n);
+			if (sig == FLAGS_WITHDRAWN) {
+				open_until = hl_now_ns() + yield_ns;
+				if (yield_ns < YIELD_MAX_DOUBLINGS_NS(hl_rwlock_yield_ns()))
+					yield_ns *= 2;
+				continue;
+			}
+			if (sig == FLAGS_NOT_NAMED)     /* a release's signal comes */
+				sig = wait_node(l, n, dl, 0, true, handoff_ns, 0);
+		}
 		if (sig == HL_WAIT_TIMEDOUT) {
 			sig = give_up(l, n, &how);
 			if (sig == HL_WAIT_TIMEDOUT)
@@ -932,7 +1013,7 @@ int hl_rwlock_init(hl_rwlock_t *l)
 int hl_rwlock_init_kind(hl_rwlock_t *pl, int kind)
 {
 	if (kind != HL_RWLOCK_FAIR && kind != HL_RWLOCK_PREFER_READER &&
-	    kind != HL_RWLOCK_PREFER_WRITER)
+	    kind != HL_RWLOCK_PREFER_WRITER && kind != HL_RWLOCK_WRITER_YIELDS)
 		return EINVAL;
 	memset(pl, 0, sizeof(*pl));
 	/* Relaxed: published with the lock by whatever shares it. */

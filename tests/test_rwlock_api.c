@@ -805,11 +805,15 @@ static void test_far_deadlines(void)
 	       "acquired\n");
 }
 
-static const int rwkinds[] = { HL_RWLOCK_FAIR, HL_RWLOCK_PREFER_READER, HL_RWLOCK_PREFER_WRITER };
+static const int rwkinds[] = { HL_RWLOCK_FAIR, HL_RWLOCK_PREFER_READER, HL_RWLOCK_PREFER_WRITER,
+				HL_RWLOCK_WRITER_YIELDS };
+#define NKINDS (sizeof(rwkinds) / sizeof(rwkinds[0]))
 static const char *lockkind_name(int k)
 {
-	return k == HL_RWLOCK_FAIR ? "fair" : k == HL_RWLOCK_PREFER_READER ? "prefer-reader"
-									  : "prefer-writer";
+	return k == HL_RWLOCK_FAIR            ? "fair"
+	       : k == HL_RWLOCK_PREFER_READER ? "prefer-reader"
+	       : k == HL_RWLOCK_PREFER_WRITER ? "prefer-writer"
+					      : "writer-yields";
 }
 
 /* A thread that holds a read lock and asks for another (rwlock.h, above
@@ -823,7 +827,7 @@ static void test_recursive_read(void)
 	hl_config_t c0, c;
 	hl_config_get(&c0);
 	const int64_t thresholds[] = { 2000 * NSEC_PER_MSEC, 4 * NSEC_PER_MSEC };
-	for (unsigned ki = 0; ki < 3; ki++)
+	for (unsigned ki = 0; ki < NKINDS; ki++)
 		for (int due = 0; due < 2; due++)
 			for (int form = 0; form < 3; form++) {
 				hl_rwlock_t l;
@@ -882,13 +886,17 @@ static int do_timedwrlock_unlock(void *p)
 static void test_kinds(void)
 {
 	hl_rwlock_t l;
-	hl_config_t c0, c;
+	hl_config_t c0, base, c;
 	hl_config_get(&c0);
-	CHECK_RC(hl_rwlock_init_kind(&l, 3), EINVAL);
+	base = c0;
+	CHECK_RC(hl_rwlock_init_kind(&l, 4), EINVAL);
 	CHECK_RC(hl_rwlock_init_kind(&l, -1), EINVAL);
 	hl_rwlock_init(&l);
 	CHECK_RC(hl_rwlock_kind(&l), HL_RWLOCK_PREFER_WRITER);
-	for (unsigned ki = 0; ki < 3; ki++) {
+	/* writer-yields as prefer-writer: its bound (1 s) is far beyond the
+	 * cases' waits (test_writer_yields has its own). */
+	base.rwlock_yield_ns = HL_RWLOCK_YIELD_NS_MAX;
+	for (unsigned ki = 0; ki < NKINDS; ki++) {
 		const int k = rwkinds[ki];
 		CHECK_RC(hl_rwlock_init_kind(&l, k), 0);
 		CHECK_RC(hl_rwlock_kind(&l), k);
@@ -897,7 +905,7 @@ static void test_kinds(void)
 		for (int due = 0; due < 2; due++) {
 			struct holder h;
 			struct call w, r;
-			c = c0;
+			c = base;
 			c.handoff_ns = due ? 4 * NSEC_PER_MSEC : 2000 * NSEC_PER_MSEC;
 			CHECK_RC(hl_config_set(&c), 0);
 			holder_start(&h, &l, RD, 0);
@@ -918,7 +926,7 @@ static void test_kinds(void)
 		}
 		/* Withdrawal: a due writer gives up with a reader queued
 		 * behind it (fair, prefer-writer) or not (prefer-reader). */
-		c = c0;
+		c = base;
 		c.handoff_ns = 4 * NSEC_PER_MSEC;
 		CHECK_RC(hl_config_set(&c), 0);
 		struct holder h;
@@ -968,8 +976,154 @@ static void test_kinds(void)
 		CHECK_RC(hl_rwlock_destroy(&l), 0);
 	}
 	CHECK_RC(hl_config_set(&c0), 0);
-	printf("kinds: fair, prefer-reader, prefer-writer: new readers beside waiting writers as "
-	       "each promises; a due writer that gives up lets the readers in at once\n");
+	printf("kinds: fair, prefer-reader, prefer-writer, writer-yields: new readers beside "
+	       "waiting writers as each promises; a due writer that gives up lets the readers in "
+	       "at once\n");
+}
+
+/* Waits up to timeout_ms for h's lock call to return; whether it did. */
+static bool holder_locked_within(struct holder *h, int64_t timeout_ms)
+{
+	struct timespec dl = deadline_in(CLOCK_REALTIME, timeout_ms * NSEC_PER_MSEC);
+	int r;
+	while ((r = sem_timedwait(&h->locked, &dl)) != 0 && errno == EINTR)
+		;
+	return r == 0;
+}
+
+/* A reader that cycles read holds of hold_ns until told to stop. */
+struct cycler {
+	hl_rwlock_t *l;
+	int64_t hold_ns;
+	atomic_bool stop;
+	struct call c;
+};
+
+static int cycle_reads(void *p)
+{
+	struct cycler *r = p;
+	while (!atomic_load(&r->stop)) {
+		int rc = hl_rwlock_rdlock(r->l);
+		if (rc)
+			return rc;
+		sleep_ns(r->hold_ns);   /* the test is about time: hold this long */
+		if ((rc = hl_rwlock_unlock(r->l)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Polls tryrdlock every millisecond for up to 3 s; 0 once it got (and gave
+ * back) a share. */
+static int do_poll_tryrdlock(void *l)
+{
+	for (int i = 0; i < 3000; i++) {
+		int rc = hl_rwlock_tryrdlock(l);
+		if (rc != EBUSY)
+			return rc ? rc : hl_rwlock_unlock(l);
+		sleep_ns(NSEC_PER_MSEC);
+	}
+	return EBUSY;
+}
+
+/* HL_RWLOCK_WRITER_YIELDS (rwlock.h):
+ *  - a read holder that waits for another thread's read while a writer
+ *    waits (glibc's tst-rwlock16 pattern): the second reader gets in once
+ *    the writer's claim reaches its bound (10 ms), long before 2 s;
+ *    prefer-writer, whose writer never yields, keeps it out for the whole
+ *    200 ms it is given (the contrast that shows the yield at work); the
+ *    writer gets the lock after both reads; so does a reader that polls
+ *    tryrdlock (the claim stays down for a while: a poller that never
+ *    queues gets in too);
+ *  - a writer among readers that overlap without a gap, each read hold
+ *    (45 ms, 15 ms apart) longer than the first bound: it gets the lock within 2 s (the
+ *    bound doubles at each yield until the holds present at a claim drain
+ *    within it; with a fixed bound it would never get in). */
+static void test_writer_yields(void)
+{
+	hl_config_t c0, c;
+	hl_config_get(&c0);
+	c = c0;
+	c.rwlock_yield_ns = 10 * NSEC_PER_MSEC;
+	CHECK_RC(hl_config_set(&c), 0);
+	const int kinds[] = { HL_RWLOCK_WRITER_YIELDS, HL_RWLOCK_PREFER_WRITER };
+	for (unsigned ki = 0; ki < 2; ki++) {
+		const int k = kinds[ki];
+		hl_rwlock_t l;
+		struct call w;
+		struct holder second;
+		CHECK_RC(hl_rwlock_init_kind(&l, k), 0);
+		CHECK_RC(hl_rwlock_rdlock(&l), 0);
+		call_start(&w, do_wrlock_unlock, &l);
+		wait_queued(&l, &w, WR, "writer behind a read hold");
+		int64_t t0 = now_ns();
+		holder_begin(&second, &l, RD, 0, false);
+		bool in = holder_locked_within(&second, k == HL_RWLOCK_WRITER_YIELDS ? 2000 : 200);
+		int64_t waited = now_ns() - t0;
+		if (k == HL_RWLOCK_WRITER_YIELDS)
+			CHECK(in && second.lock_rc == 0, "writer-yields: a second reader, waited for "
+			      "by the read holder, not in after %lld ms (rc %d)",
+			      (long long)(waited / NSEC_PER_MSEC), second.lock_rc);
+		else
+			CHECK(!in, "prefer-writer: a second reader got in past the waiting writer "
+			      "(the contrast case: its writer never yields)");
+		CHECK(!call_done_within(&w, 0), "%s: the writer got in while read-held",
+		      lockkind_name(k));
+		CHECK_RC(hl_rwlock_unlock(&l), 0);
+		if (!in)
+			CHECK(holder_locked_within(&second, 10000) && second.lock_rc == 0,
+			      "%s: the second reader did not get in after the writer", lockkind_name(k));
+		CHECK_RC(holder_finish(&second), 0);
+		CHECK(call_join(&w, 10000, "writer") == 0, "%s: the writer returned %d",
+		      lockkind_name(k), w.rc);
+		CHECK_RC(hl_rwlock_destroy(&l), 0);
+		if (k == HL_RWLOCK_WRITER_YIELDS)
+			printf("writer-yields: the reader a read holder waited for got in after "
+			       "%.1f ms\n", (double)waited / NSEC_PER_MSEC);
+	}
+	{
+		hl_rwlock_t l;
+		struct call w, p;
+		CHECK_RC(hl_rwlock_init_kind(&l, HL_RWLOCK_WRITER_YIELDS), 0);
+		CHECK_RC(hl_rwlock_rdlock(&l), 0);
+		call_start(&w, do_wrlock_unlock, &l);
+		wait_queued(&l, &w, WR, "writer behind a read hold");
+		call_start(&p, do_poll_tryrdlock, &l);
+		CHECK(call_join(&p, 10000, "tryrdlock poller") == 0, "writer-yields: a reader "
+		      "polling tryrdlock past a waiting writer, waited for by the read holder, "
+		      "returned %d", p.rc);
+		CHECK(!call_done_within(&w, 0), "writer-yields: the writer got in while read-held");
+		CHECK_RC(hl_rwlock_unlock(&l), 0);
+		CHECK(call_join(&w, 10000, "writer") == 0, "the writer returned %d", w.rc);
+		CHECK_RC(hl_rwlock_destroy(&l), 0);
+	}
+
+	enum { NR = 3 };
+	hl_rwlock_t l;
+	struct cycler r[NR];
+	CHECK_RC(hl_rwlock_init_kind(&l, HL_RWLOCK_WRITER_YIELDS), 0);
+	for (int i = 0; i < NR; i++) {
+		r[i].l = &l;
+		r[i].hold_ns = 45 * NSEC_PER_MSEC;
+		atomic_store(&r[i].stop, false);
+		call_start(&r[i].c, cycle_reads, &r[i]);
+		sleep_ns(15 * NSEC_PER_MSEC);   /* staggered: the holds overlap */
+	}
+	struct call w;
+	int64_t t0 = now_ns();
+	call_start(&w, do_wrlock_unlock, &l);
+	bool in = call_done_within(&w, 2000);
+	int64_t waited = now_ns() - t0;
+	CHECK(in, "writer-yields: a writer among overlapping 45 ms read holds not in after 2 s");
+	for (int i = 0; i < NR; i++)
+		atomic_store(&r[i].stop, true);
+	CHECK(call_join(&w, 10000, "writer among readers") == 0, "the writer returned %d", w.rc);
+	for (int i = 0; i < NR; i++)
+		CHECK_RC(call_join(&r[i].c, 10000, "reader"), 0);
+	CHECK_RC(hl_rwlock_destroy(&l), 0);
+	CHECK_RC(hl_config_set(&c0), 0);
+	printf("writer-yields: a writer among overlapping 45 ms read holds got in after %.1f ms\n",
+	       (double)waited / NSEC_PER_MSEC);
 }
 
 /* Timed-out waiters in the queue must not lose the wake-up of a blocking
@@ -1064,6 +1218,7 @@ int main(void)
 	test_timeouts_in_queue();
 	test_recursive_read();
 	test_kinds();
+	test_writer_yields();
 	printf("EAGAIN (HL_RWLOCK_MAX_READERS read holds) not tested: out of reach of a "
 	       "black-box test\n");
 	return test_finish("test_rwlock_api");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hotlock: tunables.  Read once from the environment when the library first
  * needs them (HOTLOCK_SPIN_NS, HOTLOCK_HANDOFF_NS,
- * HOTLOCK_CNA_THRESHOLD_NS); programs and tests may
+ * HOTLOCK_CNA_THRESHOLD_NS, HOTLOCK_RWLOCK_YIELD_NS); programs and tests may
  * read and change them at run time. */
 #ifndef HOTLOCK_CONFIG_H
 #define HOTLOCK_CONFIG_H
@@ -24,11 +24,19 @@ typedef struct hl_config {
 	 * waiters of the holder's node has waited this long, the waiters of
 	 * other nodes go back to the front.  At most HL_CNA_THRESHOLD_NS_MAX. */
 	uint64_t cna_threshold_ns;
+	/* HL_RWLOCK_WRITER_YIELDS (rwlock.h): how long a waiting writer
+	 * keeps new readers out before, the readers still holding, it lets
+	 * the waiting readers in and claims again (the bound doubles at each
+	 * such yield of one wait, up to 64 times this).  From
+	 * HL_RWLOCK_YIELD_NS_MIN to HL_RWLOCK_YIELD_NS_MAX. */
+	uint64_t rwlock_yield_ns;
 } hl_config_t;
 
 #define HL_SPIN_NS_MAX    10000000ull    /* 10 ms */
 #define HL_HANDOFF_NS_MAX 10000000000ull /* 10 s */
 #define HL_CNA_THRESHOLD_NS_MAX 10000000000ull /* 10 s */
+#define HL_RWLOCK_YIELD_NS_MIN 100000ull      /* 100 us */
+#define HL_RWLOCK_YIELD_NS_MAX 1000000000ull  /* 1 s */
 
 void hl_config_get(hl_config_t *out);
 /* EINVAL if a field is out of range; nothing is changed then. */

@@ -3,9 +3,9 @@
  * word (writer owner, reader count, waiters, handoff: seed 004), with the TP
  * policy of hl_mutex (readers and writers steal until the queue head is due a
  * handoff) and reader grouping (seed 000): readers queued behind writers are
- * granted together with the first of them.  Three kinds, chosen at init:
- * writer-preferring (the default), fair and reader-preferring (glibc's
- * default semantics).  A thread's second read lock of a lock it holds for
+ * granted together with the first of them.  Four kinds, chosen at init:
+ * writer-preferring (the default), fair, reader-preferring (glibc's
+ * default semantics) and writer-preferring with a bound.  A thread's second read lock of a lock it holds for
  * reading is granted whatever waits, in every kind.  See docs/rwlock.md and
  * the design comment in src/rwlock.c. */
 #ifndef HOTLOCK_RWLOCK_H
@@ -46,11 +46,20 @@ typedef struct hl_rwlock {
  *    000's grouping).  Bounded for both.
  *  - HL_RWLOCK_PREFER_READER: glibc's default: a reader gets in whenever no
  *    writer holds the lock, writers waiting or not.  Writers may wait as
- *    long as read holds overlap. */
+ *    long as read holds overlap.
+ *  - HL_RWLOCK_WRITER_YIELDS: as PREFER_WRITER, but a writer whose readers
+ *    have not drained within a bound (hl_config_t.rwlock_yield_ns, 10 ms;
+ *    doubled at each yield of one wait, up to 64 times) lets the waiting
+ *    readers in and claims again: a read holder that waits for another
+ *    thread's read (which PREFER_WRITER would deadlock) stalls for the
+ *    bound at most, and a writer gets in once the read holds present at
+ *    a claim end within that claim's bound (glibc's bug 25619 without its
+ *    deadlock). */
 enum {
 	HL_RWLOCK_PREFER_WRITER = 0,
 	HL_RWLOCK_FAIR = 1,
 	HL_RWLOCK_PREFER_READER = 2,
+	HL_RWLOCK_WRITER_YIELDS = 3,
 };
 
 /* Every call returns 0 or an errno value, as pthread does. */
