@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Stress test of hl_rwlock through the stress harness (stress.h).
  *
- * Usage: test_stress_rwlock MULT
+ * Usage: test_stress_rwlock MULT [KIND]
  *   MULT x the online CPU count threads (ctest runs 2, 4 and 8; and, through
  *   the environment, 4 with spinning off and handoff at once, 8 with a
- *   100 us handoff threshold).  Every thread picks, for each operation, the
+ *   100 us handoff threshold; and 4 of each other kind).  KIND:
+ *   prefer-writer (the default kind), fair, prefer-reader or writer-yields.  Every thread picks, for each operation, the
  *   read side (rdlock/tryrdlock/timedrdlock) or the write side
  *   (wrlock/trywrlock/timedwrlock), at random in the proportion below.
  * Each invocation runs six workloads:
@@ -40,7 +41,8 @@
  *  - afterwards the lock is free (hl_rwlock_holders: no writer, no
  *    reader), trywrlock succeeds, unlock returns 0, and destroy returns 0,
  *    not EBUSY (no waiter left in the queue).
- * The lock alternates between HL_RWLOCK_INIT and calloc'd zero bytes.
+ * The default kind's lock alternates between HL_RWLOCK_INIT and calloc'd
+ * zero bytes; another kind's is hl_rwlock_init_kind'ed.
  * Duration of each run: HOTLOCK_STRESS_MS when set, else 600 ms (300 ms in
  * sanitizer builds): six workloads x five ctest entries, kept short.
  * Seed: HOTLOCK_SEED (printed). */
@@ -219,13 +221,24 @@ int main(int argc, char **argv)
 	hl_config_t hc;
 	char name[64];
 
-	REQUIRE(argc <= 2 && mult > 0 && threads > 0 && threads <= 4096,
-		"usage: test_stress_rwlock MULT");
+	const char *kname = argc > 2 ? argv[2] : "prefer-writer";
+	static const struct { const char *name; int kind; } kinds[] = {
+		{ "prefer-writer", HL_RWLOCK_PREFER_WRITER }, { "fair", HL_RWLOCK_FAIR },
+		{ "prefer-reader", HL_RWLOCK_PREFER_READER },
+		{ "writer-yields", HL_RWLOCK_WRITER_YIELDS },
+	};
+	int kind = -1;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (!strcmp(kname, kinds[k].name))
+			kind = kinds[k].kind;
+	REQUIRE(argc <= 3 && mult > 0 && threads > 0 && threads <= 4096 && kind >= 0,
+		"usage: test_stress_rwlock MULT [prefer-writer|fair|prefer-reader|writer-yields]");
 	hl_config_get(&hc);
-	printf("test_stress_rwlock: %d threads (%ldx %ld CPUs), %d ms per run, seed 0x%llx, "
-	       "spin_ns %llu, handoff_ns %llu%s\n",
-	       threads, mult, cpus, duration, (unsigned long long)seed,
+	printf("test_stress_rwlock: %s, %d threads (%ldx %ld CPUs), %d ms per run, seed 0x%llx, "
+	       "spin_ns %llu, handoff_ns %llu, rwlock_yield_ns %llu%s\n",
+	       kname, threads, mult, cpus, duration, (unsigned long long)seed,
 	       (unsigned long long)hc.spin_ns, (unsigned long long)hc.handoff_ns,
+	       (unsigned long long)hc.rwlock_yield_ns,
 	       HOTLOCK_SANITIZED ? ", sanitizer build" : "");
 	fflush(stdout);
 
@@ -244,7 +257,9 @@ int main(int argc, char **argv)
 		bool lock_only = wl->pct_trylock == 0 && wl->pct_timedlock == 0;
 
 		REQUIRE(l, "out of memory");
-		if (wi % 2)
+		if (kind != HL_RWLOCK_PREFER_WRITER)
+			CHECK_RC(hl_rwlock_init_kind(l, kind), 0);
+		else if (wi % 2)
 			*l = init;
 		if (wl->pct_relock) {
 			memset(&dg, 0, sizeof(dg));
