@@ -51,6 +51,13 @@ static const char usage[] =
 	"  --handoff-ns N       how long the queue head waits before the lock is\n"
 	"                       handed to it, 0-10000000000 (HOTLOCK_HANDOFF_NS)\n"
 	"  --topology SPEC      numa, llc or virtual:N (HOTLOCK_TOPOLOGY)\n"
+	"  --rwlock-default prefer-reader|writer-yields\n"
+	"                       what glibc's default rwlock kind runs as: glibc's\n"
+	"                       reader preference (the default), or a waiting\n"
+	"                       writer that keeps new readers out and yields to\n"
+	"                       them after a bound (HOTLOCK_RWLOCK_DEFAULT;\n"
+	"                       docs/shim.md)\n"
+	"  --rwlock-yield-ns N  that bound, 100000-1000000000 (HOTLOCK_RWLOCK_YIELD_NS)\n"
 	"  --stats[=FILE]       at exit, a report of the most contended locks, where\n"
 	"                       the program first waited for them and what would\n"
 	"                       help, on stderr or in FILE (HOTLOCK_STATS)\n"
@@ -77,20 +84,26 @@ static _Noreturn void refuse(const char *fmt, ...)
 	exit(EXIT_REFUSED);
 }
 
-static void check_number(const char *opt, const char *v, unsigned long long max)
+static void check_number_range(const char *opt, const char *v, unsigned long long min,
+			       unsigned long long max)
 {
 	char *end;
 	errno = 0;
 	if (!*v || *v == '-' || *v == '+')
 		goto bad;
 	unsigned long long n = strtoull(v, &end, 10);
-	if (errno || *end || n > max)
+	if (errno || *end || n < min || n > max)
 		goto bad;
 	return;
 bad:
-	fprintf(stderr, "hotlock-run: %s wants a whole number of nanoseconds from 0 to %llu, not '%s'\n",
-		opt, max, v);
+	fprintf(stderr, "hotlock-run: %s wants a whole number of nanoseconds from %llu to %llu, not '%s'\n",
+		opt, min, max, v);
 	exit(EXIT_REFUSED);
+}
+
+static void check_number(const char *opt, const char *v, unsigned long long max)
+{
+	check_number_range(opt, v, 0, max);
 }
 
 static void check_topology(const char *v)
@@ -365,11 +378,11 @@ int main(int argc, char **argv)
 			setenv("HOTLOCK_STATS", a + 8, 1);
 			continue;
 		}
-		const char *opts[] = { "--queue", "--spin-ns", "--handoff-ns", "--topology", "--stats-json",
-				       "--stats-top" };
+		const char *opts[] = { "--queue",      "--spin-ns",  "--handoff-ns",     "--topology",
+				       "--stats-json", "--stats-top", "--rwlock-default", "--rwlock-yield-ns" };
 		int k = -1;
 		const char *v = NULL;
-		for (int j = 0; j < 6; j++) {
+		for (int j = 0; j < (int)(sizeof(opts) / sizeof(opts[0])); j++) {
 			size_t n = strlen(opts[j]);
 			if (!strncmp(a, opts[j], n) && (a[n] == '=' || !a[n])) {
 				k = j;
@@ -417,6 +430,17 @@ int main(int argc, char **argv)
 			setenv("HOTLOCK_STATS_TOP", v, 1);
 			break;
 		}
+		case 6:
+			if (strcmp(v, "prefer-reader") && strcmp(v, "writer-yields"))
+				refuse("--rwlock-default wants prefer-reader or writer-yields, not '%s'",
+				       v);
+			setenv("HOTLOCK_RWLOCK_DEFAULT", v, 1);
+			break;
+		case 7:
+			check_number_range("--rwlock-yield-ns", v, HL_RWLOCK_YIELD_NS_MIN,
+					   HL_RWLOCK_YIELD_NS_MAX);
+			setenv("HOTLOCK_RWLOCK_YIELD_NS", v, 1);
+			break;
 		}
 	}
 	if (i >= argc) {

@@ -10,7 +10,10 @@
  *   PTHREAD_RWLOCK_PREFER_READER_NP (0,       HL_RWLOCK_PREFER_READER: a
  *     the default and the zeroed object)      reader gets in whenever no
  *   PTHREAD_RWLOCK_PREFER_WRITER_NP (1,       writer holds the lock (glibc
- *     which glibc treats as the default)      treats these two alike)
+ *     which glibc treats as the default)      treats these two alike); or,
+ *                                             with HOTLOCK_RWLOCK_DEFAULT=
+ *                                             writer-yields,
+ *                                             HL_RWLOCK_WRITER_YIELDS
  *   PTHREAD_RWLOCK_PREFER_WRITER_            HL_RWLOCK_PREFER_WRITER: a
  *     NONRECURSIVE_NP (2)                     waiting writer keeps new
  *                                             readers out
@@ -25,18 +28,38 @@
  * hold timed (its TID and start at bytes 36 and 40).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "shim.h"
 #include "shim_stats.h"
 #include "shim_api.h"
 
+/* The hl_rwlock kind of glibc's two default kinds: HL_RWLOCK_PREFER_READER,
+ * or what HOTLOCK_RWLOCK_DEFAULT says, read once at load. */
+static _Atomic uint32_t default_kind = HL_RWLOCK_PREFER_READER;
+
+__attribute__((constructor)) static void rwlock_default_init(void)
+{
+	const char *v = getenv("HOTLOCK_RWLOCK_DEFAULT");
+	if (!v || !*v || !strcmp(v, "prefer-reader"))
+		return;
+	if (!strcmp(v, "writer-yields"))
+		/* Relaxed: at load, before any thread of the program. */
+		hl_store(&default_kind, HL_RWLOCK_WRITER_YIELDS, HL_RELAXED);
+	else
+		fprintf(stderr, "hotlock: ignoring HOTLOCK_RWLOCK_DEFAULT=%s (expected "
+			"prefer-reader or writer-yields)\n", v);
+}
+
 static inline int hl_kind(pthread_rwlock_t *l)
 {
-	/* Relaxed: written by init before the lock was shared. */
+	/* Relaxed: written by init before the lock was shared; default_kind
+	 * at load. */
 	return hl_load(&SR(l)->kind, HL_RELAXED) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
 		       ? HL_RWLOCK_PREFER_WRITER
-		       : HL_RWLOCK_PREFER_READER;
+		       : (int)hl_load(&default_kind, HL_RELAXED);
 }
 
 int shim_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)

@@ -68,6 +68,8 @@ check "bad --spin-ns (not a number)" 2 "$run" --spin-ns 5us -- /bin/true
 check "bad --handoff-ns" 2 "$run" --handoff-ns -1 -- /bin/true
 check "bad --topology" 2 "$run" --topology virtual:0 -- /bin/true
 check "missing value" 2 "$run" --queue
+check "bad --rwlock-default" 2 "$run" --rwlock-default prefer-writer -- /bin/true
+check "--rwlock-yield-ns under its least" 2 "$run" --rwlock-yield-ns 99999 -- /bin/true
 check "program not found" 127 "$run" -- /nonexistent/program
 check "static program refused" 2 "$run" -- "$static_prog"
 check_out "static program: one clear line" "statically linked" "$run" -- "$static_prog"
@@ -134,6 +136,9 @@ check_refused "another machine's ELF refused" "^hotlock-run: $tmp/other-machine 
 check_out "settings reach the program" "^cna 0 1000000 virtual:2$" \
 	"$run" --queue cna --spin-ns 0 --handoff-ns 1000000 --topology virtual:2 -- \
 	sh -c 'echo "$HOTLOCK_QUEUE $HOTLOCK_SPIN_NS $HOTLOCK_HANDOFF_NS $HOTLOCK_TOPOLOGY"'
+check_out "rwlock settings reach the program" "^writer-yields 100000$" \
+	"$run" --rwlock-default writer-yields --rwlock-yield-ns=100000 -- \
+	sh -c 'echo "$HOTLOCK_RWLOCK_DEFAULT $HOTLOCK_RWLOCK_YIELD_NS"'
 check_out "the shim is loaded" "^[1-9]" "$run" -- sh -c 'grep -c libhotlock-preload /proc/$$/maps'
 check_out "LD_PRELOAD appended to" "^/nonexistent-first.so:.*libhotlock-preload.so$" \
 	env LD_PRELOAD=/nonexistent-first.so "$run" -- sh -c 'echo "$LD_PRELOAD"'
