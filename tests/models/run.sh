@@ -96,6 +96,15 @@ rows=(
 	"rwlock.pml|-DKIND=K_PREFER_READER|ok|-O0"
 	"rwlock.pml|-DKIND=K_PREFER_READER -DTIMED -DDOWNGRADE|ok|-O0"
 	"rwlock.pml|-DKIND=K_PREFER_READER -DREADER_DEPENDS|ok|-O0"
+	# writer-yields: a writer head's yield (step 4c) at any moment its
+	# flags stand in a held word; R8 with the yield, and without it
+	# (BUG_NO_YIELD: prefer-writer's deadlock of a read holder that waits
+	# for another reader).
+	"rwlock.pml|-DKIND=K_WRITER_YIELDS|ok|-O0"
+	"rwlock.pml|-DKIND=K_WRITER_YIELDS -DTIMED -DDOWNGRADE|ok"
+	"rwlock.pml|-DKIND=K_WRITER_YIELDS -DREADERS=1 -DWRITERS=2 -DTIMED -DDOWNGRADE|ok"
+	"rwlock.pml|-DKIND=K_WRITER_YIELDS -DREADER_DEPENDS|ok|-O0"
+	"rwlock.pml|-DKIND=K_WRITER_YIELDS -DREADER_DEPENDS -DBUG_NO_YIELD|deadlock"
 	"rwlock.pml|-DNESTED|ok|-O0"
 	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DTIMED -DDOWNGRADE|ok|-O0"
 	"rwlock.pml|-DREADERS=1 -DITER=2 -DTIMED -DDOWNGRADE|ok|-O0"
@@ -204,6 +213,7 @@ rows=(
 	"rwlock.pml|-DREADERS=2 -DWRITERS=2|bitstate|-O0|-w24"
 	"rwlock.pml|-DREADERS=2 -DITER=2|bitstate|-O0|-w24"
 	"rwlock.pml|-DREADERS=2 -DWRITERS=2 -DTIMED -DDOWNGRADE|bitstate|-O0|-w24"
+	"rwlock.pml|-DKIND=K_WRITER_YIELDS -DREADERS=2 -DWRITERS=2|bitstate|-O0|-w24"
 )
 
 # Seconds since start, to one decimal (each row reports what it took:

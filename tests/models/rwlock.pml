@@ -42,8 +42,15 @@
  * on), hl_queue_enqueue, hl_queue_pass_head (FIFO, recycling abandoned
  * nodes), hl_node_signal, hl_node_claim + hl_node_post, hl_node_give_up.
  *
- * Kinds (-DKIND=K_PREFER_WRITER, K_FAIR or K_PREFER_READER: 0, 1 and 2,
- * as HL_RWLOCK_*; the default here is fair, the C code's prefer-writer).
+ * Kinds (-DKIND=K_PREFER_WRITER, K_FAIR, K_PREFER_READER or
+ * K_WRITER_YIELDS: 0 to 3, as HL_RWLOCK_*; the default here is fair, the
+ * C code's prefer-writer).  Writer-yields is prefer-writer with step 4c: a
+ * writer head's wait may end with its yield time at any moment its flags
+ * stand in a held word (time is not modelled); it then takes them back as
+ * give_up's a and b do (flags that no longer name it: the signal of the
+ * release that claimed it comes), grants the queued readers through a
+ * share of its own (grant_group skipping writers, as 4b), and races again;
+ * the window in which it leaves the word open is time, a free choice.
  * What a reader may take (take), which writers a group skips or stops at,
  * and when a writer is due (a prefer-writer writer always; otherwise a
  * free choice) follow them.
@@ -215,7 +222,7 @@
  *  R2 no lost wake-up and no deadlock: every thread finishes (no invalid end
  *     state), timed-out waiters and heads included; with -DNESTED a reader
  *     that locks again while holding a share, whatever waits; with
- *     -DREADER_DEPENDS (prefer-reader) R8 below;
+ *     -DREADER_DEPENDS (prefer-reader, writer-yields) R8 below;
  *  R3 handoff: once HANDOFF is in the word, or the waiter that the flags
  *     name has woken up due (its mark_due returned), the next holder is
  *     that waiter: no reader steals a share (prefer-reader: readers may, by
@@ -268,12 +275,15 @@
  *     another thread take it is caught as a use after free, or before that
  *     as a destroy that fails.  A drop at a timeout frees nothing (a holder
  *     may still be inside);
- *  R8 (-DREADER_DEPENDS, prefer-reader) a reader may wait for another
- *     reader while it holds a share: reader 1, in the critical section of
- *     its last lock call, waits until reader 2 has had a share (a reader
- *     queued behind a writer is never left asleep while the lock is
- *     read-held: steps 2b, 4b and 5).  A lock that breaks the promise
- *     leaves them blocked for good (R2).
+ *  R8 (-DREADER_DEPENDS, prefer-reader, writer-yields) a reader may wait
+ *     for another reader while it holds a share: reader 1, in the critical
+ *     section of its last lock call, waits until reader 2 has had a share
+ *     (prefer-reader: a reader queued behind a writer is never left asleep
+ *     while the lock is read-held, steps 2b, 4b and 5; writer-yields: the
+ *     writer head's yield, step 4c, lets it in).  A lock that breaks the
+ *     promise leaves them blocked for good (R2).  Writer-yields keeps it
+ *     only as a safety property: a yield is always possible, and whether
+ *     yields come often enough is time, not modelled.
  *  R9 (not with -DLIVE) no dead head: live flags in a held word never
  *     name a node that its owner gave up, unless someone's look at it is
  *     still to come (its owner's second look in give_up's c, or the look
@@ -397,7 +407,10 @@
  *                                flags does not look at the head after
  *                                its share: a head that gave up after the
  *                                commit stays recorded (-DREADERS=1
- *                                -DWRITERS=2 -DTIMED -DDOWNGRADE: R9).
+ *                                -DWRITERS=2 -DTIMED -DDOWNGRADE: R9);
+ *  BUG_NO_YIELD                  writer-yields without step 4c: that is,
+ *                                prefer-writer (-DREADER_DEPENDS: R8,
+ *                                R2).
  *
  * Variants: READERS (default 2), WRITERS (default 1), ITER (default 1),
  * ITER1 (thread 1's lock calls, default ITER); KIND (above); -DTIMED lets
@@ -426,13 +439,16 @@
 #define K_PREFER_WRITER 0
 #define K_FAIR          1
 #define K_PREFER_READER 2
+#define K_WRITER_YIELDS 3
+/* Whether a writer is due as soon as it heads the queue (writer_first). */
+#define WRITER_FIRST (KIND == K_PREFER_WRITER || KIND == K_WRITER_YIELDS)
 /* Fair unless told: its free choices include every run of prefer-writer
  * (a writer waiter always due, a group stopping at every writer). */
 #ifndef KIND
 #define KIND K_FAIR
 #endif
-#if KIND != K_PREFER_WRITER && KIND != K_FAIR && KIND != K_PREFER_READER
-#error "KIND is K_PREFER_WRITER, K_FAIR or K_PREFER_READER"
+#if KIND != K_PREFER_WRITER && KIND != K_FAIR && KIND != K_PREFER_READER && KIND != K_WRITER_YIELDS
+#error "KIND is K_PREFER_WRITER, K_FAIR, K_PREFER_READER or K_WRITER_YIELDS"
 #endif
 #define NTHREADS (READERS + WRITERS)
 /* Lock calls of thread t (thread 1, a reader, may make ITER1). */
@@ -450,8 +466,8 @@
 #error "NESTED: a reader"
 #endif
 #endif
-#if defined(READER_DEPENDS) && KIND != K_PREFER_READER
-#error "READER_DEPENDS is prefer-reader's promise"
+#if defined(READER_DEPENDS) && KIND != K_PREFER_READER && KIND != K_WRITER_YIELDS
+#error "READER_DEPENDS is prefer-reader's and writer-yields' promise"
 #endif
 
 #ifdef LIVE
@@ -499,7 +515,7 @@
 #define OWNER(x) (((x) - 1) / NPT + 1)
 #define ISREADER(x) (OWNER(x) <= READERS)
 /* A writer waiter of a prefer-writer lock is due at once (due_now). */
-#define PW_WRITER(x) (KIND == K_PREFER_WRITER && !ISREADER(x))
+#define PW_WRITER(x) (WRITER_FIRST && !ISREADER(x))
 
 /* node states (wait.h) */
 #define N_FREE      0
@@ -511,6 +527,7 @@
 #define S_RELEASED  9
 #define S_HANDED    10
 #define S_GROUP     11
+#define S_YIELD     253      /* wait_node's yield time (step 4c) */
 #define S_WOKEN     254
 #define S_TIMEDOUT  255
 
@@ -591,7 +608,7 @@ bool freed = false;
 	n = 0; sig = 0; pred = 0; nx = 0; d = 0; cur = 0; h = 0; first = 0; last = 0; \
 	i = 0; j = 0; k = 0; sw_writer = 0; sw_readers = 0; how = 0; \
 	ok = false; due = false; rt = false; timed = false; late = false; \
-	sw_wake = false; sw_handoff = false
+	sw_wake = false; sw_handoff = false; grant_all = false
 
 #ifdef LIVE
 /* R6: the passage of time.  queued[t]: thread t's node was stamped with its
@@ -685,6 +702,17 @@ inline wait_until(wu_n, wu_sig, wu_timed)
 			nstate[wu_n] = N_WAITING; wu_sig = S_WOKEN
 	      };
 	      break
+#if KIND == K_WRITER_YIELDS && !defined(BUG_NO_YIELD)
+	   :: /* step 4c: a writer head's yield time, at any moment while
+	       * its flags stand in a held word (at other times it looks,
+	       * finds nothing to withdraw and waits for its signal: a
+	       * wait that has not ended) */
+	      atomic {
+		LK(!rd && nstate[wu_n] == N_PARKED && FLAGS_SET && head == wu_n && HELD) ->
+			nstate[wu_n] = N_WAITING; wu_sig = S_YIELD
+	      };
+	      break
+#endif
 #ifdef TIMED
 	   :: atomic { wu_timed && nstate[wu_n] == N_PARKED -> nstate[wu_n] = N_WAITING; wu_sig = S_TIMEDOUT };
 	      break
@@ -1192,8 +1220,9 @@ inline grant_group(gg_n)
 			if
 #if KIND == K_PREFER_READER
 			:: reach(2); pred = i   /* prefer-reader: skip every writer */
-#elif KIND == K_PREFER_WRITER
-			:: reach(3); break      /* prefer-writer: stop at any writer */
+#elif WRITER_FIRST
+			:: grant_all -> reach(36); pred = i     /* step 4c: skip every writer */
+			:: !grant_all -> reach(3); break        /* stop at any writer */
 #elif defined(LIVE)
 			:: !due_t[OWNER(i)] -> reach(2); pred = i
 			:: due_t[OWNER(i)] -> reach(3); break
@@ -1492,11 +1521,53 @@ inline give_up()
 	fi
 }
 
+/* Step 4c (writer-yields): withdraw_flags, as give_up's a and b; flags
+ * that no longer name n (a committed release claimed it) leave n to its
+ * signal.  sig stays S_YIELD if we took our flags back (n armed, nobody
+ * signals it), else it is 0 (wait for the signal). */
+inline yield_claim()
+{
+	how = 0;
+	do
+	:: atomic {
+		LOCK_ACCESS;
+		if
+		:: FLAGS_SET && head == n && HELD && (nstate[n] == N_WAITING || nstate[n] == N_PARKED) ->
+			reach(35);
+			w_wake = false; w_handoff = false;
+			assert(handoff_to == 0 || handoff_to == me);
+			handoff_to = 0;
+			how = G_WITHDRAWN
+		:: FLAGS_SET && head == n && !(HELD && (nstate[n] == N_WAITING || nstate[n] == N_PARKED)) ->
+			how = G_WAIT
+		:: !(FLAGS_SET && head == n) -> how = G_ABANDONED
+		fi
+	   };
+	   if
+	   :: how == G_WAIT ->
+		/* as give_up's b */
+		if
+		:: atomic { nstate[n] != N_WAITING && nstate[n] != N_PARKED && nstate[n] != N_CLAIMED -> sig = nstate[n] };
+		   how = 0;
+		   break
+		:: atomic { nstate[n] == N_WAITING || nstate[n] == N_PARKED -> skip }
+		fi
+	   :: else -> break
+	   fi
+	od;
+	if
+	:: how == G_WITHDRAWN -> sig = S_YIELD
+	:: how == G_ABANDONED -> sig = 0        /* not named: the signal comes */
+	:: else -> skip                         /* b's signal */
+	fi;
+	how = 0
+}
+
 proctype Thread(byte me)
 {
 	byte it = 0, n, sig, pred, nx, d, cur, h, first, last, i, j, k, how;
 	byte sw_writer, sw_readers;
-	bool ok, due, rt, timed, late, rd, sw_wake, sw_handoff;
+	bool ok, due, rt, timed, late, rd, sw_wake, sw_handoff, grant_all;
 #ifndef LIVE
 	byte myref = REF_HELD;  /* R7 */
 	byte nused = 0;         /* nodes taken from this thread's NPT */
@@ -1785,6 +1856,45 @@ again:
 		   :: ok ->
 			ok = false;
 			wait_node(n, sig, timed);
+#if KIND == K_WRITER_YIELDS
+			if
+			:: sig == S_YIELD ->
+				yield_claim();
+				if
+				:: sig == S_YIELD ->
+					/* taken back: grant the queued readers
+					 * through a share of our own when the
+					 * word is read-held (4b's way), then
+					 * (after the window, time) claim again */
+					atomic {
+						LOCK_ACCESS;
+						if
+						:: w_writer == 0 && w_readers != 0 && !FLAGS_SET ->
+							w_readers++; rholders++; ok = true
+						:: else -> ok = false
+						fi
+					};
+					if
+					:: ok ->
+						grant_all = true;
+						grant_group(n);
+						grant_all = false;
+						atomic {
+							LOCK_ACCESS;
+							assert(w_writer == 0 && w_readers >= 1 && !FLAGS_SET);
+							w_readers--; rholders--
+						}
+					:: else -> skip
+					fi;
+					ok = false;
+					sig = S_RELEASED        /* look again */
+				:: sig == 0 ->
+					wait_node(n, sig, timed)
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi;
+#endif
 			if
 			:: sig == S_TIMEDOUT ->
 				late = true;
