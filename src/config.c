@@ -88,12 +88,13 @@ int hl_config_set(const hl_config_t *cfg)
 {
 	if (!cfg || cfg->spin_ns > HL_SPIN_NS_MAX || cfg->handoff_ns > HL_HANDOFF_NS_MAX ||
 	    cfg->cna_threshold_ns > HL_CNA_THRESHOLD_NS_MAX ||
-	    cfg->rwlock_yield_ns < HL_RWLOCK_YIELD_NS_MIN ||
+	    (cfg->rwlock_yield_ns && cfg->rwlock_yield_ns < HL_RWLOCK_YIELD_NS_MIN) ||
 	    cfg->rwlock_yield_ns > HL_RWLOCK_YIELD_NS_MAX)
 		return EINVAL;
 	hl_store(&hl__spin_ns, cfg->spin_ns, HL_RELAXED);
 	hl_store(&hl__handoff_ns, cfg->handoff_ns, HL_RELAXED);
 	hl_store(&hl__cna_threshold_ns, cfg->cna_threshold_ns, HL_RELAXED);
-	hl_store(&hl__rwlock_yield_ns, cfg->rwlock_yield_ns, HL_RELAXED);
+	hl_store(&hl__rwlock_yield_ns,
+		 cfg->rwlock_yield_ns ? cfg->rwlock_yield_ns : HL_RWLOCK_YIELD_NS_DEFAULT, HL_RELAXED);
 	return 0;
 }

@@ -556,9 +556,31 @@ static void test_config(void)
 		CHECK_RC(holder_finish(&h), 0);
 		CHECK(call_join(&w, 10000, "lock() with spin 0, handoff 0") == 0, "lock failed");
 	}
+	/* rwlock_yield_ns: its range, and 0 for the default (a config
+	 * filled in field by field before the field existed stays valid). */
+	if (!getenv("HOTLOCK_RWLOCK_YIELD_NS"))
+		CHECK(c0.rwlock_yield_ns == 10000000, "default rwlock_yield_ns %llu, expected 10 ms",
+		      (unsigned long long)c0.rwlock_yield_ns);
+	bad = c0;
+	bad.rwlock_yield_ns = HL_RWLOCK_YIELD_NS_MIN - 1;
+	CHECK_RC(hl_config_set(&bad), EINVAL);
+	bad.rwlock_yield_ns = HL_RWLOCK_YIELD_NS_MAX + 1;
+	CHECK_RC(hl_config_set(&bad), EINVAL);
+	c = c0;
+	c.rwlock_yield_ns = HL_RWLOCK_YIELD_NS_MIN;
+	CHECK_RC(hl_config_set(&c), 0);
+	hl_config_get(&c);
+	CHECK(c.rwlock_yield_ns == HL_RWLOCK_YIELD_NS_MIN, "get after set: rwlock_yield_ns %llu",
+	      (unsigned long long)c.rwlock_yield_ns);
+	c.rwlock_yield_ns = 0;
+	CHECK_RC(hl_config_set(&c), 0);
+	hl_config_get(&c);
+	CHECK(c.rwlock_yield_ns == 10000000, "rwlock_yield_ns 0 set %llu, expected the default",
+	      (unsigned long long)c.rwlock_yield_ns);
 	CHECK_RC(hl_config_set(&c0), 0);
 	hl_config_get(&c);
-	CHECK(c.spin_ns == c0.spin_ns && c.handoff_ns == c0.handoff_ns, "config not restored");
+	CHECK(c.spin_ns == c0.spin_ns && c.handoff_ns == c0.handoff_ns &&
+	      c.rwlock_yield_ns == c0.rwlock_yield_ns, "config not restored");
 	printf("config: ranges, EINVAL, set/get checked\n");
 }
 

@@ -28,7 +28,9 @@ typedef struct hl_config {
 	 * keeps new readers out before, the readers still holding, it lets
 	 * the waiting readers in and claims again (the bound doubles at each
 	 * such yield of one wait, up to 64 times this).  From
-	 * HL_RWLOCK_YIELD_NS_MIN to HL_RWLOCK_YIELD_NS_MAX. */
+	 * HL_RWLOCK_YIELD_NS_MIN to HL_RWLOCK_YIELD_NS_MAX; 0 sets the default
+	 * (10 ms), so that a configuration filled in field by field before
+	 * this field existed stays valid. */
 	uint64_t rwlock_yield_ns;
 } hl_config_t;
 
