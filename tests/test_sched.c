@@ -73,14 +73,16 @@
 enum lock_kind {
 	L_MUTEX, L_MUTEX_CNA, L_RWLOCK, L_MUTEX_FREE, L_MUTEX_CNA_FREE, L_RWLOCK_FREE,
 	L_MUTEX_SIGNAL, L_COND, L_MUTEX_SEM, L_CHANNEL, L_SWAP, L_RWLOCK_READER, L_RWLOCK_FAIR,
-	L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,      /* the seeded faults: last */
+	L_RWLOCK_YIELDS, L_BROKEN_EXCL, L_BROKEN_WAKE, L_DROP_WAKE,      /* the seeded faults: last */
 };
 
 /* hl_rwlock in one of its kinds: rwlock (the default, writer-preferring),
- * rwlock-fair (HL_RWLOCK_FAIR), rwlock-reader (HL_RWLOCK_PREFER_READER). */
+ * rwlock-fair (HL_RWLOCK_FAIR), rwlock-reader (HL_RWLOCK_PREFER_READER),
+ * rwlock-yields (HL_RWLOCK_WRITER_YIELDS, with its shortest bound, so that
+ * writers yield within a schedule). */
 static bool rw_kind(int k)
 {
-	return k == L_RWLOCK || k == L_RWLOCK_READER || k == L_RWLOCK_FAIR;
+	return k == L_RWLOCK || k == L_RWLOCK_READER || k == L_RWLOCK_FAIR || k == L_RWLOCK_YIELDS;
 }
 
 static const char *const lock_names[] = {
@@ -90,7 +92,7 @@ static const char *const lock_names[] = {
 	[L_MUTEX_SEM] = "mutex-sem", [L_CHANNEL] = "channel", [L_SWAP] = "swap",
 	[L_BROKEN_EXCL] = "broken-excl", [L_BROKEN_WAKE] = "broken-wake",
 	[L_DROP_WAKE] = "drop-wake", [L_RWLOCK_READER] = "rwlock-reader",
-	[L_RWLOCK_FAIR] = "rwlock-fair",
+	[L_RWLOCK_FAIR] = "rwlock-fair", [L_RWLOCK_YIELDS] = "rwlock-yields",
 };
 
 /* The lifetime clients (below): the lock is freed by its last user. */
@@ -171,6 +173,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	pl->cfg.spin_ns = spin[rng_below(&r, 3)];
 	pl->cfg.handoff_ns = handoff[rng_below(&r, 4)];
 	pl->cfg.cna_threshold_ns = threshold[rng_below(&r, 4)];
+	pl->cfg.rwlock_yield_ns = HL_RWLOCK_YIELD_NS_MIN;
 	pl->pct_trylock = 15;
 	pl->pct_timed = kind == L_CHANNEL || kind == L_SWAP ? 40 : 25;
 	pl->pct_read = rw_kind(kind) ? (rng_below(&r, 2) ? 50 : 80) : 0;
@@ -1279,9 +1282,11 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 	case L_RWLOCK:
 	case L_RWLOCK_READER:
 	case L_RWLOCK_FAIR:
-		hl_rwlock_init_kind(&the_rwlock, kind == L_RWLOCK_READER ? HL_RWLOCK_PREFER_READER :
-						 kind == L_RWLOCK_FAIR ? HL_RWLOCK_FAIR :
-									 HL_RWLOCK_PREFER_WRITER);
+	case L_RWLOCK_YIELDS:
+		hl_rwlock_init_kind(&the_rwlock, kind == L_RWLOCK_READER   ? HL_RWLOCK_PREFER_READER
+						 : kind == L_RWLOCK_FAIR   ? HL_RWLOCK_FAIR
+						 : kind == L_RWLOCK_YIELDS ? HL_RWLOCK_WRITER_YIELDS
+									   : HL_RWLOCK_PREFER_WRITER);
 		ops = rwlock_stress_ops(&the_rwlock);
 		ops.relock = rwlock_relock;
 		hl_sched_name(&the_rwlock, sizeof(the_rwlock), "rwlock");
