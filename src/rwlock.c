@@ -766,6 +766,195 @@ static int reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *s
 	}
 }
 
+/* How a wait in the queue ended, or what comes next (steps 2 to 4c). */
+enum wait_end {
+	END_OWNED,              /* the lock is ours, n still queued: step 5 */
+	END_GRANTED,            /* a read share; n out of our hands: done */
+	END_HEAD,               /* n heads the queue: steps 3 and 4 */
+	END_TIMEDOUT,           /* the deadline, n head without flags */
+	END_GAVE_UP,            /* the deadline, n given up as `how` says */
+	END_LOOK,               /* step 4: the word changed, look again */
+	END_RACE,               /* step 4: RELEASED, race again */
+	END_YIELDED,            /* step 4c: our claim is taken back */
+};
+
+/* Step 2: n waits queued behind another waiter.  Returns END_HEAD (made
+ * head), END_OWNED (handed the lock, or step 2b's share with n made head
+ * meanwhile), END_GRANTED or END_GAVE_UP. */
+static enum wait_end wait_queued(struct rwlock *l, struct hl_node *n, bool reader, int kind,
+				 const struct hl_deadline *dl, uint64_t handoff_ns,
+				 struct hl_thread *self, enum gave_up *how)
+{
+	if (reader && kind == HL_RWLOCK_PREFER_READER) {
+		int admit = reader_admit(l, n, self);
+		if (admit == ADMIT_TAKEN)
+			return END_GRANTED;
+		if (admit == ADMIT_HEAD)
+			return END_OWNED;
+	}
+	uint32_t sig = wait_node(l, n, dl, 0, false, handoff_ns, 0);
+	if (sig == HL_WAIT_TIMEDOUT && (sig = give_up(l, n, how)) == HL_WAIT_TIMEDOUT)
+		return END_GAVE_UP;
+	if (sig == HL_SIG_GROUP || sig == HL_SIG_HANDED)
+		hl_counter_add(&self->fx[HL_LK_HANDED], 1);
+	if (sig == HL_SIG_GROUP) {
+		/* A read share granted with our group: we are out of the
+		 * queue, with nothing to pass on. */
+		hl_thread_node_put(self);
+		return END_GRANTED;
+	}
+	return sig == HL_SIG_HANDED ? END_OWNED : END_HEAD;
+}
+
+/* Step 4 (with 4b, and 4c's withdrawal): head n found s held (no live
+ * flags: we are the head) and is spun out or due: it sets its flags and
+ * waits.  *budget is its spin phase's slot (0: none), ended here if it
+ * waits.  Returns END_OWNED (handed), END_RACE, END_LOOK, END_YIELDED or
+ * END_GAVE_UP. */
+static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int kind,
+			   const struct hl_deadline *dl, uint64_t s, bool due, uint64_t *budget,
+			   uint64_t handoff_ns, uint64_t yield_ns, enum gave_up *how)
+{
+	/* Step 4b.  Always, not only when a link is seen: the share's CAS is
+	 * what orders our look at the queue after the links of the readers
+	 * whose step 2b saw the word before it. */
+	if (!reader && kind == HL_RWLOCK_PREFER_READER && readers(clean(s)) &&
+	    !grant_readers_behind(l, n, s))
+		return END_LOOK;
+	set_head(l, n->index);
+	hl_node_arm(n);
+	/* Release: `head` and the armed node are visible to the last
+	 * releaser, whose acquire load sees the flags.  The flags replace
+	 * stale ones of a fork parent (the head is the only setter of live
+	 * ones).  After step 4b, s may be stale: the CAS then fails and we
+	 * look again. */
+	uint64_t flagged = (clean(s) & ~FLAGS & ~GEN_MASK) | flags_now(due);
+	if (!hl_cas(&l->state, &s, flagged, HL_RELEASE))
+		return END_LOOK;
+	const bool yields = kind == HL_RWLOCK_WRITER_YIELDS && !reader;
+	uint32_t sig = wait_node(l, n, dl, due ? *budget : 0, due, handoff_ns,
+				 yields ? hl_now_ns() + yield_ns : 0);
+	/* Not due: the spin ran out and we parked.  Due: we wait for a
+	 * handover, which says nothing of what spinning achieves. */
+	if (*budget)
+		spin_done(l, due ? HL_SPIN_CUT : HL_SPIN_LOST);
+	*budget = 0;
+	if (sig == WAIT_YIELD) {
+		/* Step 4c. */
+		sig = withdraw_flags(l, n);
+		if (sig == FLAGS_WITHDRAWN)
+			return END_YIELDED;
+		if (sig == FLAGS_NOT_NAMED)     /* a release's signal comes */
+			sig = wait_node(l, n, dl, 0, true, handoff_ns, 0);
+	}
+	if (sig == HL_WAIT_TIMEDOUT && (sig = give_up(l, n, how)) == HL_WAIT_TIMEDOUT)
+		return END_GAVE_UP;
+	if (sig != HL_SIG_HANDED)
+		return END_RACE;
+	hl_counter_add(&hl_self()->fx[HL_LK_HANDED], 1);
+	return END_OWNED;
+}
+
+/* Step 4c: head n's claim is down until *open_until.  Grant the readers
+ * queued behind it, now and as the window closes (s, a load of the word,
+ * has no live flags: we are the head); sleep the window out (nobody
+ * signals a head without flags); 0 in *open_until once it is over. */
+static void yield_window(struct rwlock *l, struct hl_node *n, uint64_t s, uint64_t now,
+			 uint64_t *open_until, const struct hl_deadline *dl)
+{
+	if (readers(clean(s)) && !grant_readers_behind(l, n, s))
+		return;         /* the word changed: look again */
+	if (now >= *open_until)
+		*open_until = 0;
+	else if (hl_node_wait_woken(n, 0, *open_until, dl) != HL_WAIT_WOKEN)
+		hl__bug("rwlock: a signal to a head without flags", 0);
+}
+
+/* Steps 3 to 4c: n heads the queue.  Returns END_OWNED, END_TIMEDOUT or
+ * END_GAVE_UP. */
+static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader, uint32_t tid,
+			       int kind, const struct hl_deadline *dl, uint64_t handoff_ns,
+			       enum gave_up *how)
+{
+	uint64_t budget = hl_spin_begin(spin_rec(l));   /* != 0: a spinner slot */
+	uint64_t spin_start = hl_now_ns();
+	/* Step 4c: how long our next claim lasts, and until when it is down
+	 * (0: it is not). */
+	uint64_t yield_ns = hl_rwlock_yield_ns(), open_until = 0;
+	unsigned peer_spins = 0;
+	/* Whether this spin phase found the lock taken: one that gets it at
+	 * its first look (a head woken by RELEASED) teaches the record
+	 * nothing. */
+	bool held_seen = false;
+	for (unsigned i = 1;; i++) {
+		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
+		/* Acquire: pairs with the release of the last hold; the
+		 * critical section starts here. */
+		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
+			if (budget)
+				spin_done(l, held_seen ? HL_SPIN_WON : HL_SPIN_CUT);
+			return END_OWNED;
+		}
+		if (ns)
+			continue;
+		held_seen = true;
+		if (budget && i % HL_SPIN_CLOCK_EVERY) {
+			hl_cpu_relax();
+			continue;
+		}
+		uint64_t now = hl_now_ns();
+		bool due = due_now(n, kind, now, handoff_ns);
+		if (hl_deadline_passed(dl)) {
+			if (budget)
+				spin_done(l, HL_SPIN_CUT);
+			return END_TIMEDOUT;
+		}
+		if (open_until) {
+			yield_window(l, n, s, now, &open_until, dl);
+			continue;
+		}
+		if (!due && now - spin_start < budget)
+			continue;
+		if (!held(clean(s))) {
+			/* Flags with no holder (a free word was taken above):
+			 * a release is in progress. */
+			hl_wait_for_peer(&peer_spins);
+			continue;
+		}
+		enum wait_end end = claim(l, n, reader, kind, dl, s, due, &budget, handoff_ns,
+					  yield_ns, how);
+		if (end == END_YIELDED) {
+			open_until = hl_now_ns() + yield_ns;
+			if (yield_ns < YIELD_MAX_DOUBLINGS_NS(hl_rwlock_yield_ns()))
+				yield_ns *= 2;
+		} else if (end == END_RACE) {
+			budget = hl_spin_begin(spin_rec(l));
+			spin_start = hl_now_ns();
+			held_seen = false;
+		} else if (end != END_LOOK) {
+			return end;
+		}
+	}
+}
+
+/* A wait given up as `how` says (give_up): headship passed on if it is
+ * ours to do, the node put back or left to the queue.  Returns ETIMEDOUT. */
+static int given_up(struct rwlock *l, struct hl_node *n, enum gave_up how, struct hl_thread *self)
+{
+	if (how == WITHDRAWN) {
+		/* Withdrawn while armed: we are the head. */
+		hl_queue_pass_head(&l->tail, n, 0);
+		hl_thread_node_put(self);
+		return ETIMEDOUT;
+	}
+	/* The node is the queue's: a new one for this thread, then (if it is
+	 * ours to do) headship passed on from it, which recycles it. */
+	hl_thread_node_abandoned(self);
+	if (how == ABANDONED_HEAD)
+		hl_queue_pass_head(&l->tail, n, 0);
+	return ETIMEDOUT;
+}
+
 static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		     const struct hl_deadline *dl)
 {
@@ -786,174 +975,36 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 	if (hl_unlikely(!n))
 		return lock_poll(l, reader, tid, kind, dl);
 
-	uint64_t now = hl_now_ns();
-	hl_queue_node_init(n, self, now);
+	hl_queue_node_init(n, self, hl_now_ns());
 	if (reader)
 		n->flags |= HL_NODE_F_READER;
 	hl_node_arm(n);
 	const uint64_t handoff_ns = hl_handoff_ns();
-	uint64_t budget = 0;    /* != 0 while we hold a spinner slot */
-	uint32_t sig;
-	enum gave_up how;
-
-	/* Step 2. */
-	if (hl_queue_enqueue(&l->tail, n)) {
-		if (reader && kind == HL_RWLOCK_PREFER_READER) {
-			int admit = reader_admit(l, n, self);
-			if (admit == ADMIT_TAKEN)
-				return 0;
-			if (admit == ADMIT_HEAD)
-				goto owned;
-		}
-		sig = wait_node(l, n, dl, 0, false, handoff_ns, 0);
-		if (sig == HL_WAIT_TIMEDOUT) {
-			sig = give_up(l, n, &how);
-			if (sig == HL_WAIT_TIMEDOUT)
-				goto gave_up;
-		}
-		if (sig == HL_SIG_GROUP || sig == HL_SIG_HANDED)
-			hl_counter_add(&self->fx[HL_LK_HANDED], 1);
-		if (sig == HL_SIG_GROUP) {
-			/* A read share granted with our group: we are out of
-			 * the queue, with nothing to pass on. */
-			hl_thread_node_put(self);
-			return 0;
-		}
-		if (sig == HL_SIG_HANDED)
-			goto owned;
-	}
-
-	/* Steps 3 and 4: n is the head. */
-	/* Step 4c: how long our next claim lasts, and until when it is down
-	 * (0: it is not). */
-	uint64_t yield_ns = hl_rwlock_yield_ns(), open_until = 0;
-	budget = hl_spin_begin(spin_rec(l));
-	uint64_t spin_start = hl_now_ns();
-	unsigned peer_spins = 0;
-	/* Whether this spin phase found the lock taken: one that gets it at
-	 * its first look (a head woken by RELEASED) teaches the record
-	 * nothing. */
-	bool held_seen = false;
-	for (unsigned i = 1;; i++) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
-		if (ns) {
-			/* Acquire: pairs with the release of the last hold;
-			 * the critical section starts here. */
-			if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
-				goto owned;
-			continue;
-		}
-		held_seen = true;
-		if (budget && i % HL_SPIN_CLOCK_EVERY) {
-			hl_cpu_relax();
-			continue;
-		}
-		now = hl_now_ns();
-		bool due = due_now(n, kind, now, handoff_ns);
-		if (hl_deadline_passed(dl))
-			goto timeout_head;
-		if (open_until) {
-			/* Step 4c: our claim is down.  Grant the readers queued
-			 * behind us, now and as the window closes (the word has
-			 * no live flags: we are the head); sleep the window out
-			 * (nobody signals a head without flags). */
-			if (readers(clean(s)) && !grant_readers_behind(l, n, s))
-				continue;
-			if (now >= open_until)
-				open_until = 0;
-			else if (hl_node_wait_woken(n, 0, open_until, dl) != HL_WAIT_WOKEN)
-				hl__bug("rwlock: a signal to a head without flags", 0);
-			continue;
-		}
-		if (!due && now - spin_start < budget)
-			continue;
-		if (!held(clean(s))) {
-			/* Flags with no holder (a free word was taken above):
-			 * a release is in progress. */
-			hl_wait_for_peer(&peer_spins);
-			continue;
-		}
-		/* Step 4b (the word has no live flags: we are the head).
-		 * Always, not only when a link is seen: the share's CAS is
-		 * what orders our look at the queue after the links of the
-		 * readers whose step 2b saw the word before it. */
-		if (!reader && kind == HL_RWLOCK_PREFER_READER && readers(clean(s)) &&
-		    !grant_readers_behind(l, n, s))
-			continue;
-		set_head(l, n->index);
-		hl_node_arm(n);
-		/* Release: `head` and the armed node are visible to the last
-		 * releaser, whose acquire load sees the flags.  The flags
-		 * replace stale ones of a fork parent (the head is the only
-		 * setter of live ones).  After step 4b, s may be stale: the
-		 * CAS then fails and we look again. */
-		uint64_t flagged = (clean(s) & ~FLAGS & ~GEN_MASK) | flags_now(due);
-		if (!hl_cas(&l->state, &s, flagged, HL_RELEASE))
-			continue;
-		const bool yields = kind == HL_RWLOCK_WRITER_YIELDS && !reader;
-		sig = wait_node(l, n, dl, due ? budget : 0, due, handoff_ns,
-				yields ? hl_now_ns() + yield_ns : 0);
-		/* Not due: the spin ran out and we parked.  Due: we wait for
-		 * a handover, which says nothing of what spinning achieves. */
-		if (budget)
-			spin_done(l, due ? HL_SPIN_CUT : HL_SPIN_LOST);
-		budget = 0;
-		if (sig == WAIT_YIELD) {
-			/* Step 4c. */
-			sig = withdraw_flags(l, n);
-			if (sig == FLAGS_WITHDRAWN) {
-				open_until = hl_now_ns() + yield_ns;
-				if (yield_ns < YIELD_MAX_DOUBLINGS_NS(hl_rwlock_yield_ns()))
-					yield_ns *= 2;
-				continue;
-			}
-			if (sig == FLAGS_NOT_NAMED)     /* a release's signal comes */
-				sig = wait_node(l, n, dl, 0, true, handoff_ns, 0);
-		}
-		if (sig == HL_WAIT_TIMEDOUT) {
-			sig = give_up(l, n, &how);
-			if (sig == HL_WAIT_TIMEDOUT)
-				goto gave_up;
-		}
-		if (sig == HL_SIG_HANDED) {
-			hl_counter_add(&self->fx[HL_LK_HANDED], 1);
-			goto owned;
-		}
-		budget = hl_spin_begin(spin_rec(l));    /* RELEASED: race again */
-		spin_start = hl_now_ns();
-		held_seen = false;
-	}
-
-owned:
-	if (budget)
-		spin_done(l, held_seen ? HL_SPIN_WON : HL_SPIN_CUT);
-	if (reader)
-		grant_group(l, n, kind);
-	leave_queue(l, n, reader, kind);
-	hl_thread_node_put(self);
-	return 0;
-
-timeout_head:
-	if (budget)
-		spin_done(l, HL_SPIN_CUT);
-	hl_queue_pass_head(&l->tail, n, 0);
-	hl_thread_node_put(self);
-	return ETIMEDOUT;
-
-gave_up:
-	if (how != WITHDRAWN) {
-		/* The node is the queue's: a new one for this thread, then
-		 * (if it is ours to do) headship passed on from it, which
-		 * recycles it. */
-		hl_thread_node_abandoned(self);
-		if (how == ABANDONED_HEAD)
-			hl_queue_pass_head(&l->tail, n, 0);
+	enum gave_up how = WITHDRAWN;
+	/* Step 2 behind another waiter, steps 3 to 4c at the head. */
+	enum wait_end end = hl_queue_enqueue(&l->tail, n)
+				    ? wait_queued(l, n, reader, kind, dl, handoff_ns, self, &how)
+				    : END_HEAD;
+	if (end == END_HEAD)
+		end = head_wait(l, n, reader, tid, kind, dl, handoff_ns, &how);
+	switch (end) {
+	case END_GRANTED:
+		return 0;
+	case END_OWNED:
+		if (reader)
+			grant_group(l, n, kind);
+		leave_queue(l, n, reader, kind);
+		hl_thread_node_put(self);
+		return 0;
+	case END_TIMEDOUT:
+		hl_queue_pass_head(&l->tail, n, 0);
+		hl_thread_node_put(self);
 		return ETIMEDOUT;
+	case END_GAVE_UP:
+		return given_up(l, n, how, self);
+	default:
+		hl__bug("rwlock: a wait that ended in a step", (unsigned long)end);
 	}
-	/* Withdrawn while armed: we are the head. */
-	hl_queue_pass_head(&l->tail, n, 0);
-	hl_thread_node_put(self);
-	return ETIMEDOUT;
 }
 
 /* The last hold went, and s, the word it left behind, has live flags and no
