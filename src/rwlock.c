@@ -79,9 +79,12 @@
  *     HANDOFF when due) into the held word, and wait: HANDED, the lock is
  *     ours; RELEASED, back to 3.
  *  4b. PREFER_READER, a writer head about to set its flags on a read-held
- *     word with waiters behind it: it takes a read share for a moment (the
- *     lock stays read-held meanwhile), grants the queued readers (step 5's
- *     group, every reader in the queue), and gives the share back.
+ *     word: it takes a read share (the lock stays read-held meanwhile),
+ *     grants the queued readers (step 5's group, every reader in the
+ *     queue), and gives the share back in the CAS that sets its flags
+ *     (its share the last, it gives it back alone and looks again): from
+ *     its look at the queue to its flags the word stays read-held, so a
+ *     reader that linked itself after the look takes a share in step 2b.
  *  4c. WRITER_YIELDS, a writer head whose flags have stood in a held word
  *     for the yield bound (hl_rwlock_yield_ns; doubled at each yield of
  *     one wait, up to 64 times): it takes its flags back out (as a timed
@@ -476,13 +479,11 @@ static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
 	}
 }
 
-/* Step 4b: writer head n of a PREFER_READER lock, about to set its flags on
- * s, a read-held word with no flags (step 4c: a WRITER_YIELDS writer head
- * whose claim is down): grant the readers queued behind it,
- * through a read share of its own for the time it takes.  Returns whether
- * it took the share (false: the word changed; look again).  After it the
- * caller's s is stale: its flag CAS fails and it looks again. */
-static bool grant_readers_behind(struct rwlock *l, struct hl_node *n, uint64_t s)
+/* Steps 4b and 4c: writer head n, with s, a read-held word with no live
+ * flags (we are the head), takes a read share of its own and grants every
+ * reader queued behind it.  Returns whether it took the share, which it
+ * then holds (false: the word changed; look again). */
+static bool grant_with_share(struct rwlock *l, struct hl_node *n, uint64_t s)
 {
 	/* Acquire and release: the share is a read hold like any other (our
 	 * release lets a waiting reader's RMW in step 2b see the queue as we
@@ -491,9 +492,17 @@ static bool grant_readers_behind(struct rwlock *l, struct hl_node *n, uint64_t s
 	if (!hl_cas(&l->state, &s, clean(s) + ONE_READER, HL_ACQ_REL))
 		return false;
 	grant_group(l, n, HL_RWLOCK_PREFER_READER);
-	/* Release: our share goes.  No flags are live (only the head, n, sets
-	 * them), so this is never the last release that owes a head a
-	 * signal; a word it leaves free is taken by n's next look. */
+	return true;
+}
+
+/* Step 4c: grant_with_share, and the share given back at once.  Release:
+ * as any read unlock.  No flags are live (only the head, n, sets them), so
+ * this is never the last release that owes a head a signal; a word it
+ * leaves free is taken by n's next look. */
+static bool grant_readers_behind(struct rwlock *l, struct hl_node *n, uint64_t s)
+{
+	if (!grant_with_share(l, n, s))
+		return false;
 	hl_fetch_sub(&l->state, ONE_READER, HL_RELEASE);
 	return true;
 }
@@ -817,20 +826,37 @@ static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int
 {
 	/* Step 4b.  Always, not only when a link is seen: the share's CAS is
 	 * what orders our look at the queue after the links of the readers
-	 * whose step 2b saw the word before it. */
-	if (!reader && kind == HL_RWLOCK_PREFER_READER && readers(clean(s)) &&
-	    !grant_readers_behind(l, n, s))
-		return END_LOOK;
+	 * whose step 2b saw the word before it; and the share stays until
+	 * the flags are in, so that the word stays read-held from our look
+	 * to our flags, and a reader that linked itself after the look
+	 * finds it so in step 2b. */
+	const bool share = !reader && kind == HL_RWLOCK_PREFER_READER && readers(clean(s));
+	if (share) {
+		if (!grant_with_share(l, n, s))
+			return END_LOOK;
+		/* Relaxed: the CAS below decides. */
+		s = hl_load(&l->state, HL_RELAXED);
+	}
 	set_head(l, n->index);
 	hl_node_arm(n);
 	/* Release: `head` and the armed node are visible to the last
-	 * releaser, whose acquire load sees the flags.  The flags replace
-	 * stale ones of a fork parent (the head is the only setter of live
-	 * ones).  After step 4b, s may be stale: the CAS then fails and we
-	 * look again. */
-	uint64_t flagged = (clean(s) & ~FLAGS & ~GEN_MASK) | flags_now(due);
-	if (!hl_cas(&l->state, &s, flagged, HL_RELEASE))
-		return END_LOOK;
+	 * releaser, whose acquire load sees the flags (and, with our share,
+	 * it goes as a read unlock's).  The flags replace stale ones of a
+	 * fork parent (the head is the only setter of live ones). */
+	for (;;) {
+		uint64_t flagged = (clean(s) & ~FLAGS & ~GEN_MASK) | flags_now(due);
+		if (share && readers(s) == 1) {
+			/* Our share is the last: it goes alone (no flags are
+			 * live, so no signal is owed), and the free word is
+			 * taken at our next look. */
+			hl_fetch_sub(&l->state, ONE_READER, HL_RELEASE);
+			return END_LOOK;
+		}
+		if (hl_cas(&l->state, &s, share ? flagged - ONE_READER : flagged, HL_RELEASE))
+			break;
+		if (!share)
+			return END_LOOK;        /* the word changed: look again */
+	}
 	const bool yields = kind == HL_RWLOCK_WRITER_YIELDS && !reader;
 	uint32_t sig = wait_node(l, n, dl, due ? *budget : 0, due, handoff_ns,
 				 yields ? hl_now_ns() + yield_ns : 0);

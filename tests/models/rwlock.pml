@@ -574,7 +574,7 @@ bool look_due[NNODES + 1];      /* R9: n's owner gave n up (give_up's c) and
 byte recording = 0;             /* R9: the node leave_queue records as head,
                                  * until its look at that node's state */
 #ifdef READER_DEPENDS
-bool r2_got = false;            /* R8: reader 2 has had a share */
+byte others_got = 0;            /* R8: readers 2.. that have had a share */
 #endif
 
 #ifdef LIVE
@@ -1170,6 +1170,15 @@ inline downgrade_to_head()
 	:: else -> skip \
 	fi
 
+/* link_out's wait: node x's link is written, or x is the last node.
+ * BUG_WALK_STOPS_AT_UNLINKED: the walk before issue 37 took a link still
+ * to be written for the end of the queue (fault 5). */
+#ifdef BUG_WALK_STOPS_AT_UNLINKED
+#define LINKED(x) true
+#else
+#define LINKED(x) (nnext[x] != 0 || tail == (x))
+#endif
+
 /* grant_group(n): hl_queue_extract of the readers behind n (group_member:
  * fair, stopping at a due writer and skipping the others; prefer-writer,
  * stopping at any writer; prefer-reader, skipping every writer), the last
@@ -1184,7 +1193,10 @@ inline grant_group(gg_n)
 	k = 0;
 	do
 	:: atomic {
-		LOCK_ACCESS;    /* (reads tail, for R5) */
+		/* link_out: a link still to be written (the tail is past the
+		 * node) is waited for, both links read here.  (Reads tail, for
+		 * R5 too.) */
+		LK(LINKED(pred) && (nnext[pred] == 0 || LINKED(nnext[pred])));
 		i = nnext[pred];
 		if
 		:: i == 0 -> break
@@ -1829,13 +1841,19 @@ again:
 #if KIND == K_PREFER_READER && !defined(BUG_NO_GRANT_BEHIND)
 		   if
 		   :: !ok ->
-			/* Step 4b (grant_readers_behind): grant the readers
+			/* Step 4b (grant_and_claim): grant the readers
 			 * queued behind us (all of them, the last one too);
-			 * give the share back (never the last release owing
-			 * a signal: no flags can be live, we are the head);
-			 * then the flag CAS from s, which fails (a retry)
-			 * unless the word is s again. */
+			 * then give the share back and set the flags in one
+			 * CAS, while other shares keep the word read-held (the
+			 * CAS loop: the one that succeeds), or, ours the last,
+			 * give it back alone (never the last release owing a
+			 * signal: no flags can be live, we are the head) and
+			 * look again.  BUG_4B_STALE_FLAGS: the code before
+			 * issue 37's third session, the share given back, then
+			 * the flag CAS from the word read before the share,
+			 * which succeeds if the word is that again. */
 			grant_group(n);
+#ifdef BUG_4B_STALE_FLAGS
 			atomic {
 				LOCK_ACCESS;
 				assert(w_writer == 0 && w_readers >= 1 && !FLAGS_SET);
@@ -1849,6 +1867,18 @@ again:
 				fi;
 				sw_readers = 0
 			}
+#else
+			atomic {
+				LOCK_ACCESS;
+				assert(w_writer == 0 && w_readers >= 1 && !FLAGS_SET);
+				w_readers--; rholders--;
+				if
+				:: w_readers != 0 -> set_flags(); ok = true
+				:: else -> reach(25); ok = false
+				fi;
+				sw_readers = 0
+			}
+#endif
 		   :: else -> skip
 		   fi;
 #endif
@@ -2096,7 +2126,7 @@ holding:
 				FORGET_CALL;
 #ifdef READER_DEPENDS
 				if
-				:: me == 2 -> r2_got = true
+				:: me >= 2 && !(others_got & (1 << me)) -> others_got = others_got | (1 << me)
 				:: else -> skip
 				fi;
 #endif
@@ -2108,9 +2138,9 @@ holding:
 			};
 #ifdef READER_DEPENDS
 			/* R8: reader 1, holding its share in its last call,
-			 * waits until reader 2 has had a share */
+			 * waits until every other reader has had a share */
 			if
-			:: me == 1 && it == ITERS(me) -> r2_got
+			:: me == 1 && it == ITERS(me) -> others_got == (((1 << (READERS + 1)) - 1) & ~3)
 			:: else -> skip
 			fi;
 #endif
