@@ -31,7 +31,9 @@ struct shim_mutex {
 	uint32_t count;         /* 20    recursive: holds beyond the first
 				 *       (touched by the owner only) */
 	_Atomic uint32_t stats; /* 24    its contention record (shim_stats.c), 0 */
-	uint32_t spare;         /* 28    zero */
+	_Atomic uint32_t cond_waiters; /* 28 condvar waits that released it
+				 *       and take it again (glibc counts them
+				 *       in __nusers: destroy says EBUSY) */
 	_Atomic uint64_t held_since; /* 32 a tracked mutex: when it was taken */
 };
 _Static_assert(sizeof(struct shim_mutex) == sizeof(pthread_mutex_t), "pthread_mutex_t layout");

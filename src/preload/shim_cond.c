@@ -194,7 +194,11 @@ static int wait_hotlock(struct shim_cond *c, pthread_mutex_t *pm, int type,
 		count = m->count;
 		m->count = 0;
 	}
+	/* Relaxed: the wait's release of the mutex publishes it to whoever
+	 * takes the mutex next; the unlock after our wait, its end. */
+	hl_fetch_add(&m->cond_waiters, 1, HL_RELAXED);
 	int err = hl__cond_wait_dl(&c->hl, &m->hl, dl);
+	hl_fetch_sub(&m->cond_waiters, 1, HL_RELAXED);
 	if (count)
 		m->count = count;
 	return err;
@@ -209,8 +213,18 @@ static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct h
 	/* seq_cst: see the top. */
 	hl_fetch_add(&c->fwaiters, 1, HL_SEQ_CST);
 	uint32_t seq = hl_load(&c->fseq, HL_SEQ_CST);
+	/* glibc's own wait keeps the mutex's user count (__nusers) through
+	 * the wait, so that its destroy says EBUSY meanwhile (glibc's
+	 * tst-mutexpi8); its unlock takes one off, so the owner adds one
+	 * first.  glibc changes the count only with the mutex held, as we
+	 * do. */
+	const bool owner = (uint32_t)m->__data.__owner == hl_tid();
+	if (owner)
+		m->__data.__nusers++;
 	int err = REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(m);
 	if (err) {
+		if (owner)
+			m->__data.__nusers--;
 		hl_fetch_sub(&c->fwaiters, 1, HL_RELAXED);
 		return err;
 	}
@@ -227,6 +241,8 @@ static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct h
 	/* Release: our last access to the condvar (see shim_cond_destroy). */
 	hl_fetch_sub(&c->fwaiters, 1, HL_RELEASE);
 	err = REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
+	if (owner && (!err || err == EOWNERDEAD))
+		m->__data.__nusers--;   /* ours again: the count the lock added goes */
 	if (err)
 		return err;             /* EOWNERDEAD and the like, as glibc's wait */
 	return r == ETIMEDOUT && abs ? ETIMEDOUT : 0;
@@ -248,6 +264,8 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(&inner);
 	uint32_t count = SM(m)->count;
 	SM(m)->count = 0;
+	/* Relaxed: as in wait_hotlock. */
+	hl_fetch_add(&SM(m)->cond_waiters, 1, HL_RELAXED);
 	hl__mutex_unlock_any(&SM(m)->hl);
 	struct timespec slice;
 	hl_clock_gettime(CLOCK_MONOTONIC, &slice);
@@ -260,6 +278,7 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	*quiet = r == ETIMEDOUT;
 	REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(&inner);
 	hl__mutex_lock_any(&SM(m)->hl, NULL);
+	hl_fetch_sub(&SM(m)->cond_waiters, 1, HL_RELAXED);
 	SM(m)->count = count;
 	struct hl_deadline dl;
 	if (abstime && hl_deadline_init(&dl, clock, abstime) == 0 && hl_deadline_passed(&dl))

@@ -77,6 +77,11 @@ int shim_mutex_destroy(pthread_mutex_t *m)
 {
 	if (shim_mutex_type(m) < 0)
 		return REAL(R_MUTEX_DESTROY, int (*)(pthread_mutex_t *))(m);
+	/* As glibc's: EBUSY while a condvar wait has released it and will
+	 * take it again (glibc's tst-mutex8).  Relaxed: see wait_hotlock
+	 * (shim_cond.c). */
+	if (hl_load(&SM(m)->cond_waiters, HL_RELAXED))
+		return EBUSY;
 	int err = hl_mutex_destroy(&SM(m)->hl);
 	if (err)
 		return err;

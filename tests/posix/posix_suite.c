@@ -439,6 +439,62 @@ static void case_mutex_destroy_reuse(void)
 	}
 }
 
+/* A thread in a condvar wait on m: glibc's destroy says EBUSY until the
+ * wait has taken m again and let it go (glibc's tst-mutex8, tst-mutexpi8),
+ * for normal, recursive and errorcheck mutexes, and a priority-inheritance
+ * one (which the shim leaves to glibc, beside its own condvar). */
+struct dcw {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	atomic_int waiting, done;
+};
+
+static void *dcw_waiter(void *p)
+{
+	struct dcw *d = p;
+	pthread_mutex_lock(&d->m);
+	atomic_store(&d->waiting, 1);
+	while (!atomic_load(&d->done))
+		pthread_cond_wait(&d->c, &d->m);
+	pthread_mutex_unlock(&d->m);
+	return NULL;
+}
+
+static void case_mutex_destroy_cond_waiter(void)
+{
+	static const int types[] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE,
+				     PTHREAD_MUTEX_ERRORCHECK, PTHREAD_MUTEX_NORMAL };
+	static const char *const names[] = { "normal", "recursive", "errorcheck",
+					     "priority-inheritance" };
+	for (int t = 0; t < 4; t++) {
+		struct dcw d = { .c = PTHREAD_COND_INITIALIZER };
+		pthread_mutexattr_t at;
+		pthread_mutexattr_init(&at);
+		pthread_mutexattr_settype(&at, types[t]);
+		if (t == 3)
+			pthread_mutexattr_setprotocol(&at, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&d.m, &at);
+		pthread_mutexattr_destroy(&at);
+		pthread_t th = spawn(dcw_waiter, &d);
+		while (!atomic_load(&d.waiting))
+			sleep_ms(1);
+		/* The waiter is in its wait once we can take the mutex. */
+		pthread_mutex_lock(&d.m);
+		pthread_mutex_unlock(&d.m);
+		int rc = pthread_mutex_destroy(&d.m);
+		CHECK(rc == EBUSY, "destroy of a %s mutex that a condvar waiter will take again: "
+		      "%d, expected EBUSY", names[t], rc);
+		pthread_mutex_lock(&d.m);
+		atomic_store(&d.done, 1);
+		pthread_cond_signal(&d.c);
+		pthread_mutex_unlock(&d.m);
+		pthread_join(th, NULL);         /* the case's watchdog catches a hang */
+		rc = pthread_mutex_destroy(&d.m);
+		CHECK(rc == 0, "destroy of the %s mutex once the wait ended: %d", names[t], rc);
+		pthread_cond_destroy(&d.c);
+	}
+}
+
 /* Robust: the owner dies, the next locker gets EOWNERDEAD. */
 static pthread_mutex_t robust_m;
 static void *robust_die(void *p)
@@ -2256,6 +2312,7 @@ static const struct {
 	{ "mutex_timed", case_mutex_timed, 0 },
 	{ "mutex_timed_held", case_mutex_timed_held, 0 },
 	{ "mutex_destroy_reuse", case_mutex_destroy_reuse, 0 },
+	{ "mutex_destroy_cond_waiter", case_mutex_destroy_cond_waiter, 0 },
 	{ "mutex_robust", case_mutex_robust, 0 },
 	{ "mutex_pi_pp", case_mutex_pi_pp, 0 },
 	{ "process_shared", case_process_shared, 0 },
