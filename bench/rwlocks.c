@@ -9,6 +9,7 @@
 const struct bench_rwlock *const bench_rwlocks[] = {
 	&bench_rwlock_hotlock,
 	&bench_rwlock_hotlock_reader,
+	&bench_rwlock_hotlock_yields,
 	&bench_rwlock_hotlock_fair,
 	&bench_rwlock_glibc,
 	&bench_rwlock_glibc_writer,

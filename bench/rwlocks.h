@@ -47,6 +47,7 @@ struct bench_rwlock {
 
 extern const struct bench_rwlock bench_rwlock_hotlock;
 extern const struct bench_rwlock bench_rwlock_hotlock_reader;
+extern const struct bench_rwlock bench_rwlock_hotlock_yields;
 extern const struct bench_rwlock bench_rwlock_hotlock_fair;
 extern const struct bench_rwlock bench_rwlock_glibc;
 extern const struct bench_rwlock bench_rwlock_glibc_writer;

@@ -3,8 +3,8 @@
  * state word with the writer's TID, reader count and flags; readers and
  * writers steal until the queue head is due a handoff; readers queued behind
  * writers granted together), in its default (writer-preferring) kind, and
- * hotlock-rw-fair and hotlock-rw-reader, its fair and reader-preferring
- * kinds.  Its futex syscalls go through the library's
+ * hotlock-rw-fair, hotlock-rw-reader and hotlock-rw-yields, its fair,
+ * reader-preferring and writer-yields kinds.  Its futex syscalls go through the library's
  * counted futex layer.  The memory orders are the library's; this file only
  * forwards. */
 #include <hotlock/rwlock.h>
@@ -19,6 +19,11 @@ static int hotlock_rw_init(void *l)
 static int hotlock_rw_init_reader(void *l)
 {
 	return hl_rwlock_init_kind(l, HL_RWLOCK_PREFER_READER);
+}
+
+static int hotlock_rw_init_yields(void *l)
+{
+	return hl_rwlock_init_kind(l, HL_RWLOCK_WRITER_YIELDS);
 }
 
 static int hotlock_rw_init_fair(void *l)
@@ -74,4 +79,7 @@ HOTLOCK_RW(bench_rwlock_hotlock_fair, "hotlock-rw-fair",
 	   hotlock_rw_init_fair);
 HOTLOCK_RW(bench_rwlock_hotlock_reader, "hotlock-rw-reader",
 	   "hl_rwlock_t, reader-preferring kind (glibc's default semantics)", hotlock_rw_init_reader);
+HOTLOCK_RW(bench_rwlock_hotlock_yields, "hotlock-rw-yields",
+	   "hl_rwlock_t, writer-yields kind: writer-preferring, the claim yields after 10 ms",
+	   hotlock_rw_init_yields);
 
