@@ -727,7 +727,7 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int ki
 
 /* Step 4c: a writer's claim lasts the yield bound, doubled at each yield
  * of one wait up to 64 times it. */
-#define YIELD_MAX_DOUBLINGS_NS(bound) ((bound) << 6)
+#define YIELD_MAX_NS(bound) ((bound) << 6)
 
 /* Step 2b's answers. */
 enum { ADMIT_WAIT, ADMIT_TAKEN, ADMIT_HEAD };
@@ -951,7 +951,7 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 					  yield_ns, how);
 		if (end == END_YIELDED) {
 			open_until = hl_now_ns() + yield_ns;
-			if (yield_ns < YIELD_MAX_DOUBLINGS_NS(hl_rwlock_yield_ns()))
+			if (yield_ns < YIELD_MAX_NS(hl_rwlock_yield_ns()))
 				yield_ns *= 2;
 		} else if (end == END_RACE) {
 			budget = hl_spin_begin(spin_rec(l));

@@ -5,9 +5,10 @@
  * handoff) and reader grouping (seed 000): readers queued behind writers are
  * granted together with the first of them.  Four kinds, chosen at init:
  * writer-preferring (the default), fair, reader-preferring (glibc's
- * default semantics) and writer-preferring with a bound.  A thread's second read lock of a lock it holds for
- * reading is granted whatever waits, in every kind.  See docs/rwlock.md and
- * the design comment in src/rwlock.c. */
+ * default semantics) and writer-yields (writer-preferring, with a bound).
+ * A thread's second read lock of a lock it holds for reading is granted
+ * whatever waits, in every kind.  See docs/rwlock.md and the design
+ * comment in src/rwlock.c. */
 #ifndef HOTLOCK_RWLOCK_H
 #define HOTLOCK_RWLOCK_H
 
