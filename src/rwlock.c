@@ -595,9 +595,10 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 		if (hl_deadline_passed(dl))
 			return HL_WAIT_TIMEDOUT;
 		spin_ns = 0;
-		if (yield_at && hl_now_ns() >= yield_at)
+		uint64_t now = hl_now_ns();
+		if (yield_at && now >= yield_at)
 			return WAIT_YIELD;
-		if (mark && hl_now_ns() >= mark) {
+		if (mark && now >= mark) {
 			mark_due(l, n);
 			mark = hl_now_ns() + every;
 		}
@@ -649,7 +650,7 @@ static uint32_t withdraw_flags(struct rwlock *l, struct hl_node *n)
 
 /* How a wait was given up (give_up). */
 enum gave_up {
-	WITHDRAWN,              /* a: n armed, we are the head: pass headship on */
+	WITHDRAWN,              /* a, or a head with no flags: pass headship on */
 	ABANDONED_HEAD,         /* c, then a: n abandoned, we pass headship on */
 	ABANDONED,              /* c: n abandoned, the queue's to deal with */
 };
@@ -780,7 +781,6 @@ enum wait_end {
 	END_OWNED,              /* the lock is ours, n still queued: step 5 */
 	END_GRANTED,            /* a read share; n out of our hands: done */
 	END_HEAD,               /* n heads the queue: steps 3 and 4 */
-	END_TIMEDOUT,           /* the deadline, n head without flags */
 	END_GAVE_UP,            /* the deadline, n given up as `how` says */
 	END_LOOK,               /* step 4: the word changed, look again */
 	END_RACE,               /* step 4: RELEASED, race again */
@@ -896,8 +896,8 @@ static void yield_window(struct rwlock *l, struct hl_node *n, uint64_t s, uint64
 		hl__bug("rwlock: a signal to a head without flags", 0);
 }
 
-/* Steps 3 to 4c: n heads the queue.  Returns END_OWNED, END_TIMEDOUT or
- * END_GAVE_UP. */
+/* Steps 3 to 4c: n heads the queue.  Returns END_OWNED or END_GAVE_UP
+ * (WITHDRAWN when the deadline found n with no flags). */
 static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader, uint32_t tid,
 			       int kind, const struct hl_deadline *dl, uint64_t handoff_ns,
 			       enum gave_up *how)
@@ -933,7 +933,8 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 		if (hl_deadline_passed(dl)) {
 			if (budget)
 				spin_done(l, HL_SPIN_CUT);
-			return END_TIMEDOUT;
+			*how = WITHDRAWN;
+			return END_GAVE_UP;
 		}
 		if (open_until) {
 			yield_window(l, n, s, now, &open_until, dl);
@@ -968,7 +969,7 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 static int given_up(struct rwlock *l, struct hl_node *n, enum gave_up how, struct hl_thread *self)
 {
 	if (how == WITHDRAWN) {
-		/* Withdrawn while armed: we are the head. */
+		/* Our flags withdrawn, or none set: we are the head. */
 		hl_queue_pass_head(&l->tail, n, 0);
 		hl_thread_node_put(self);
 		return ETIMEDOUT;
@@ -1022,10 +1023,6 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		leave_queue(l, n, reader, kind);
 		hl_thread_node_put(self);
 		return 0;
-	case END_TIMEDOUT:
-		hl_queue_pass_head(&l->tail, n, 0);
-		hl_thread_node_put(self);
-		return ETIMEDOUT;
 	case END_GAVE_UP:
 		return given_up(l, n, how, self);
 	default:
