@@ -195,6 +195,16 @@ static void holder_begin(struct holder *h, hl_rwlock_t *l, enum kind k, int64_t 
 	}
 }
 
+/* Waits up to timeout_ms for h's lock call to return; whether it did. */
+static bool holder_locked_within(struct holder *h, int64_t timeout_ms)
+{
+	struct timespec dl = deadline_in(CLOCK_REALTIME, timeout_ms * NSEC_PER_MSEC);
+	int r;
+	while ((r = sem_timedwait(&h->locked, &dl)) != 0 && errno == EINTR)
+		;
+	return r == 0;
+}
+
 static void holder_start(struct holder *h, hl_rwlock_t *l, enum kind k, int64_t hold_ns)
 {
 	holder_begin(h, l, k, hold_ns, true);
@@ -561,14 +571,11 @@ static void test_downgrade(void)
 	wait_queued(&l, &rd.c, RD, "reader queued before a downgrade");
 	CHECK_RC(hl_rwlock_downgrade(&l), 0);
 	{
-		struct timespec dl = deadline_in(CLOCK_REALTIME, 2 * NSEC_PER_SEC);
-		int r;
-		while ((r = sem_timedwait(&rd.locked, &dl)) != 0 && errno == EINTR)
-			;
-		CHECK(r == 0 && rd.lock_rc == 0, "a reader queued before the downgrade did not "
+		bool in = holder_locked_within(&rd, 2000);
+		CHECK(in && rd.lock_rc == 0, "a reader queued before the downgrade did not "
 		      "get in within 2 s while the downgraded hold was held (rdlock %d)",
 		      rd.lock_rc);
-		if (r == 0)
+		if (in)
 			check_holders(&l, 0, 2, "downgraded + the queued reader");
 	}
 	CHECK_RC(hl_rwlock_unlock(&l), 0);
@@ -979,16 +986,6 @@ static void test_kinds(void)
 	printf("kinds: fair, prefer-reader, prefer-writer, writer-yields: new readers beside "
 	       "waiting writers as each promises; a due writer that gives up lets the readers in "
 	       "at once\n");
-}
-
-/* Waits up to timeout_ms for h's lock call to return; whether it did. */
-static bool holder_locked_within(struct holder *h, int64_t timeout_ms)
-{
-	struct timespec dl = deadline_in(CLOCK_REALTIME, timeout_ms * NSEC_PER_MSEC);
-	int r;
-	while ((r = sem_timedwait(&h->locked, &dl)) != 0 && errno == EINTR)
-		;
-	return r == 0;
 }
 
 /* A reader that cycles read holds of hold_ns until told to stop. */
