@@ -53,19 +53,20 @@
  * Every run sets HOTLOCK_SHIM_STATS=1: the shim, where loaded, prints its
  * futex calls at exit, which tells that it was (a shim run without that line,
  * or a glibc run with it, is an error), and how contended its locks were.
- * The shim's contention reports (HOTLOCK_STATS, HOTLOCK_STATS_JSON,
+ * The old report variables (HOTLOCK_STATS, HOTLOCK_STATS_JSON,
  * HOTLOCK_STATS_TOP) are unset in every child, whatever the bench was given.
  *
  * --stats-cost: what the contention report (hotlock-run --stats-json,
- * src/preload/shim_stats.c) costs.  Both sides run under hotlock-run: the
- * baseline ("shim") as above, the other ("shim+stats") with
- * HOTLOCK_STATS_JSON=DIR/stats-%p.json, DIR a directory made for the run
- * (mkdtemp) and removed at exit, on an error and on SIGINT, SIGTERM and
- * SIGHUP.  Same workloads, same alternation (shim first), same table; the
- * ratio is shim+stats over shim.  After each shim+stats run every program
- * it started must have left a non-empty DIR/stats-PID.json whose lines are
- * reports (hotlock_stats 1), else the bench exits 1: a run without its
- * report measured the baseline twice.  The files are read (their
+ * src/preload/shim_stats.c and its collector, tools/collector.c) costs.
+ * Both sides run under hotlock-run: the baseline ("shim") as above, the
+ * other ("shim+stats") with --stats-json DIR/stats-%p.json, DIR a
+ * directory made for the run (mkdtemp) and removed at exit, on an error
+ * and on SIGINT, SIGTERM and SIGHUP.  Same workloads, same alternation
+ * (shim first), same table; the ratio is shim+stats over shim.  After each
+ * shim+stats run its programs must have left as many non-empty report
+ * files as it started programs, whose lines are reports (hotlock_stats
+ * 1), else the bench exits 1: a run without its report measured the
+ * baseline twice.  The files are read (their
  * locks_tracked and the listed locks' acquisitions summed into the run's
  * JSON), then removed. */
 #include <arpa/inet.h>
@@ -296,9 +297,9 @@ static FILE *xtmpfile(void)
 }
 
 /* Starts argv (NULL-terminated), under hotlock-run when shim, with stdout and
- * stderr into files of their own and stdin from /dev/null.  The shim's
- * contention reports are off (whatever this process was given), but for
- * the JSON one into a->stats_pattern when report. */
+ * stderr into files of their own and stdin from /dev/null.  The contention
+ * report is off, but for the JSON one into a->stats_pattern (hotlock-run
+ * --stats-json) when report. */
 static void spawn(struct child *c, const struct apps *a, bool shim, bool report,
 		  const char *what, char *const *argv)
 {
@@ -315,6 +316,10 @@ static void spawn(struct child *c, const struct apps *a, bool shim, bool report,
 		if (a->spin_ns) {
 			full[n++] = "--spin-ns";
 			full[n++] = a->spin_ns;
+		}
+		if (report) {
+			full[n++] = "--stats-json";
+			full[n++] = a->stats_pattern;
 		}
 		full[n++] = "--";
 	}
@@ -347,8 +352,6 @@ static void spawn(struct child *c, const struct apps *a, bool shim, bool report,
 		unsetenv("HOTLOCK_STATS");
 		unsetenv("HOTLOCK_STATS_JSON");
 		unsetenv("HOTLOCK_STATS_TOP");
-		if (report)
-			setenv("HOTLOCK_STATS_JSON", a->stats_pattern, 1);
 		execv(full[0], (char *const *)full);
 		dprintf(2, "cannot run %s: %s\n", full[0], strerror(errno));
 		_exit(127);
@@ -650,37 +653,25 @@ static void report_read(const struct apps *a, const char *label, const char *nam
 		bench_fatal("%s: removing the report %s: %s", label, path, strerror(errno));
 }
 
-/* The reports of a run on the report side: each of its n programs (pids,
- * hotlock-run's pid being the program's) must have written a non-empty
- * report of its own, else the run measured something else and the bench
- * exits 1; every file there is read into r (those of the programs' forks
- * too: stress-ng's worker) and removed, so that the directory is empty for
- * the next run. */
+/* The reports of a run on the report side: each of its n programs must
+ * have written a report of its own (hotlock-run names the file by the
+ * program's pid, which is not the pid started here, hotlock-run's), else
+ * the run measured something else and the bench exits 1; n is 0 for a
+ * program that never contends (the single-threaded pair), which writes
+ * none.  Every file there is read into r (those of the programs' forks
+ * too: stress-ng's worker) and removed, so that the directory is empty
+ * for the next run. */
 static void reports_check(const struct apps *a, const char *label, enum side s,
 			  const pid_t *pids, unsigned n, struct app_run *r)
 {
 	DIR *d;
 	struct dirent *de;
 
+	(void)pids;
 	r->reports = 0;
 	r->report_bytes = r->locks_tracked = r->acquisitions = 0;
 	if (!side_report(a, s))
 		return;
-	for (unsigned i = 0; i < n; i++) {
-		char path[PATH_MAX + 64];
-		struct stat st;
-
-		snprintf(path, sizeof path, "%s/stats-%d.json", a->stats_dir, (int)pids[i]);
-		if (stat(path, &st) != 0)
-			bench_fatal("%s: the program (pid %d) wrote no contention report: %s: %s "
-				    "(HOTLOCK_STATS_JSON=%s; is libhotlock-report.so beside "
-				    "libhotlock-preload.so?)", label, (int)pids[i], path,
-				    strerror(errno), a->stats_pattern);
-		if (st.st_size == 0)
-			bench_fatal("%s: the program (pid %d) wrote an empty contention report: "
-				    "%s (HOTLOCK_STATS_JSON=%s)", label, (int)pids[i], path,
-				    a->stats_pattern);
-	}
 	d = opendir(a->stats_dir);
 	if (!d)
 		bench_fatal("%s: %s: %s", label, a->stats_dir, strerror(errno));
@@ -692,7 +683,8 @@ static void reports_check(const struct apps *a, const char *label, enum side s,
 	reports_clear();
 	r->locks_d = (double)r->locks_tracked;
 	if (r->reports < n)
-		bench_fatal("%s: %u contention reports for %u programs", label, r->reports, n);
+		bench_fatal("%s: the program wrote no contention report (%u reports for %u "
+			    "programs in %s)", label, r->reports, n, a->stats_dir);
 }
 
 /* ---- the rest of the machine -------------------------------------------- */
@@ -1260,7 +1252,7 @@ static void run_pair(const struct apps *a, enum app_kind k, enum side s, struct 
 	shim_stats(o.err, r);
 	output_free(&o);
 	check_side(a, label, s, r);
-	reports_check(a, label, s, &c.pid, 1, r);
+	reports_check(a, label, s, &c.pid, 0, r);     /* never contends */
 }
 
 static void run_one(const struct apps *a, enum app_kind k, unsigned t, enum side s,

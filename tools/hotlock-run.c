@@ -5,9 +5,11 @@
  *
  * Sets LD_PRELOAD to libhotlock-preload.so (after any library already
  * preloaded), turns the options into the HOTLOCK_* settings the library
- * reads (--stats and friends: the shim's contention report, shim_stats.c,
- * docs/stats.md), and execs the program in its own place, so the program's exit
- * status and signals are the caller's to see.  A program the dynamic linker
+ * reads, and execs the program in its own place, so the program's exit
+ * status and signals are the caller's to see.  With --stats and friends
+ * it stays instead, as the program's parent and the collector of its
+ * contention report (collector.c, docs/stats.md), and ends as the program
+ * did.  A program the dynamic linker
  * would not preload into (a static or static-PIE binary, a setuid or setgid
  * one, one with file capabilities, another ELF class or machine) is refused
  * with one line and exit status 2: run on glibc, silently, it would measure
@@ -37,6 +39,8 @@
 #include <hotlock/config.h>
 #include <hotlock/topology.h>
 
+#include "collector.h"
+
 #define EXIT_REFUSED 2
 
 static const char usage[] =
@@ -58,19 +62,22 @@ static const char usage[] =
 	"                       them after a bound (HOTLOCK_RWLOCK_DEFAULT;\n"
 	"                       docs/shim.md)\n"
 	"  --rwlock-yield-ns N  that bound, 100000-1000000000 (HOTLOCK_RWLOCK_YIELD_NS)\n"
-	"  --stats[=FILE]       at exit, a report of the most contended locks, where\n"
-	"                       the program first waited for them and what would\n"
-	"                       help, on stderr or in FILE (HOTLOCK_STATS)\n"
+	"  --stats[=FILE]       when each process of the program ends, a report of its\n"
+	"                       most contended locks, where it first waited for them\n"
+	"                       and what would help, on stderr or in FILE; written by\n"
+	"                       hotlock-run, which stays beside the program for it\n"
 	"  --stats-json FILE    the same report as JSON, one line per process\n"
-	"                       (HOTLOCK_STATS_JSON; docs/stats.schema.json)\n"
-	"  --stats-top N        locks per table, 1-1000 (HOTLOCK_STATS_TOP, 10)\n"
+	"                       (docs/stats.schema.json)\n"
+	"  --stats-top N        locks per table, 1-1000 (10)\n"
 	"                       FILE: %p in it is the pid; each process of the program\n"
 	"                       appends its report, and hotlock-run empties FILE first\n"
 	"  -h, --help           this text\n"
 	"\n"
-	"The program's exit status is hotlock-run's.  Exit status 2: hotlock-run\n"
-	"refused (bad option, or a program the shim cannot be loaded into: static or\n"
-	"static-PIE, setuid/setgid, file capabilities, 32-bit or another machine's).\n";
+	"The program's exit status is hotlock-run's (a program killed by a signal:\n"
+	"hotlock-run dies of it too).  Exit status 2: hotlock-run refused (bad option,\n"
+	"or a program the shim cannot be loaded into: static or static-PIE,\n"
+	"setuid/setgid, file capabilities, 32-bit or another machine's), or the program\n"
+	"succeeded and a lock report could not be written (one line says which).\n";
 
 __attribute__((format(printf, 1, 2)))
 static _Noreturn void refuse(const char *fmt, ...)
@@ -358,6 +365,7 @@ static void preload_path(char *out, size_t len)
 
 int main(int argc, char **argv)
 {
+	struct collector_opts stats = { .top = 10 };
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -370,12 +378,12 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(a, "--stats")) {
-			setenv("HOTLOCK_STATS", "1", 1);
+			stats.text_path = "";
 			continue;
 		}
 		if (!strncmp(a, "--stats=", 8)) {
 			check_report_file("--stats", a + 8);
-			setenv("HOTLOCK_STATS", a + 8, 1);
+			stats.text_path = a + 8;
 			continue;
 		}
 		const char *opts[] = { "--queue",      "--spin-ns",  "--handoff-ns",     "--topology",
@@ -419,7 +427,7 @@ int main(int argc, char **argv)
 			break;
 		case 4:
 			check_report_file("--stats-json", v);
-			setenv("HOTLOCK_STATS_JSON", v, 1);
+			stats.json_path = v;
 			break;
 		case 5: {
 			char *end;
@@ -427,7 +435,7 @@ int main(int argc, char **argv)
 			long n = strtol(v, &end, 10);
 			if (errno || !*v || *end || n < 1 || n > 1000)
 				refuse("--stats-top wants a number from 1 to 1000, not '%s'", v);
-			setenv("HOTLOCK_STATS_TOP", v, 1);
+			stats.top = (int)n;
 			break;
 		}
 		case 6:
@@ -467,6 +475,10 @@ int main(int argc, char **argv)
 		setenv("LD_PRELOAD", both, 1);
 	} else {
 		setenv("LD_PRELOAD", lib, 1);
+	}
+	if (stats.text_path || stats.json_path) {
+		collector_prepare(&stats);
+		return collector_run(prog, argv + i);
 	}
 	execv(prog, argv + i);
 	err = errno;

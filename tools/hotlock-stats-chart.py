@@ -15,7 +15,7 @@ because it is taken often.  Each wait bar says how many acquisitions had to
 wait and the mean wait; the title gives the program, its pid and the share
 of its threads' time spent waiting for locks.  Condition variables, if any,
 get a panel below, by wait, with the threads woken per broadcast and the
-share of futile wake-ups.
+share of wake-ups followed by a wait again with the mutex held (re-waits).
 
 Both totals count from each lock's first contention (the report's counters
 start there).  For an rwlock hold_mean_us is the mean write hold, so its
@@ -23,11 +23,15 @@ hold total uses the write acquisitions ("write" in the report), not reads
 and writes together; without "write" it falls back to all of them (an upper
 bound) and the bar's note says so.
 
+A line that is not such a report (a line cut short by a full disk, a line
+of another tool) is left out, with a warning naming the file and line; the
+other reports are charted.
+
 The PNG goes to --out, by default STATS.json with its extension replaced by
 .png; its path is printed.  Exit status 0 when it was written, 1 for a file
-that cannot be read or is not such a report (one line naming the file and
-line), an unknown --pid, or an --out that cannot be written; 2 for bad
-options.  Needs matplotlib (Debian's python3-matplotlib; no display).
+that cannot be read or holds no report (one line naming the file, and the
+first bad line), an unknown --pid, or an --out that cannot be written; 2 for
+bad options.  Needs matplotlib (Debian's python3-matplotlib; no display).
 """
 
 import argparse
@@ -84,37 +88,40 @@ def check_report(doc):
     for i, cond in enumerate(doc["conds"]):
         where = f"conds[{i}]."
         for key, kind in (("address", "str"), ("wait_s", "num"), ("broadcasts", "int"),
-                          ("woken_per_broadcast", "num"), ("futile_share", "num"),
+                          ("woken_per_broadcast", "num"), ("rewait_share", "num"),
                           ("stack", "list")):
             need(cond, key, kind, where)
 
 
 def read_reports(path):
-    """[(line number, report)] of a JSON Lines file; exits 1 on a bad line."""
+    """[(line number, report)] of a JSON Lines file; a bad line is left out
+    with a warning; exits 1 where no report is left."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:
             lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        fail(f"cannot read {path}: {getattr(e, 'strerror', None) or e}")
+    except OSError as e:
+        fail(f"cannot read {path}: {e.strerror or e}")
     reports = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
+    bad = []
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
             continue
         try:
-            doc = json.loads(line)
-        except ValueError as e:
-            fail(f"{path}:{n}: not JSON ({e})")
-        if not isinstance(doc, dict) or type(doc.get("hotlock_stats")) is not int \
-                or doc["hotlock_stats"] != 1:
-            fail(f'{path}:{n}: not a hotlock-run --stats-json report '
-                 f'(a JSON object with "hotlock_stats": 1)')
-        try:
+            doc = json.loads(raw.decode("utf-8"))
+            if not isinstance(doc, dict) or type(doc.get("hotlock_stats")) is not int \
+                    or doc["hotlock_stats"] != 1:
+                raise BadReport('not a hotlock-run --stats-json report '
+                                '(a JSON object with "hotlock_stats": 1)')
             check_report(doc)
-        except BadReport as e:
-            fail(f"{path}:{n}: {e}")
+        except (ValueError, BadReport) as e:
+            why = f"not JSON ({e})" if not isinstance(e, BadReport) else str(e)
+            bad.append(f"{path}:{n}: {why}")
+            continue
         reports.append((n, doc))
     if not reports:
-        fail(f"{path}: no report in it (empty)")
+        fail(bad[0] if bad else f"{path}: no report in it (empty)")
+    for b in bad:
+        print(f"{PROG}: warning: {b}; line left out", file=sys.stderr)
     return reports
 
 
@@ -253,7 +260,7 @@ def draw_conds(ax, conds, shown_of):
             note = f"{c['woken_per_broadcast']:.3g} woken per broadcast"
         else:
             note = "no broadcast"
-        note += f", {c['futile_share'] * 100:.0f}% of wake-ups futile"
+        note += f", {c['rewait_share'] * 100:.0f}% re-waited with the mutex held"
         ax.annotate(note, (c["wait_s"], y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=8)
     ax.set_yticks(list(ys), [label(c, "cond") for c in conds], fontsize=8)

@@ -12,8 +12,8 @@
  * 36) stay where glibc keeps them, with glibc's values, so that glibc's
  * static initialisers and a zeroed object with no init call at all are
  * already valid objects of the shim.  (The contention report, off unless
- * asked for, keeps its per-object records in a table of its own and only
- * their index in the object's spare bytes: shim_stats.c.)
+ * asked for, keeps its records in memory hotlock-run reads, and only a
+ * record's index in the object's spare bytes: shim_stats.c.)
  *
  * Who keeps an object.  Decided once, at init, from the attributes:
  *
@@ -47,7 +47,8 @@
  *    then acts on the cancel, so cleanup handlers run with the mutex held.
  *  - fork: the locks' own fork handling (thread.h: fork generations).
  *  - the contention report (hotlock-run --stats): shim_stats.c, which also
- *    exports _exit, _Exit, sigaction and signal (docs/shim.md).
+ *    exports _exit and _Exit, to write down the process's end for the
+ *    collector (docs/shim.md).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -96,8 +97,6 @@ static const struct {
 	[R_COND_SIGNAL] = { "pthread_cond_signal", { "GLIBC_2.3.2" } },
 	[R_COND_BROADCAST] = { "pthread_cond_broadcast", { "GLIBC_2.3.2" } },
 	[R_CANCEL] = { "pthread_cancel", { "GLIBC_2.34", "GLIBC_2.2.5" } },
-	[R_SIGACTION] = { "sigaction", { "GLIBC_2.2.5" } },
-	[R_SIGNAL] = { "signal", { "GLIBC_2.2.5" } },
 	[R_CREATE] = { "pthread_create", { "GLIBC_2.34", "GLIBC_2.2.5" } },
 	[R_SETSCHEDPARAM] = { "pthread_setschedparam", { "GLIBC_2.2.5" } },
 	[R_SCHED_SETSCHEDULER] = { "sched_setscheduler", { "GLIBC_2.2.5" } },

@@ -316,8 +316,10 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	if (hl_unlikely(shim_stats_on)) {
 		r = shim_stats_track(c, &SC(c)->stats, ST_COND, clock == CLOCK_MONOTONIC);
 		/* The mutex's hold ends with the wait's release of it. */
-		if (type >= 0 && (mr = shim_mutex_stats(m)))
-			shim_hold_add(mr, shim_hold_take(&SM(m)->held_since));
+		if (type >= 0 && (mr = shim_mutex_stats(m))) {
+			uint64_t until = 0, since = shim_hold_take(&SM(m)->held_since, &until);
+			shim_hold_add(mr, since, until);
+		}
 		if (r)
 			t0 = shim_cond_wait_begin(r, c, m);
 	}

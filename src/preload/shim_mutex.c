@@ -324,9 +324,10 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 	if (!(kind & SHIM_MUTEX_TRACKED) || !(r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
 		return unlock_now(m, type);
 	/* The hold's start is read while m is still ours (after the unlock,
-	 * m may be freed); the hold, and the futex calls of a slow release,
-	 * are added after it, to the record, which is never freed memory. */
-	uint64_t held = shim_hold_take(&SM(m)->held_since);
+	 * m may be freed), and its end is the clock now; the hold, and the
+	 * futex calls of a slow release, are added after it, to the record,
+	 * which is never freed memory. */
+	uint64_t until = 0, held = shim_hold_take(&SM(m)->held_since, &until);
 	int err = 0;
 	if (!(type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) ||
 	    !hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
@@ -335,7 +336,7 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 		err = unlock_now(m, type);
 		shim_release_end(r, &w);
 	}
-	shim_hold_add(r, held);
+	shim_hold_add(r, held, until);
 	shim_stats_released();
 	return err;
 }

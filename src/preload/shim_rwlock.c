@@ -275,16 +275,16 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 	/* A writer's hold's start is read while the lock is still its own
 	 * (the TID is ours only while we hold it for writing: a reader never
 	 * matches); the hold is added after the release. */
-	uint64_t held = 0;
+	uint64_t held = 0, until = 0;
 	if (hl_load(&SR(l)->writer, HL_RELAXED) == hl_tid()) {
 		hl_store(&SR(l)->writer, 0, HL_RELAXED);
-		held = shim_hold_take(&SR(l)->held_since);
+		held = shim_hold_take(&SR(l)->held_since, &until);
 	}
 	struct shim_wait w;
 	shim_release_begin(&w);
 	int err = hl__rwlock_unlock_foreign(&SR(l)->hl);
 	shim_release_end(r, &w);
-	shim_hold_add(r, held);
+	shim_hold_add(r, held, until);
 	shim_stats_released();
 	return err;
 }

@@ -2,25 +2,43 @@
 /* The shim's contention records: which of a program's locks wait, where
  * in its code, and how (hotlock-run --stats; docs/stats.md).
  *
- * Settings (read once, at load; hotlock-run checks them before it runs the
- * program, the shim only warns, in one line, and goes on without):
+ * Where they go.  hotlock-run makes the stats area (stats_area.h) and names
+ * it in HOTLOCK_STATS_AREA; the shim maps it at load and keeps its records
+ * in a slot of it, which hotlock-run, the collector, reads and reports on
+ * once the process has ended.  Nothing of the report runs in the program:
+ * at exit and _exit the shim only writes down how the process ends (plain
+ * stores, the clock), and at a fatal signal nothing runs at all, so the
+ * program's exit status, its signal and its core are what they would be
+ * without the report.  Without an area (plain LD_PRELOAD with the old
+ * HOTLOCK_STATS variables), the shim says in one line at load that the
+ * report needs hotlock-run, and records nothing.
  *
- *   HOTLOCK_STATS        1 or stderr: the text report on stderr; a path:
- *                        appended to that file (%p in it: the pid)
- *   HOTLOCK_STATS_JSON   a path: the JSON report appended there, one line
- *                        per process (docs/stats.schema.json)
- *   HOTLOCK_STATS_TOP    entries per table, 1-1000 (10)
+ * Settings (read once, at load):
+ *
+ *   HOTLOCK_STATS_AREA   the area's path (hotlock-run sets it)
  *   HOTLOCK_STATS_CLOCK  monotonic: time with clock_gettime even where the
  *                        TSC would do (shim_ticks; a check of the two)
- *   HOTLOCK_SHIM_STATS   the shim's older one-line report of futex calls
+ *   HOTLOCK_SHIM_STATS   the shim's older one-line report of futex calls,
+ *                        written at exit (not at _exit or a signal)
+ *
+ * The slot.  A process takes a slot at load (a fork child at the fork)
+ * and maps it; it writes nothing there until its first record, when it
+ * copies in what the collector needs to report after its end (its command
+ * line, its modules as the dynamic loader had them at load, the settings)
+ * and makes the slot LIVE.  A process that never contends gives the slot
+ * back at exit and costs the collector nothing.  A fork child takes a
+ * slot of its own; where its parent's was LIVE it copies the records'
+ * identities into it with their counts at zero, so that the indices in
+ * its objects' bytes stay valid, and is LIVE from the start.  A program
+ * that execs marks its old LIVE slot EXECED at the new program's load.
  *
  * What is recorded, and what it costs.  Nothing is recorded for an object
- * until it is first contended (a condvar: first waited on); with the
- * settings unset, nothing at all, and no lock path reads them but a slow
- * one.  At an object's first contention it gets a record in a table of
- * records (below), with the call stack of that acquisition (glibc's
- * backtrace, libgcc's unwinder), and the record's index is kept in the
- * object's spare bytes (shim.h).  From then on its acquisitions are
+ * until it is first contended (a condvar: first waited on); with no area,
+ * nothing at all, and no lock path reads the settings but a slow one.  At
+ * an object's first contention it joins a class's record (below), made at
+ * the class's first contention with the call stack of that acquisition
+ * (glibc's backtrace, libgcc's unwinder), and the record's index is kept
+ * in the object's spare bytes (shim.h).  From then on its acquisitions are
  * counted: each one that waits, and one in 64 of the others, picked at
  * random and counted 64 times (shim_stats.h says why):
  *  - a mutex is marked in its type word (SHIM_MUTEX_TRACKED), so that the
@@ -32,113 +50,89 @@
  * counters (thread.h: futex calls, spin phases and their outcome, handoffs)
  * are read before and after, so that the record gets what this wait cost
  * without the lock code knowing of records at all.  Holds are timed for
- * the acquisitions that waited and the sampled ones.  Times are taken in
- * shim_ticks (the TSC where the kernel trusts it) and converted to
- * nanoseconds once, at the report (to_ns).
+ * the acquisitions that waited and the sampled ones, up to the release
+ * (not through it: the wake-up a release makes is not part of the hold).
+ * Times are taken in shim_ticks (the TSC where the kernel trusts it) and
+ * converted to nanoseconds by the collector.
+ *
+ * Classes.  An object's record is its class's: a lock in a module's own
+ * memory (a global or a static) is a class of its own, known by its
+ * address; a lock on the heap or a stack belongs to the class of its kind,
+ * type and first-contention call stack, so that a program that makes a
+ * lock per request, and never destroys them (C++'s std::mutex; objects
+ * freed without destroy), gets one entry for all of them, and the table
+ * holds classes, not objects.  An object that finds the table full is
+ * marked so in its bytes and counted once.  Stale bytes (memory reused
+ * without init) at worst count an acquisition for another class: a small
+ * error, never a fault (the index is checked against the table).
  *
  * Who writes a record.  Threads side by side, each count an atomic add.
  * Waited acquisitions' counts, and timed holds with the sampled
- * acquisitions they count, are summed by their thread (struct sums) and
- * added to the record seldom, so that they neither lengthen the critical
- * section nor delay the thread's next acquisition (shim_wait_end,
+ * acquisitions they count, are summed by their thread (struct area_sums)
+ * and added to the record seldom, so that they neither lengthen the
+ * critical section nor delay the thread's next acquisition (shim_wait_end,
  * shim_hold_add); sampled read locks, timeouts, slow releases and
- * condvars are added where they happen (shim_stats.h).  All relaxed: the
- * report reads them at exit, as numbers, and orders nothing by them.
- *
- * The record table is reserved address space (mmap, MAP_NORESERVE), never
- * unmapped, so a record stays memory for a thread that still writes it
- * after its object was destroyed (it then counts for whichever object has
- * the record since: a small error, never a fault).  An object that is
- * destroyed, or initialised again, has its record merged into one per kind
- * and call stack (a program that makes a lock per request gets one entry
- * for all of them) and its own record is freed.  A record is found from
- * the object through the index in its bytes, checked against the address
- * the record holds: bytes that were never ours (an object copied, or
- * memory reused without init) never reach another object's record.
- *
- * At exit (return from main or exit: a destructor; _exit and _Exit: the
- * shim's own, which then call glibc's; a fatal signal the program leaves
- * to the default action: a handler that reports, then lets the signal act)
- * the table is handed to libhotlock-report.so, loaded then from beside the
- * shim, which names the call stacks and writes the reports.  Each process
- * reports for itself: a fork child's records start from zero, and a vfork
- * child (which shares the parent's memory and runs no fork handler) writes
- * nothing. */
-#include <dlfcn.h>
+ * condvars are added where they happen (shim_stats.h).  The sums are in
+ * the slot too: what a thread summed before its process died is added by
+ * the collector.  All relaxed: the collector reads them after the end, as
+ * numbers, and orders nothing by them. */
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 #include <hotlock/futex.h>
 
 #include "shim.h"
 #include "shim_stats.h"
-#include "stats.h"
+#include "stats_area.h"
 #include "thread.h"
 #include "config.h"
 #include "queue.h"
 #include "topology.h"
 
-#define MAX_RECS (1u << 16)             /* records; index 0 is "none" */
-#define MERGE_SLOTS 4096u               /* merged records' hash table */
-#define MAX_THREADS 4096u
-#define TOP_DEFAULT 10
-#define TOP_MAX 1000
-#define SIGNAL_REPORT_S 10              /* a report from a fatal signal gets this long */
-#define TSC_RATE_MIN_NS 10000000ull     /* the TSC's rate is measured over at least this */
-#define SUM_SLOTS 4                     /* records a thread sums its counts for */
-
 bool shim_stats_on;
 bool shim_tsc;
-/* shim_ticks and CLOCK_MONOTONIC read together at load: the TSC's start
- * for its rate, measured over the run at the report (to_ns). */
-static uint64_t tsc_base, mono_base;
+struct stats_rec *shim_recs;
+struct area_slot *shim_slot;
 
-/* A report's destination: off, stderr (path ""), or a file. */
-struct dest {
+/* HOTLOCK_SHIM_STATS's line: off, stderr (path ""), or a file. */
+static struct {
 	bool on;
 	char path[PATH_MAX];
-};
-static struct dest text, json, line;    /* line: HOTLOCK_SHIM_STATS */
-static int top_n = TOP_DEFAULT;
-static uint64_t start_ns;               /* CLOCK_BOOTTIME at the process's start */
+} line;
 
-struct stats_rec *shim_recs;
-_Atomic uint32_t shim_recs_used = 1;    /* the table's high-water mark */
-__thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
-__thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
-static uint32_t free_head;              /* under table_lock */
-static uint32_t merged[MERGE_SLOTS];    /* under table_lock */
-static _Atomic uint64_t untracked;      /* contended objects without a record */
+static struct area_header *area;        /* the header, mapped */
+static uint32_t slot_index;             /* ours, while area */
+static struct stats_thread *threads;    /* the slot's */
+static struct area_sums *sums_table;    /* the slot's */
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
-
-static struct stats_thread *threads;
-static _Atomic uint32_t threads_used;
-static _Atomic uint64_t threads_omitted, omitted_lock_ns, omitted_cond_ns;
 static __thread struct stats_thread *me __attribute__((tls_model("initial-exec")));
 static __thread bool me_omitted __attribute__((tls_model("initial-exec")));
+static __thread struct area_sums *my_sums __attribute__((tls_model("initial-exec")));
+static __thread struct area_sums own_sums __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
+__thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
+__thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
 
-/* The process the records belong to (a vfork child's getpid differs). */
-static _Atomic int owner_pid;
-/* The pid that wrote its report: once per process. */
-static _Atomic int reported_pid;
+/* What the slot's header gets when it goes LIVE, gathered at load (the
+ * command line, the modules): a fork child inherits it. */
+static struct area_slot *staging;
 
 /* This library's text: frames there are left out of a call stack. */
 static uintptr_t self_lo, self_hi;
-
-/* ---- settings ------------------------------------------------------------ */
 
 static void say(const char *fmt, const char *a)
 {
@@ -148,30 +142,14 @@ static void say(const char *fmt, const char *a)
 		n = 0;
 }
 
-/* d from the setting's value v: "1" or "stderr" (if allowed) is stderr,
- * anything else a path, made absolute against the directory at load (a
- * daemon that changes directory still writes where the user meant). */
-static void set_dest(struct dest *d, const char *var, const char *v, bool stderr_word)
+static uint64_t boot_ns(void)
 {
-	if (!v || !*v || !strcmp(v, "0"))
-		return;
-	d->on = true;
-	if (stderr_word && (!strcmp(v, "1") || !strcmp(v, "stderr")))
-		return;
-	char cwd[PATH_MAX];
-	int n = -1;
-	if (v[0] == '/')
-		n = snprintf(d->path, sizeof(d->path), "%s", v);
-	else if (getcwd(cwd, sizeof(cwd)))
-		n = snprintf(d->path, sizeof(d->path), "%s/%s", cwd, v);
-	if (n < 0 || n >= (int)sizeof(d->path)) {
-		d->path[0] = 0;
-		char msg[128];
-		snprintf(msg, sizeof(msg), "hotlock-preload: %s: %%s: path too long or the current "
-			 "directory unknown; the report goes to stderr\n", var);
-		say(msg, v);
-	}
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return hl_ts_to_ns(&ts);
 }
+
+/* ---- settings ------------------------------------------------------------ */
 
 /* Whether shim_ticks may read the TSC: on x86-64, where the kernel's
  * clocksource is the TSC, which it chooses only when the TSC runs at a
@@ -190,148 +168,152 @@ static bool tsc_trusted(void)
 
 static void read_settings(void)
 {
-	set_dest(&text, "HOTLOCK_STATS", getenv("HOTLOCK_STATS"), true);
-	set_dest(&json, "HOTLOCK_STATS_JSON", getenv("HOTLOCK_STATS_JSON"), false);
-	const char *v = getenv("HOTLOCK_STATS_TOP");
-	if (v && *v) {
-		char *end;
-		errno = 0;
-		long n = strtol(v, &end, 10);
-		if (errno || *end || n < 1 || n > TOP_MAX)
-			say("hotlock-preload: HOTLOCK_STATS_TOP wants a number from 1 to 1000, not '%s'; "
-			    "showing 10\n", v);
-		else
-			top_n = (int)n;
+	/* The variables of the report as it was made inside the program:
+	 * hotlock-run's options now, which collect it from outside. */
+	static const char *const old[] = { "HOTLOCK_STATS", "HOTLOCK_STATS_JSON", "HOTLOCK_STATS_TOP" };
+	const char *area_path = getenv(AREA_ENV);
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		const char *v = getenv(old[i]);
+		if (!(area_path && *area_path) && v && *v && strcmp(v, "0")) {
+			say("hotlock-preload: %s: the lock report is collected by hotlock-run "
+			    "(hotlock-run --stats -- program); no report\n", old[i]);
+			break;
+		}
 	}
 	/* The older line: a value starting with '/' is a file, anything
 	 * else stderr (as it always was). */
-	v = getenv("HOTLOCK_SHIM_STATS");
+	const char *v = getenv("HOTLOCK_SHIM_STATS");
 	if (v && *v && strcmp(v, "0")) {
 		line.on = true;
 		if (v[0] == '/')
 			snprintf(line.path, sizeof(line.path), "%s", v);
 	}
-	shim_stats_on = text.on || json.on;
 	v = getenv("HOTLOCK_STATS_CLOCK");
-	if (shim_stats_on && v && *v && strcmp(v, "monotonic") && strcmp(v, "tsc"))
+	if (area_path && *area_path && v && *v && strcmp(v, "monotonic") && strcmp(v, "tsc"))
 		say("hotlock-preload: HOTLOCK_STATS_CLOCK wants tsc or monotonic, not '%s'; "
 		    "using the TSC where the kernel does\n", v);
-	if (shim_stats_on && !(v && !strcmp(v, "monotonic")))
-		shim_tsc = tsc_trusted();
+	shim_tsc = area_path && *area_path && !(v && !strcmp(v, "monotonic")) && tsc_trusted();
+}
+
+/* ---- the slot -------------------------------------------------------------- */
+
+static void wake_collector(void)
+{
+	/* Relaxed: the slot's state, which the collector reads after the
+	 * futex, was stored with release before. */
+	hl_fetch_add(&area->seq, 1, HL_RELAXED);
+	syscall(SYS_futex, &area->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* Takes a FREE slot for pid and maps it (fd: the area, open); NULL where
+ * none is free or the mapping fails. */
+static struct area_slot *take_slot(int fd, int32_t pid)
+{
+	/* Relaxed: a count for the summary. */
+	hl_fetch_add(&area->processes, 1, HL_RELAXED);
+	for (uint32_t k = 0; k < AREA_SLOTS; k++) {
+		uint32_t i = ((uint32_t)pid + k) % AREA_SLOTS, free_ = AREA_FREE;
+		struct area_desc *d = &area->desc[i];
+		/* Acquire: pairs with the collector's release that freed it
+		 * (its pages punched before). */
+		if (hl_load(&d->state, HL_RELAXED) != AREA_FREE ||
+		    !hl_cas(&d->state, &free_, AREA_RESERVED, HL_ACQUIRE))
+			continue;
+		hl_store(&d->pid, pid, HL_RELAXED);
+		hl_store(&d->since_ns, boot_ns(), HL_RELAXED);
+		void *p = mmap(NULL, AREA_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
+			       (off_t)area_slot_offset(i));
+		if (p == MAP_FAILED) {
+			/* Release: as the collector's. */
+			hl_store(&d->state, AREA_FREE, HL_RELEASE);
+			break;
+		}
+		slot_index = i;
+		return p;
+	}
+	hl_fetch_add(&area->no_slot, 1, HL_RELAXED);
+	return NULL;
+}
+
+static inline enum area_state slot_state(void)
+{
+	return (enum area_state)hl_load(&area->desc[slot_index].state, HL_RELAXED);
+}
+
+/* Points the tables at slot s (NULL: no records from now on). */
+static void use_slot(struct area_slot *s)
+{
+	shim_slot = s;
+	shim_recs = s ? area_recs(s) : NULL;
+	threads = s ? area_threads(s) : NULL;
+	sums_table = s ? area_sums(s) : NULL;
+	shim_stats_on = s != NULL;
+}
+
+/* The slot goes LIVE (under table_lock, at the first record): its header
+ * from staging, written before the state (release: the collector reads it
+ * after it sees LIVE). */
+static void go_live(void)
+{
+	struct area_slot *s = shim_slot;
+	s->pid = staging->pid;
+	s->ppid = staging->ppid;
+	s->start_ns = staging->start_ns;
+	s->tsc = staging->tsc;
+	s->tsc_base = staging->tsc_base;
+	s->mono_base = staging->mono_base;
+	s->cpus = staging->cpus;
+	s->nodes = staging->nodes;
+	s->handoff_ns = staging->handoff_ns;
+	s->spin_ns = staging->spin_ns;
+	s->cna = staging->cna;
+	s->cmdline_len = staging->cmdline_len;
+	memcpy(s->cmdline, staging->cmdline, staging->cmdline_len);
+	s->n_modules = staging->n_modules;
+	memcpy(s->modules, staging->modules, staging->n_modules * sizeof(s->modules[0]));
+	s->strings_used = staging->strings_used;
+	memcpy(s->strings, staging->strings, staging->strings_used);
+	/* Release: the header before the state. */
+	hl_store(&area->desc[slot_index].state, AREA_LIVE, HL_RELEASE);
+	hl_fetch_add(&area->contended, 1, HL_RELAXED);
+	wake_collector();
 }
 
 /* ---- threads ------------------------------------------------------------- */
 
-/* What a thread has counted, summed by record (SUM_SLOTS records), and not
- * yet added to the records.  Adding a count to a record is an atomic add
- * on the record's lines, which other CPUs' threads write too: a dozen of
- * them per waited acquisition.  Under the lock, they lengthened the
- * critical section (sysbench-mutex lost a tenth of its rate); right after
- * the release, they held the releasing thread back from its next
- * acquisition, long enough for a waiter on the other CPU to take the lock
- * first, and the lock then moved between CPUs more often (measured:
- * docs/stats.md).  Before the thread's next wait, they cost a dozen
- * atomic adds per acquisition where nearly every acquisition waits
- * (stress-ng's mutex stressor).  So a thread sums its counts in its own
- * slots, with loads and stores (no gain beyond this VM's noise on
- * sysbench-threads, 0.96 to 0.97 of the rate without the report), and a
- * slot is added to its record only when the thread needs it for a fifth
- * record, at the thread's exit, at the report, and at the object's
- * destruction.
- * The slots are in a table the report reaches (sums_table, beside
- * threads), so that the report, and an object's destruction, take what
- * threads still running have summed: whoever takes the record's pointer
- * out of a slot (claim) adds its counts, so none is added twice.  (A
- * thread beyond the table's room adds each count at once.)  The fields are
- * the owner's; another thread reads them only after claiming, and an owner
- * adding to a slot meanwhile can lose that addition: a race at an object's
- * destruction or at exit only. */
-struct sum_slot {
-	_Atomic(struct stats_rec *) rec;       /* NULL: the slot is free */
-	_Atomic uint64_t last_end;              /* the end of the thread's last wait for it */
-	_Atomic uint64_t c[STC_COUNT];          /* as the record's: sums, and maxima */
-};
-struct sums {
-	struct sum_slot slot[SUM_SLOTS];
-};
-static struct sums *sums_table;                 /* MAX_THREADS, beside threads */
-static __thread struct sums *my_sums __attribute__((tls_model("initial-exec")));
-static __thread struct sums own_sums __attribute__((tls_model("initial-exec")));
-/* Adds what the calling thread has summed to the records. */
-static void sums_flush_mine(void);
+/* The thread's start: the main thread's is the process's (staging); a
+ * thread started by the shim's pthread_create reads the clock as it
+ * starts (shim_stats_thread_start); one started another way counts from
+ * its first wait. */
+static __thread uint64_t my_start_ns __attribute__((tls_model("initial-exec")));
 
-static uint64_t boot_ns(void)
+void shim_stats_thread_start(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return hl_ts_to_ns(&ts);
-}
-
-/* When task tid of this process started (CLOCK_BOOTTIME ns): field 22 of
- * its stat, in clock ticks since boot; now where it cannot be read. */
-static uint64_t task_start_ns(uint32_t tid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
-	if (tid == 0)
-		snprintf(path, sizeof(path), "/proc/self/stat");
-	if (hl__read_small_file(path, buf, sizeof(buf)) <= 0)
-		return boot_ns();
-	/* The name (field 2) may hold spaces and parentheses: count from
-	 * the last ')'. */
-	char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	long hz = sysconf(_SC_CLK_TCK);
-	if (!p || hz <= 0)
-		return boot_ns();
-	unsigned long long ticks = strtoull(p + 1, NULL, 10);
-	return ticks * (HL_NSEC_PER_SEC / (uint64_t)hz);
-}
-
-static void task_name(uint32_t tid, char name[STATS_NAME])
-{
-	char path[64], buf[64];
-	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
-	if (hl__read_small_file(path, buf, sizeof(buf)) <= 0)
-		snprintf(buf, sizeof(buf), "?");
-	buf[strcspn(buf, "\n")] = 0;
-	buf[STATS_NAME - 1] = 0;        /* comm is at most 15 characters */
-	memcpy(name, buf, STATS_NAME);
-}
-
-/* Cancellation off, for a step that makes syscalls which are cancellation
- * points (open, read): a lock call is none, and a thread must never be
- * unwound from inside one (or with table_lock held).  *old: to restore. */
-static void no_cancel(int *old)
-{
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, old);
+	if (shim_stats_on)
+		my_start_ns = boot_ns();
 }
 
 /* The calling thread's record: made at its first wait (the main thread's
  * at load).  NULL beyond the table's room: its waits then count in the
- * totals only. */
+ * totals only.  No system call: the collector reads the thread's name
+ * while the process runs, and its CPU time is read at its exit. */
 static struct stats_thread *thread_me(void)
 {
-	if (hl_likely(me != NULL) || me_omitted)
+	if (hl_likely(me != NULL) || me_omitted || !threads)
 		return me;
 	/* Relaxed: a slot index; the slot is this thread's alone. */
-	uint32_t i = hl_fetch_add(&threads_used, 1, HL_RELAXED);
-	if (i >= MAX_THREADS) {
+	uint32_t i = hl_fetch_add(&shim_slot->threads_used, 1, HL_RELAXED);
+	if (i >= AREA_MAX_THREADS) {
 		me_omitted = true;
 		my_sums = &own_sums;
-		hl_fetch_add(&threads_omitted, 1, HL_RELAXED);
+		hl_fetch_add(&shim_slot->threads_omitted, 1, HL_RELAXED);
 		return NULL;
 	}
 	struct stats_thread *t = &threads[i];
 	t->tid = hl_tid();
 	my_sums = &sums_table[i];
-	int cs;
-	no_cancel(&cs);
-	t->start_ns = task_start_ns(t->tid);
+	t->start_ns = my_start_ns ? my_start_ns : boot_ns();
 	pthread_setspecific(exit_key, t);
-	pthread_setcancelstate(cs, NULL);
 	me = t;
 	return t;
 }
@@ -345,16 +327,15 @@ static uint64_t task_cpu_ns(uint32_t tid)
 	return clock_gettime(clock, &ts) == 0 ? hl_ts_to_ns(&ts) : 0;
 }
 
-/* The thread exits (its key's destructor): keep its name, CPU time and
- * end. */
+static void sums_flush_mine(void);
+
+/* The thread exits (its key's destructor): keep its CPU time and end. */
 static void thread_exit(void *p)
 {
 	struct stats_thread *t = p;
+	if (t < threads || t >= threads + AREA_MAX_THREADS)
+		return;         /* a slot of before a fork */
 	sums_flush_mine();
-	int cs;
-	no_cancel(&cs);
-	task_name(t->tid, t->name);
-	pthread_setcancelstate(cs, NULL);
 	hl_store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
 	hl_store(&t->end_ns, boot_ns(), HL_RELAXED);
 	hl_store(&t->exited, true, HL_RELAXED);
@@ -367,7 +348,8 @@ static void thread_wait(uint64_t ns, bool cond)
 	if (sum)        /* the thread's own: load and store */
 		hl_store(sum, hl_load(sum, HL_RELAXED) + ns, HL_RELAXED);
 	else
-		hl_fetch_add(cond ? &omitted_cond_ns : &omitted_lock_ns, ns, HL_RELAXED);
+		hl_fetch_add(cond ? &shim_slot->omitted_cond_ns : &shim_slot->omitted_lock_ns, ns,
+			     HL_RELAXED);
 }
 
 /* ---- records --------------------------------------------------------------- */
@@ -376,7 +358,7 @@ static void table_lock_take(void)
 {
 	/* Acquire: pairs with table_lock_drop's release. */
 	while (atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire))
-		sched_yield();
+		hl_cpu_yield();
 }
 
 static void table_lock_drop(void)
@@ -384,37 +366,36 @@ static void table_lock_drop(void)
 	atomic_flag_clear_explicit(&table_lock, memory_order_release);
 }
 
-static uint64_t stack_hash(const struct stats_rec *r)
+/* The key of r's class: its address for a lock of static storage, else a
+ * hash of its kind, type and call stack. */
+static uint64_t class_key(const struct stats_rec *r)
 {
+	if (r->by_address)
+		return (uint64_t)hl_load(&r->addr, HL_RELAXED) * 0x9e3779b97f4a7c15ull;
 	uint64_t h = 1469598103934665603ull ^ r->obj ^ (uint64_t)r->type << 8;
 	for (uint32_t i = 0; i < r->nframes; i++)
 		h = (h ^ r->stack[i]) * 1099511628211ull;
 	return h;
 }
 
-/* A record of the table, empty, or NULL when the table is full.  Under
- * table_lock. */
-static struct stats_rec *rec_alloc(void)
+static bool same_class(const struct stats_rec *a, const struct stats_rec *b)
 {
-	uint32_t i = free_head;
-	if (i) {
-		free_head = shim_recs[i].next_free;
-	} else {
-		i = hl_load(&shim_recs_used, HL_RELAXED);
-		if (i >= MAX_RECS)
-			return NULL;
-		/* Relaxed: the report reads the records below it, as
-		 * numbers. */
-		hl_store(&shim_recs_used, i + 1, HL_RELAXED);
-	}
-	struct stats_rec *r = &shim_recs[i];
-	memset((void *)r, 0, sizeof(*r));
-	return r;
+	if (a->obj != b->obj || a->by_address != b->by_address)
+		return false;
+	if (a->by_address)
+		return hl_load(&a->addr, HL_RELAXED) == hl_load(&b->addr, HL_RELAXED);
+	return a->type == b->type && a->nframes == b->nframes &&
+	       !memcmp(a->stack, b->stack, a->nframes * sizeof(a->stack[0]));
 }
 
-static inline uint32_t rec_index(const struct stats_rec *r)
+/* Whether obj lies in a module's own memory (a global or a static), as the
+ * dynamic loader had the modules at load. */
+static bool static_storage(uintptr_t obj)
 {
-	return (uint32_t)(r - shim_recs);
+	for (uint32_t i = 0; i < staging->n_modules; i++)
+		if (obj >= staging->modules[i].lo && obj < staging->modules[i].hi)
+			return true;
+	return false;
 }
 
 /* The frames of the caller's call stack outside this library, innermost
@@ -430,36 +411,77 @@ static void capture_stack(struct stats_rec *r)
 		r->stack[r->nframes++] = (uintptr_t)pcs[i];
 }
 
+/* The record of fresh's class: found in the slot's table, or made.  NULL
+ * when the table is full.  Under table_lock. */
+static struct stats_rec *class_record(const struct stats_rec *fresh)
+{
+	struct area_slot *s = shim_slot;
+	uint64_t key = class_key(fresh);
+	uint32_t h = (uint32_t)(key ^ key >> 32) % AREA_CLASS_SLOTS;
+	for (uint32_t probes = 0; probes < AREA_CLASS_SLOTS; probes++, h = (h + 1) % AREA_CLASS_SLOTS) {
+		uint32_t idx = s->classes[h];
+		if (idx && same_class(&shim_recs[idx], fresh))
+			return &shim_recs[idx];
+		if (idx)
+			continue;
+		uint32_t used = hl_load(&s->recs_used, HL_RELAXED);
+		if (!used)
+			used = 1;               /* index 0 is "none" */
+		if (used >= AREA_MAX_RECS)
+			return NULL;
+		if (slot_state() == AREA_RESERVED)
+			go_live();
+		struct stats_rec *r = &shim_recs[used];
+		r->obj = fresh->obj;
+		r->type = fresh->type;
+		r->by_address = fresh->by_address;
+		r->nframes = fresh->nframes;
+		memcpy(r->stack, fresh->stack, sizeof(r->stack));
+		r->hash = key;
+		r->first_ns = shim_ticks();
+		hl_store(&r->addr, hl_load(&fresh->addr, HL_RELAXED), HL_RELAXED);
+		s->classes[h] = used;
+		/* Relaxed: the collector reads the records after the end;
+		 * threads of this process read the count under the lock, or
+		 * as shim_stats_rec's bound, after the index that their
+		 * object's release store published. */
+		hl_store(&s->recs_used, used + 1, HL_RELAXED);
+		return r;
+	}
+	return NULL;
+}
+
 struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_obj kind, uint32_t type)
 {
-	/* Another thread may have made it meanwhile. */
-	struct stats_rec *r = shim_stats_rec(obj, hl_load(idx, HL_ACQUIRE));
-	if (r)
+	if (!shim_stats_on)
+		return NULL;
+	/* Another thread may have made it meanwhile; an object that found
+	 * the table full was counted then. */
+	uint32_t seen = hl_load(idx, HL_ACQUIRE);
+	struct stats_rec *r = shim_stats_rec(obj, seen);
+	if (r || seen == SHIM_STATS_UNTRACKED)
 		return r;
 	/* The stack before the lock: backtrace may take the loader's lock. */
 	struct stats_rec fresh = { .obj = kind, .type = type };
+	hl_store(&fresh.addr, (uintptr_t)obj, HL_RELAXED);
+	fresh.by_address = static_storage((uintptr_t)obj);
 	int cs;
-	no_cancel(&cs);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	capture_stack(&fresh);
 	table_lock_take();
-	r = shim_stats_rec(obj, hl_load(idx, HL_RELAXED));
-	if (!r) {
-		r = rec_alloc();
+	seen = hl_load(idx, HL_RELAXED);
+	r = shim_stats_rec(obj, seen);
+	if (!r && seen != SHIM_STATS_UNTRACKED && shim_slot) {
+		r = class_record(&fresh);
 		if (r) {
-			r->obj = kind;
-			r->type = type;
-			r->nframes = fresh.nframes;
-			memcpy(r->stack, fresh.stack, sizeof(r->stack));
-			r->hash = stack_hash(r);
-			r->first_ns = shim_ticks();
-			hl_store(&r->objects, 1, HL_RELAXED);
-			hl_store(&r->addr, (uintptr_t)obj, HL_RELAXED);
-			/* Release: the record's fields before its index, which
-			 * other threads read (acquire above, relaxed where a
-			 * stale record only makes them miss). */
-			hl_store(idx, rec_index(r), HL_RELEASE);
+			hl_fetch_add(&r->objects, 1, HL_RELAXED);
+			/* Release: the record before its index, which other
+			 * threads read (acquire above, relaxed where a stale
+			 * record only makes them miss). */
+			hl_store(idx, (uint32_t)(r - shim_recs), HL_RELEASE);
 		} else {
-			hl_fetch_add(&untracked, 1, HL_RELAXED);
+			hl_fetch_add(&shim_slot->untracked, 1, HL_RELAXED);
+			hl_store(idx, SHIM_STATS_UNTRACKED, HL_RELAXED);
 		}
 	}
 	table_lock_drop();
@@ -467,69 +489,14 @@ struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_
 	return r;
 }
 
-/* Adds record r's counts into m (their spans: from the first start to the
- * last end). */
-static void rec_fold(struct stats_rec *m, const struct stats_rec *r)
-{
-	if (r->first_ns < m->first_ns)
-		m->first_ns = r->first_ns;
-	if (hl_load(&r->last_ns, HL_RELAXED) > hl_load(&m->last_ns, HL_RELAXED))
-		hl_store(&m->last_ns, hl_load(&r->last_ns, HL_RELAXED), HL_RELAXED);
-	for (int k = 0; k < STC_COUNT; k++) {
-		uint64_t v = hl_load(&r->c[k], HL_RELAXED);
-		if (stats_counter_is_max(k)) {
-			if (v > hl_load(&m->c[k], HL_RELAXED))
-				hl_store(&m->c[k], v, HL_RELAXED);
-		} else {
-			hl_fetch_add(&m->c[k], v, HL_RELAXED);
-		}
-	}
-}
-
-static void sums_add_all(const struct stats_rec *only);
-
 void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 {
-	if (!shim_stats_on)
-		return;
-	table_lock_take();
-	struct stats_rec *r = shim_stats_rec(obj, hl_load(idx, HL_RELAXED));
-	if (r) {
+	(void)obj;
+	/* The object leaves its class (destroyed or initialised again): its
+	 * next life joins one at its own first contention.  Relaxed: its
+	 * owner's store, before the object is shared again. */
+	if (shim_stats_on)
 		hl_store(idx, 0, HL_RELAXED);
-		sums_add_all(r);        /* what threads have summed for it, into it */
-		/* Its merged record: the one of its kind and stack. */
-		uint32_t slot = (uint32_t)r->hash % MERGE_SLOTS, probes = 0;
-		while (merged[slot] && shim_recs[merged[slot]].hash != r->hash && ++probes < MERGE_SLOTS)
-			slot = (slot + 1) % MERGE_SLOTS;
-		struct stats_rec *m = NULL;
-		if (merged[slot] && shim_recs[merged[slot]].hash == r->hash) {
-			m = &shim_recs[merged[slot]];
-			hl_fetch_add(&m->objects, 1, HL_RELAXED);
-		} else if (!merged[slot] && (m = rec_alloc())) {
-			m->obj = r->obj;
-			m->type = r->type;
-			m->nframes = r->nframes;
-			memcpy(m->stack, r->stack, sizeof(m->stack));
-			m->hash = r->hash;
-			m->first_ns = r->first_ns;
-			hl_store(&m->objects, 1, HL_RELAXED);
-			hl_store(&m->cond_mutex, hl_load(&r->cond_mutex, HL_RELAXED), HL_RELAXED);
-			/* An address no object has: nobody finds it by index. */
-			hl_store(&m->addr, (uintptr_t)obj | 1, HL_RELAXED);
-			merged[slot] = rec_index(m);
-		}
-		if (m) {
-			rec_fold(m, r);
-			hl_store(&r->addr, 0, HL_RELAXED);
-			r->next_free = free_head;
-			free_head = rec_index(r);
-		}
-		/* No room to merge: the record stays, under its old address,
-		 * and nothing finds it any more. */
-		else
-			hl_store(&r->addr, (uintptr_t)obj | 1, HL_RELAXED);
-	}
-	table_lock_drop();
 }
 
 /* ---- counting ---------------------------------------------------------------- */
@@ -562,9 +529,25 @@ static const int wait_fields[HL_COUNTERS] = {
 	[HL_SP_SPUN] = STC_SPINS, [HL_SP_WON] = STC_SPINS_WON, [HL_LK_HANDED] = STC_HANDOFFS,
 };
 
+/* The sums (stats_area.h, struct area_sums).  Adding a count to a record
+ * is an atomic add on the record's lines, which other CPUs' threads write
+ * too: a dozen of them per waited acquisition.  Under the lock, they
+ * lengthened the critical section (sysbench-mutex lost a tenth of its
+ * rate); right after the release, they held the releasing thread back
+ * from its next acquisition, long enough for a waiter on the other CPU to
+ * take the lock first, and the lock then moved between CPUs more often.
+ * Before the thread's next wait, they cost a dozen atomic adds per
+ * acquisition where nearly every acquisition waits.  So a thread sums its
+ * counts in its own slots, with loads and stores, and a slot is added to
+ * its record only when the thread needs it for another record, at the
+ * thread's exit, and by the collector after the process's end.  Whoever
+ * takes the record's index out of a slot (claim) adds its counts, so none
+ * is added twice.  (A thread beyond the table's room adds each count at
+ * once.)  The fields are the owner's; another reader claims first. */
+
 /* Adds slot s's counts to r: atomic adds, as other threads add theirs at
  * the same time. */
-static void slot_write(struct stats_rec *r, struct sum_slot *s)
+static void slot_write(struct stats_rec *r, struct area_sum *s)
 {
 	for (int k = 0; k < STC_COUNT; k++) {
 		uint64_t v = hl_load(&s->c[k], HL_RELAXED);
@@ -581,84 +564,70 @@ static void slot_write(struct stats_rec *r, struct sum_slot *s)
 		hl_store(&r->last_ns, end, HL_RELAXED);
 }
 
-/* Takes the record's pointer out of a slot (only: if it is that record),
- * so that the caller, and nobody else, adds the slot's counts.  Acquire:
- * pairs with the owner's release store of the pointer, after the slot was
- * zeroed. */
-static struct stats_rec *claim(struct sum_slot *s, const struct stats_rec *only)
+/* Takes the record's index out of a slot, so that the caller, and nobody
+ * else, adds the slot's counts.  Acquire: pairs with the owner's release
+ * store of the index, after the slot was zeroed. */
+static struct stats_rec *claim(struct area_sum *s)
 {
-	struct stats_rec *r = hl_load(&s->rec, HL_RELAXED);
-	if (!r || (only && r != only))
+	uint32_t idx = hl_load(&s->rec, HL_RELAXED);
+	if (!idx)
 		return NULL;
-	return hl_cas(&s->rec, &r, NULL, HL_ACQUIRE) ? r : NULL;
-}
-
-/* Adds what p has summed (for record only, or all of it). */
-static void sums_add(struct sums *p, const struct stats_rec *only)
-{
-	for (int i = 0; i < SUM_SLOTS; i++) {
-		struct stats_rec *r = claim(&p->slot[i], only);
-		if (r)
-			slot_write(r, &p->slot[i]);
-	}
-}
-
-/* What every thread has summed (only: for that record): the report's, and
- * an object's destruction's. */
-static void sums_add_all(const struct stats_rec *only)
-{
-	uint32_t n = hl_load(&threads_used, HL_RELAXED);
-	for (uint32_t i = 0; i < n && i < MAX_THREADS; i++)
-		sums_add(&sums_table[i], only);
+	return hl_cas(&s->rec, &idx, 0, HL_ACQUIRE) ? &shim_recs[idx] : NULL;
 }
 
 static void sums_flush_mine(void)
 {
-	if (my_sums)
-		sums_add(my_sums, NULL);
+	struct area_sums *p = my_sums;
+	for (int i = 0; p && shim_recs && i < (int)AREA_SUM_SLOTS; i++) {
+		struct stats_rec *r = claim(&p->slot[i]);
+		if (r)
+			slot_write(r, &p->slot[i]);
+	}
 }
 
 /* r's slot in the calling thread's sums: the one it has, else a free one,
  * else one written out now (picked by salt, a clock's low bits: no slot is
  * favoured).  Its first use registers the thread (thread_me sets my_sums,
  * in the table or, beyond its room, own_sums). */
-static struct sum_slot *slot_for(struct stats_rec *r, uint64_t salt)
+static struct area_sum *slot_for(struct stats_rec *r, uint64_t salt)
 {
-	struct sums *p = my_sums;
+	struct area_sums *p = my_sums;
 	if (hl_unlikely(!p)) {
 		thread_me();
-		p = my_sums;
+		p = my_sums ? my_sums : &own_sums;
+		my_sums = p;
 	}
-	struct sum_slot *free_slot = NULL;
-	for (int i = 0; i < SUM_SLOTS; i++) {
-		struct stats_rec *in = hl_load(&p->slot[i].rec, HL_RELAXED);
-		if (in == r)
+	uint32_t want = (uint32_t)(r - shim_recs);
+	struct area_sum *free_slot = NULL;
+	for (int i = 0; i < (int)AREA_SUM_SLOTS; i++) {
+		uint32_t in = hl_load(&p->slot[i].rec, HL_RELAXED);
+		if (in == want)
 			return &p->slot[i];
 		if (!in && !free_slot)
 			free_slot = &p->slot[i];
 	}
-	struct sum_slot *s = free_slot;
+	struct area_sum *s = free_slot;
 	if (!s) {
-		s = &p->slot[(salt >> 4) % SUM_SLOTS];
-		struct stats_rec *out = claim(s, NULL);
+		s = &p->slot[(salt >> 4) % AREA_SUM_SLOTS];
+		struct stats_rec *out = claim(s);
 		if (out)
 			slot_write(out, s);
 	}
 	for (int k = 0; k < STC_COUNT; k++)
 		hl_store(&s->c[k], 0, HL_RELAXED);
 	hl_store(&s->last_end, 0, HL_RELAXED);
-	/* Release: the zeroed counts before the pointer (claim). */
-	hl_store(&s->rec, r, HL_RELEASE);
+	/* Release: the zeroed counts before the index (claim). */
+	hl_store(&s->rec, want, HL_RELEASE);
 	return s;
 }
 
 /* The slot's owner alone adds to it: a load and a store, no atomic add. */
-static inline void slot_add(struct sum_slot *s, int k, uint64_t v)
+static inline void slot_add(struct area_sum *s, int k, uint64_t v)
 {
 	hl_store(&s->c[k], hl_load(&s->c[k], HL_RELAXED) + v, HL_RELAXED);
 }
 
-static inline void slot_max(struct sum_slot *s, int k, uint64_t v)
+static inline void slot_max(struct area_sum *s, int k, uint64_t v)
 {
 	if (v > hl_load(&s->c[k], HL_RELAXED))
 		hl_store(&s->c[k], v, HL_RELAXED);
@@ -666,10 +635,10 @@ static inline void slot_max(struct sum_slot *s, int k, uint64_t v)
 
 /* After counting into s: a thread without a place in the table writes
  * its counts at once (nobody else would). */
-static inline void slot_done(struct sum_slot *s)
+static inline void slot_done(struct area_sum *s)
 {
 	if (hl_unlikely(my_sums == &own_sums)) {
-		struct stats_rec *r = claim(s, NULL);
+		struct stats_rec *r = claim(s);
 		if (r)
 			slot_write(r, s);
 	}
@@ -693,7 +662,7 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 		cross = hl_load(&r->last_node, HL_RELAXED) != node;
 		hl_store(&r->last_node, node, HL_RELAXED);
 	}
-	struct sum_slot *s = slot_for(r, end);
+	struct area_sum *s = slot_for(r, end);
 	slot_add(s, read ? STC_R_ACQ : STC_W_ACQ, 1);
 	slot_add(s, read ? STC_R_CONTENDED : STC_W_CONTENDED, 1);
 	slot_add(s, read ? STC_R_WAIT_NS : STC_W_WAIT_NS, ticks);
@@ -708,18 +677,18 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 	return end;
 }
 
-void shim_hold_add(struct stats_rec *r, uint64_t since)
+void shim_hold_add(struct stats_rec *r, uint64_t since, uint64_t until)
 {
 	if (!since)
 		return;
-	uint64_t ticks = shim_ticks() - (since & ~HOLD_SAMPLED);
+	uint64_t ticks = until - (since & ~HOLD_SAMPLED);
 	/* A sampled hold stands for SAMPLE acquisitions without a wait, and
 	 * is weighed so: every waited acquisition's hold is timed, and
 	 * their mean alone would stand for the rest (a hold taken after a
 	 * wait, by a thread just woken, is often the longer: hotspots' hot
 	 * mutex read as held 366% of its phase before). */
 	uint64_t weight = since & HOLD_SAMPLED ? SAMPLE : 1;
-	struct sum_slot *s = slot_for(r, ticks);
+	struct area_sum *s = slot_for(r, ticks);
 	slot_add(s, STC_HOLD_NS, ticks * weight);
 	slot_add(s, STC_HOLDS, weight);
 	slot_max(s, STC_HOLD_MAX_NS, ticks);
@@ -744,9 +713,12 @@ void shim_release_end(struct stats_rec *r, const struct shim_wait *w)
 }
 
 /* ---- condition variables ---------------------------------------------------- *
- * A wake-up is futile when its thread, woken holding the mutex, waits on the
- * same condvar again without having released the mutex in between: it found
- * its condition still false.  Each thread counts its mutex releases (every
+ * A re-wait: a wake-up after which its thread, woken holding the mutex,
+ * waits on the same condvar again without having released the mutex in
+ * between.  Counted as what it is: a thread that finds its condition still
+ * false re-waits so, but so does one that did its work under the mutex and
+ * waits for the next round (a generation broadcast), so the number alone
+ * says nothing of futility.  Each thread counts its mutex releases (every
  * release of a tracked mutex, and every wait, which releases one). */
 static __thread struct {
 	const void *cond, *mutex;
@@ -756,7 +728,7 @@ static __thread struct {
 uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex)
 {
 	if (last_wake.cond == cond && last_wake.mutex == mutex && last_wake.releases == shim_releases)
-		hl_fetch_add(&r->c[STC_C_FUTILE], 1, HL_RELAXED);
+		hl_fetch_add(&r->c[STC_C_REWAITS], 1, HL_RELAXED);
 	last_wake.cond = NULL;
 	shim_releases++;               /* the wait releases the mutex */
 	hl_store(&r->cond_mutex, (uintptr_t)mutex, HL_RELAXED);
@@ -789,8 +761,7 @@ void shim_cond_signalled(struct stats_rec *r, uint32_t waiters, bool broadcast)
 	}
 }
 
-/* ---- the report ------------------------------------------------------------------- */
-
+/* ---- the end ------------------------------------------------------------------ */
 
 /* HOTLOCK_SHIM_STATS's line: the futex calls of every thread. */
 static void write_line(void)
@@ -820,160 +791,47 @@ static void write_line(void)
 		close(fd);
 }
 
-/* libhotlock-report.so, beside this library (the build tree and the
- * installed tree both keep them together). */
-static stats_report_fn *report_fn(void)
+/* The process ends by exit or _exit (how): written down in the slot for
+ * the collector, with the CPU time of the threads still running; a slot
+ * that never went LIVE is given back.  Plain stores and the clock (and
+ * getpid: a vfork child shares its parent's memory, and writes nothing):
+ * safe in any state the process may be in. */
+static void note_end(enum area_end how, int status)
 {
-	Dl_info info;
-	char path[PATH_MAX];
-	if (!dladdr((void *)report_fn, &info) || !info.dli_fname)
-		return NULL;
-	const char *slash = strrchr(info.dli_fname, '/');
-	int dir = slash ? (int)(slash - info.dli_fname) : 0;
-	snprintf(path, sizeof(path), "%.*s%slibhotlock-report.so", dir, info.dli_fname, slash ? "/" : "");
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		say("hotlock-preload: no lock report: %s\n", dlerror());
-		return NULL;
+	if (!shim_slot || (int32_t)syscall(SYS_getpid) != staging->pid)
+		return;
+	struct area_desc *d = &area->desc[slot_index];
+	if (slot_state() == AREA_RESERVED) {
+		uint32_t reserved = AREA_RESERVED;
+		/* Release: nothing of ours is read after it. */
+		if (hl_cas(&d->state, &reserved, AREA_FREE, HL_RELEASE))
+			return;
 	}
-	stats_report_fn *fn = (stats_report_fn *)dlsym(h, STATS_REPORT_SYMBOL);
-	if (!fn)
-		say("hotlock-preload: no lock report: %s\n", dlerror());
-	return fn;
-}
-
-/* ---- ticks to nanoseconds ----------------------------------------------------- */
-
-static const bool is_time[STC_COUNT] = {
-	[STC_W_WAIT_NS] = true, [STC_W_WAIT_MAX_NS] = true, [STC_R_WAIT_NS] = true,
-	[STC_R_WAIT_MAX_NS] = true, [STC_HOLD_NS] = true, [STC_HOLD_MAX_NS] = true,
-	[STC_C_WAIT_NS] = true,
-};
-
-static void scaled(_Atomic uint64_t *v, double ns_per_tick)
-{
-	hl_store(v, (uint64_t)((double)hl_load(v, HL_RELAXED) * ns_per_tick), HL_RELAXED);
-}
-
-/* A tick count since tsc_base as CLOCK_MONOTONIC. */
-static uint64_t mono_of(uint64_t ticks, double ns_per_tick)
-{
-	return ticks > tsc_base ? mono_base + (uint64_t)((double)(ticks - tsc_base) * ns_per_tick) : mono_base;
-}
-
-/* The times of the records and of the threads, from shim_ticks to
- * nanoseconds, once, before the report reads them: the TSC's rate is
- * measured from load to now (a run shorter than TSC_RATE_MIN_NS sleeps for
- * the rest), and first_ns and last_ns become CLOCK_MONOTONIC.  A thread
- * still running may add to a record meanwhile: at exit, a few late counts
- * lost or left in ticks. */
-static void to_ns(uint32_t n_threads)
-{
-#if defined(__x86_64__)
-	if (!shim_tsc)
-		return;
-	uint64_t mono, ticks;
-	for (;;) {
-		mono = hl_now_ns();
-		ticks = shim_ticks();
-		if (mono - mono_base >= TSC_RATE_MIN_NS || ticks <= tsc_base)
-			break;
-		hl_sleep_ns((long)(TSC_RATE_MIN_NS - (mono - mono_base)));
-	}
-	if (ticks <= tsc_base)
-		return;
-	double ns_per_tick = (double)(mono - mono_base) / (double)(ticks - tsc_base);
-	uint32_t used = hl_load(&shim_recs_used, HL_RELAXED);
-	for (uint32_t i = 1; i < used; i++) {
-		struct stats_rec *r = &shim_recs[i];
-		r->first_ns = mono_of(r->first_ns, ns_per_tick);
-		if (hl_load(&r->last_ns, HL_RELAXED))
-			hl_store(&r->last_ns, mono_of(hl_load(&r->last_ns, HL_RELAXED), ns_per_tick), HL_RELAXED);
-		for (int k = 0; k < STC_COUNT; k++)
-			if (is_time[k])
-				scaled(&r->c[k], ns_per_tick);
-	}
-	for (uint32_t i = 0; i < n_threads; i++) {
-		scaled(&threads[i].lock_wait_ns, ns_per_tick);
-		scaled(&threads[i].cond_wait_ns, ns_per_tick);
-	}
-	scaled(&omitted_lock_ns, ns_per_tick);
-	scaled(&omitted_cond_ns, ns_per_tick);
-#else
-	(void)n_threads;
-#endif
-}
-
-/* Writes this process's reports, once; end: how it ends. */
-static void report(const char *end)
-{
-	/* Nothing asked for (neither --stats nor HOTLOCK_SHIM_STATS): no
-	 * system call at all on the way out (a sandboxed program's _exit must
-	 * stay the _exit its filter allows). */
-	if (!line.on && !shim_stats_on)
-		return;
-	int pid = (int)getpid();
-	/* A vfork child shares the parent's memory: not its records. */
-	if (pid != hl_load(&owner_pid, HL_RELAXED))
-		return;
-	int none = 0;
-	if (!hl_cas(&reported_pid, &none, pid, HL_RELAXED))
-		return;
-	if (line.on)
-		write_line();
-	if (!shim_stats_on)
-		return;
-	/* A live thread's name and CPU time, and the main thread's. */
-	uint32_t n_threads = hl_load(&threads_used, HL_RELAXED);
-	if (n_threads > MAX_THREADS)
-		n_threads = MAX_THREADS;
-	for (uint32_t i = 0; i < n_threads; i++)
-		if (!hl_load(&threads[i].exited, HL_RELAXED) && threads[i].tid) {
-			task_name(threads[i].tid, threads[i].name);
+	sums_flush_mine();
+	uint32_t n = hl_load(&shim_slot->threads_used, HL_RELAXED);
+	if (n > AREA_MAX_THREADS)
+		n = AREA_MAX_THREADS;
+	for (uint32_t i = 0; i < n; i++)
+		if (!hl_load(&threads[i].exited, HL_RELAXED) && threads[i].tid)
 			hl_store(&threads[i].cpu_ns, task_cpu_ns(threads[i].tid), HL_RELAXED);
-		}
-	stats_report_fn *fn = report_fn();
-	if (!fn)
-		return;
-	sums_add_all(NULL);     /* every thread's sums, the caller's too */
-	to_ns(n_threads);
-	struct stats_report r = {
-		.version = STATS_REPORT_VERSION,
-		.pid = pid,
-		.end = end,
-		.text_path = text.on ? text.path : NULL,
-		.json_path = json.on ? json.path : NULL,
-		.top = top_n,
-		.start_ns = start_ns,
-		.now_ns = boot_ns(),
-		.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN),
-		.nodes = (int)hl_topo_nodes(),
-		.handoff_ns = hl_handoff_ns(),
-		.spin_ns = hl_spin_ns(),
-		.cna = hl_queue_policy_is_cna(HL_QUEUE_DEFAULT),
-		.recs = shim_recs,
-		.n_recs = hl_load(&shim_recs_used, HL_RELAXED),
-		.threads = threads,
-		.n_threads = n_threads,
-		.threads_omitted = hl_load(&threads_omitted, HL_RELAXED),
-		.omitted_lock_wait_ns = hl_load(&omitted_lock_ns, HL_RELAXED),
-		.omitted_cond_wait_ns = hl_load(&omitted_cond_ns, HL_RELAXED),
-		.objects_untracked = hl_load(&untracked, HL_RELAXED),
-	};
-	if (r.nodes < 1)
-		r.nodes = 1;
-	fn(&r);
+	hl_store(&shim_slot->end_status, status, HL_RELAXED);
+	hl_store(&shim_slot->end_ns, boot_ns(), HL_RELAXED);
+	/* Release: the end's details before how (the collector reads how
+	 * first). */
+	hl_store(&shim_slot->end_how, how, HL_RELEASE);
 }
 
-__attribute__((destructor)) static void report_at_exit(void)
+__attribute__((destructor)) static void stats_at_exit(void)
 {
-	report("exit");
+	if (line.on && (int)getpid() == (staging ? staging->pid : (int)getpid()))
+		write_line();
+	note_end(AREA_END_EXIT, 0);
 }
 
-/* _exit and _Exit: the report, then glibc's. */
+/* _exit and _Exit: the end written down, then glibc's. */
 static _Noreturn void exit_now(int status)
 {
-	report("_exit");
+	note_end(AREA_END__EXIT, status);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
@@ -983,112 +841,87 @@ void shim_Exit(int status) { exit_now(status); }
 SHIM_EXPORT(shim_exit, _exit, "GLIBC_2.2.5");
 SHIM_EXPORT(shim_Exit, _Exit, "GLIBC_2.2.5");
 
-/* A fatal signal the program left to its default action: report, then let
- * the default act (the exit status stays the signal's).  The report is not
- * async-signal-safe (it allocates, it loads a library): a signal that hit
- * the program inside malloc could hang it, so an alarm ends the process
- * after SIGNAL_REPORT_S whatever happens.  SIGINT is left alone: programs
- * decide at start whether to catch it from whether it is at its default
- * (CPython's KeyboardInterrupt does), and a handler of ours would change
- * that. */
-static const int fatal_signals[] = { SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+/* ---- start, exec and fork ------------------------------------------------------- */
 
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* The area, kept open for fork children, which map slots of their own: a
+ * descriptor far above the ones a program expects to get, and checked
+ * before each use (a program may close it, and open a file of its own
+ * under the same number). */
+#define AREA_FD_MIN 900
+static int area_fd = -1;
+static dev_t area_dev;
+static ino_t area_ino;
+
+static bool area_fd_ours(void)
 {
-	return REAL(R_SIGACTION, int (*)(int, const struct sigaction *, struct sigaction *))(sig, act, old);
+	struct stat st;
+	return area_fd >= 0 && fstat(area_fd, &st) == 0 && st.st_dev == area_dev &&
+	       st.st_ino == area_ino;
 }
 
-static void default_action(int sig)
-{
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	sigemptyset(&dfl.sa_mask);
-	real_sigaction(sig, &dfl, NULL);
-}
-
-static void on_fatal_signal(int sig)
-{
-	default_action(sig);
-	default_action(SIGALRM);
-	alarm(SIGNAL_REPORT_S);
-	char end[32];
-	snprintf(end, sizeof(end), "signal SIG%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-	report(end);
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-}
-
-static void catch_fatal_signals(void)
-{
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		struct sigaction old;
-		if (real_sigaction(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL ||
-		    (old.sa_flags & SA_SIGINFO))
-			continue;
-		struct sigaction sa = { .sa_handler = on_fatal_signal, .sa_flags = SA_RESETHAND | SA_NODEFER };
-		sigemptyset(&sa.sa_mask);
-		real_sigaction(fatal_signals[i], &sa, NULL);
-	}
-}
-
-/* The program sees its own dispositions: where the report's handler stands
- * in for the default, sigaction and signal answer SIG_DFL (CPython, for
- * one, refuses to give back a handler it does not know, and decides what
- * to catch from what is at its default). */
-static void hide_ours(struct sigaction *old)
-{
-	if (old && !(old->sa_flags & SA_SIGINFO) && old->sa_handler == on_fatal_signal) {
-		old->sa_handler = SIG_DFL;
-		old->sa_flags = 0;
-		sigemptyset(&old->sa_mask);
-	}
-}
-
-int shim_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	int err = real_sigaction(sig, act, old);
-	if (!err)
-		hide_ours(old);
-	return err;
-}
-SHIM_EXPORT(shim_sigaction, sigaction, "GLIBC_2.2.5");
-
-sighandler_t shim_signal(int sig, sighandler_t handler)
-{
-	sighandler_t old = REAL(R_SIGNAL, sighandler_t (*)(int, sighandler_t))(sig, handler);
-	return old == on_fatal_signal ? SIG_DFL : old;
-}
-SHIM_EXPORT(shim_signal, signal, "GLIBC_2.2.5");
-
-/* ---- start and fork ------------------------------------------------------------- */
-
-/* A fork child's records start from zero; its forking thread goes on. */
+/* A fork child takes a slot of its own: the parent's records' identities
+ * with their counts at zero (a LIVE parent), its forking thread as its
+ * one thread.  Only memory and the system calls any program may make in
+ * a fork child (getpid, mmap, munmap, the futex). */
 static void fork_child(void)
 {
 	atomic_flag_clear(&table_lock);
-	hl_store(&owner_pid, (int)getpid(), HL_RELAXED);
-	hl_store(&reported_pid, 0, HL_RELAXED);
-	if (!shim_recs)
-		return;                 /* HOTLOCK_SHIM_STATS's line only */
-	start_ns = boot_ns();
-	uint32_t used = hl_load(&shim_recs_used, HL_RELAXED);
-	for (uint32_t i = 1; i < used; i++)
-		for (int k = 0; k < STC_COUNT; k++)
-			hl_store(&shim_recs[i].c[k], 0, HL_RELAXED);
-	uint32_t n = hl_load(&threads_used, HL_RELAXED);
-	memset((void *)threads, 0, sizeof(*threads) * (n < MAX_THREADS ? n : MAX_THREADS));
-	hl_store(&threads_used, 0, HL_RELAXED);
-	hl_store(&threads_omitted, 0, HL_RELAXED);
-	hl_store(&omitted_lock_ns, 0, HL_RELAXED);
-	hl_store(&omitted_cond_ns, 0, HL_RELAXED);
-	memset((void *)sums_table, 0, sizeof(*sums_table) * (n < MAX_THREADS ? n : MAX_THREADS));
+	if (!area || !staging)
+		return;
+	struct area_slot *old = shim_slot;
+	bool was_live = old && slot_state() != AREA_RESERVED;
+	staging->pid = (int32_t)syscall(SYS_getpid);
+	staging->ppid = (int32_t)syscall(SYS_getppid);
+	staging->start_ns = boot_ns();
 	me = NULL;
 	me_omitted = false;
 	my_sums = NULL;
 	memset((void *)&own_sums, 0, sizeof(own_sums));
+	struct area_slot *s = area_fd_ours() ? take_slot(area_fd, staging->pid) : NULL;
+	use_slot(s);
+	if (s && was_live) {
+		uint32_t used = hl_load(&old->recs_used, HL_RELAXED);
+		memcpy(s->classes, old->classes, sizeof(s->classes));
+		struct stats_rec *from = area_recs(old);
+		for (uint32_t i = 1; i < used; i++) {
+			struct stats_rec *r = &shim_recs[i];
+			r->obj = from[i].obj;
+			r->type = from[i].type;
+			r->by_address = from[i].by_address;
+			r->nframes = from[i].nframes;
+			memcpy(r->stack, from[i].stack, sizeof(r->stack));
+			r->hash = from[i].hash;
+			r->first_ns = shim_ticks();
+			hl_store(&r->addr, hl_load(&from[i].addr, HL_RELAXED), HL_RELAXED);
+			hl_store(&r->objects, hl_load(&from[i].objects, HL_RELAXED), HL_RELAXED);
+			hl_store(&r->cond_mutex, hl_load(&from[i].cond_mutex, HL_RELAXED), HL_RELAXED);
+		}
+		hl_store(&s->recs_used, used, HL_RELAXED);
+		go_live();
+	}
+	if (old)
+		munmap(old, AREA_SLOT_SIZE);
+	my_start_ns = staging->start_ns;
 	thread_me();
+}
+
+/* The new program of a process that ran exec: its old LIVE slot ends
+ * there (EXECED), an old RESERVED one is given back. */
+static void note_exec(int32_t pid)
+{
+	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
+		struct area_desc *d = &area->desc[i];
+		if (hl_load(&d->pid, HL_RELAXED) != pid)
+			continue;
+		uint32_t s = hl_load(&d->state, HL_RELAXED);
+		/* Release: as the others.  The process was counted when its
+		 * old program took the slot. */
+		if ((s == AREA_LIVE && hl_cas(&d->state, &s, AREA_EXECED, HL_RELEASE)) ||
+		    (s == AREA_RESERVED && hl_cas(&d->state, &s, AREA_FREE, HL_RELEASE)))
+			hl_fetch_sub(&area->processes, 1, HL_RELAXED);
+		if (s == AREA_LIVE)
+			wake_collector();
+	}
 }
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
@@ -1107,34 +940,164 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-__attribute__((constructor)) static void stats_init(void)
+/* Adds a string to staging's, returning its offset (0: the empty one). */
+static uint32_t add_string(const char *str)
 {
-	read_settings();
-	hl_store(&owner_pid, (int)getpid(), HL_RELAXED);
-	if (line.on || shim_stats_on)
-		pthread_atfork(NULL, NULL, fork_child);
-	if (!shim_stats_on)
-		return;
-	shim_recs = mmap(NULL, sizeof(*shim_recs) * MAX_RECS, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	threads = mmap(NULL, sizeof(*threads) * MAX_THREADS, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	sums_table = mmap(NULL, sizeof(*sums_table) * MAX_THREADS, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (shim_recs == MAP_FAILED || threads == MAP_FAILED || sums_table == MAP_FAILED ||
-	    pthread_key_create(&exit_key, thread_exit)) {
-		say("hotlock-preload: no lock report: cannot reserve its tables (%s)\n", strerror(errno));
-		shim_stats_on = false;
+	size_t n = strlen(str) + 1;
+	if (staging->strings_used == 0)
+		staging->strings_used = 1;      /* offset 0: "" */
+	if (n > AREA_STRINGS - staging->strings_used)
+		return 0;
+	uint32_t at = staging->strings_used;
+	memcpy(staging->strings + at, str, n);
+	staging->strings_used += (uint32_t)n;
+	return at;
+}
+
+/* Each module the dynamic loader has: its range, bias, path and build ID
+ * (from its notes, in memory). */
+static int note_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (staging->n_modules >= AREA_MAX_MODULES)
+		return 1;
+	struct area_module *m = &staging->modules[staging->n_modules];
+	memset(m, 0, sizeof(*m));
+	m->bias = info->dlpi_addr;
+	m->lo = UINT64_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD) {
+			if (lo < m->lo)
+				m->lo = lo;
+			if (lo + ph->p_memsz > m->hi)
+				m->hi = lo + ph->p_memsz;
+		} else if (ph->p_type == PT_NOTE && !m->build_id_len) {
+			const char *p = (const char *)lo, *end = p + ph->p_memsz;
+			while (p + sizeof(ElfW(Nhdr)) <= end) {
+				const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+				const char *name = p + sizeof(*nh);
+				const char *desc = name + ((nh->n_namesz + 3) & ~3u);
+				if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+				    !memcmp(name, "GNU", 4) && nh->n_descsz <= sizeof(m->build_id)) {
+					m->build_id_len = (uint8_t)nh->n_descsz;
+					memcpy(m->build_id, desc, nh->n_descsz);
+					break;
+				}
+				p = desc + ((nh->n_descsz + 3) & ~3u);
+			}
+		}
+	}
+	if (m->lo == UINT64_MAX)
+		return 0;
+	const char *name = info->dlpi_name;
+	char exe[PATH_MAX];
+	if (!name || !*name) {
+		/* The program itself (the first module). */
+		ssize_t n = staging->n_modules ? -1 : readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return 0;
+		exe[n] = 0;
+		name = exe;
+	}
+	if (name[0] != '/')
+		return 0;               /* the vDSO: no file */
+	m->path = add_string(name);
+	if (m->path)
+		staging->n_modules++;
+	return 0;
+}
+
+/* Maps the area named by HOTLOCK_STATS_AREA and takes a slot; says in one
+ * line why not, where it cannot. */
+static void attach(const char *path, int argc, char **argv)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_size != AREA_SIZE) {
+		say("hotlock-preload: %s: not a stats area of this hotlock-run; no lock report for this "
+		    "process\n", path);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
-	mono_base = hl_now_ns();
-	tsc_base = shim_ticks();
+	struct area_header *h = mmap(NULL, AREA_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED || h->magic != AREA_MAGIC || h->version != AREA_VERSION) {
+		say("hotlock-preload: %s: not a stats area of this hotlock-run; no lock report for this "
+		    "process\n", path);
+		if (h != MAP_FAILED)
+			munmap(h, AREA_HEADER_SIZE);
+		close(fd);
+		return;
+	}
+	staging = mmap(NULL, sizeof(*staging), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (staging == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
+		staging = NULL;
+		munmap(h, AREA_HEADER_SIZE);
+		close(fd);
+		return;
+	}
+	area = h;
+	staging->pid = (int32_t)getpid();
+	staging->ppid = (int32_t)getppid();
+	note_exec(staging->pid);
+	struct area_slot *s = take_slot(fd, staging->pid);
+	/* Kept open for fork children, which take slots of their own. */
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, AREA_FD_MIN);
+	if (high >= 0) {
+		close(fd);
+		fd = high;
+	}
+	area_fd = fd;
+	area_dev = st.st_dev;
+	area_ino = st.st_ino;
+	if (!s)
+		return;
+	staging->start_ns = boot_ns();
+	staging->tsc = shim_tsc;
+	staging->mono_base = hl_now_ns();
+	staging->tsc_base = shim_ticks();
+	staging->cpus = (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	staging->nodes = (int32_t)hl_topo_nodes();
+	if (staging->nodes < 1)
+		staging->nodes = 1;
+	staging->handoff_ns = hl_handoff_ns();
+	staging->spin_ns = hl_spin_ns();
+	staging->cna = hl_queue_policy_is_cna(HL_QUEUE_DEFAULT);
+	size_t n = 0;
+	for (int i = 0; i < argc && argv && argv[i]; i++) {
+		size_t k = strlen(argv[i]) + 1;
+		if (k > AREA_CMDLINE - n)
+			k = AREA_CMDLINE - n;
+		memcpy(staging->cmdline + n, argv[i], k);
+		n += k;
+		if (n == AREA_CMDLINE)
+			break;
+	}
+	staging->cmdline_len = (uint32_t)n;
+	dl_iterate_phdr(note_module, NULL);
+	use_slot(s);
+	my_start_ns = staging->start_ns;
+}
+
+/* glibc calls a library's constructors with the program's arguments. */
+__attribute__((constructor)) static void stats_init(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	read_settings();
+	const char *path = getenv(AREA_ENV);
+	if (line.on || (path && *path))
+		pthread_atfork(NULL, NULL, fork_child);
+	if (!path || !*path)
+		return;
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)stats_init);
 	/* Load the unwinder now (glibc loads libgcc_s at the first
 	 * backtrace), not at a first contention. */
 	void *pc[2];
 	backtrace(pc, 2);
-	start_ns = task_start_ns(0);
-	thread_me();
-	catch_fatal_signals();
+	attach(path, argc, argv);
+	if (shim_stats_on)
+		thread_me();
 }

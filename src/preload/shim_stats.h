@@ -33,6 +33,7 @@
 
 #include "internal.h"
 #include "stats.h"
+#include "stats_area.h"
 #include "thread.h"
 
 #define SAMPLE 64               /* acquisitions without a wait per counted one */
@@ -40,7 +41,7 @@
 HL_HIDDEN extern bool shim_stats_on;
 HL_HIDDEN extern bool shim_tsc;
 HL_HIDDEN extern struct stats_rec *shim_recs;
-HL_HIDDEN extern _Atomic uint32_t shim_recs_used;
+HL_HIDDEN extern struct area_slot *shim_slot;
 HL_HIDDEN extern __thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
 HL_HIDDEN extern __thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
 
@@ -65,28 +66,35 @@ static inline uint64_t shim_ticks(void)
  * its wait. */
 #define HOLD_SAMPLED 1ull
 
-/* obj's record, from the index in its bytes; NULL if it has none.  The
- * index is checked against the table and the record against obj, so bytes
- * that were never ours (an object copied, memory reused without init)
- * never reach another object's record.  Relaxed: the record's address was
- * written before the index was published (release, shim_stats_track), and
- * a stale one only makes a call miss. */
+/* An object's index when it found the record table full: counted once, and
+ * not tracked (shim_stats_track). */
+#define SHIM_STATS_UNTRACKED UINT32_MAX
+
+/* obj's record (its class's), from the index in its bytes; NULL if it has
+ * none.  The index is checked against the table, so bytes that were never
+ * ours (an object copied, memory reused without init) reach a record of
+ * this process at worst, never memory outside the table.  Relaxed: the
+ * record was written before the index was published (release,
+ * shim_stats_track), and a stale one only makes a call miss. */
 static inline struct stats_rec *shim_stats_rec(const void *obj, uint32_t idx)
 {
-	if (!idx || idx >= hl_load(&shim_recs_used, HL_RELAXED) ||
-	    hl_load(&shim_recs[idx].addr, HL_RELAXED) != (uintptr_t)obj)
+	(void)obj;
+	if (!idx || !shim_slot || idx >= hl_load(&shim_slot->recs_used, HL_RELAXED))
 		return NULL;
 	return &shim_recs[idx];
 }
 
-/* Makes obj's record at its first contention (NULL: the table is full). */
+/* obj's record at its first contention: its class's, found or made (NULL:
+ * the table is full, or no report). */
 HL_HIDDEN struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_obj kind,
 					     uint32_t type);
 /* A mutex of hotlock's: its record, made now if it has none (shim_mutex.c);
  * NULL for glibc's, or where the table is full. */
 HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
-/* obj is destroyed or initialised again: its record is merged and freed. */
+/* obj is destroyed or initialised again: it leaves its class. */
 HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
+/* A thread the shim started begins (shim_thread.c): its start time. */
+HL_HIDDEN void shim_stats_thread_start(void);
 
 /* A wait for a lock: begin before, end after, with the lock's answer (0:
  * the caller holds it now; the counts go into the thread's own sums,
@@ -166,19 +174,21 @@ static inline void shim_stats_busy(struct stats_rec *r)
 }
 
 /* An exclusive hold ends: before the release, its start is taken from the
- * object (0: untimed), which may be freed once released; after it, the
- * hold, with a sampled acquisition's count, is added to the thread's sums
- * for the record (the clock read just after the release stands for the
- * release). */
-static inline uint64_t shim_hold_take(_Atomic uint64_t *since)
+ * object (0: untimed), which may be freed once released, and *until gets
+ * the clock, which ends the hold (the release, and the wake-up it may
+ * make, are not part of it).  After the release, shim_hold_add adds the
+ * hold, with a sampled acquisition's count, to the thread's sums. */
+static inline uint64_t shim_hold_take(_Atomic uint64_t *since, uint64_t *until)
 {
 	uint64_t t0 = hl_load(since, HL_RELAXED);
-	if (t0)
+	if (t0) {
 		hl_store(since, 0, HL_RELAXED);
+		*until = shim_ticks();
+	}
 	return t0;
 }
 
-HL_HIDDEN void shim_hold_add(struct stats_rec *r, uint64_t t0);
+HL_HIDDEN void shim_hold_add(struct stats_rec *r, uint64_t t0, uint64_t until);
 
 /* A release that took the slow path: the futex calls it made, added after
  * it (to the record: never freed memory). */

@@ -43,6 +43,7 @@
 #include <hotlock/thread.h>
 
 #include "shim.h"
+#include "shim_stats.h"
 #include "thread.h"
 #include "wait.h"
 
@@ -98,6 +99,7 @@ static void *start_thread(void *p)
 		 * claim. */
 		hl_store(&b->used, 0, HL_RELEASE);
 	hl__thread_start(&known);
+	shim_stats_thread_start();
 	/* seq_cst (store buffering with affinity_changed): either its
 	 * lookup finds our record, registered above with the mask it knew,
 	 * and stores the new mask after ours, or we see its count here and

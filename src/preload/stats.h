@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The shim's contention records (hotlock-run --stats, docs/stats.md): what
- * shim_stats.c collects while the program runs, and what it hands to the
- * report library (libhotlock-report.so, src/preload/report.c) at exit.
- * This header is the whole interface between the two: the report library
- * is loaded only when a report is due, so that the program never carries
- * its dependencies (elfutils' libdw, libjansson) otherwise. */
+ * shim_stats.c collects while the program runs, in the stats area
+ * (stats_area.h), and what the collector (tools/collector.c) hands to the
+ * report (tools/report.c) once a process has ended. */
 #ifndef HOTLOCK_SHIM_STATS_DATA_H
 #define HOTLOCK_SHIM_STATS_DATA_H
 
@@ -35,7 +33,8 @@ enum stats_counter {
 	STC_CROSS_NODE,         /* contended acquisitions on another node than the last */
 	STC_TRY_BUSY,           /* trylocks that found it taken */
 	STC_TIMEOUTS,           /* timed locks, and timed condvar waits, that timed out */
-	STC_C_WAITS, STC_C_WAIT_NS, STC_C_WOKEN, STC_C_FUTILE,
+	STC_C_WAITS, STC_C_WAIT_NS, STC_C_WOKEN,
+	STC_C_REWAITS,          /* wake-ups followed by a wait on it with the mutex kept */
 	STC_C_SIGNALS, STC_C_SIGNALS_EMPTY,             /* ... that found no waiter */
 	STC_C_BROADCASTS, STC_C_BROADCAST_WAITERS,      /* waiters present at broadcasts, summed */
 	STC_COUNT
@@ -46,17 +45,18 @@ static inline bool stats_counter_is_max(int k)
 	return k == STC_W_WAIT_MAX_NS || k == STC_R_WAIT_MAX_NS || k == STC_HOLD_MAX_NS;
 }
 
-/* One object's record, made at its first contention (a condvar's: at its
- * first wait).  addr 0: the record is free.  Merged records (objects > 1)
- * sum objects that were destroyed or initialised again, by kind and stack. */
+/* A class's record (shim_stats.c, "Classes"): made at the first
+ * contention of its first object (a condvar's: at its first wait), which
+ * gives it its address and call stack; the objects that joined it since
+ * are counted in `objects`. */
 struct stats_rec {
-	_Atomic uintptr_t addr;
+	_Atomic uintptr_t addr;         /* its first object's */
 	uint32_t obj;                   /* enum stats_obj */
 	uint32_t type;                  /* mutex type, rwlock kind (glibc's values), condvar clock */
 	_Atomic uint64_t objects;
 	uint32_t nframes;
-	uint32_t next_free;             /* free list (shim_stats.c) */
-	uint64_t hash;                  /* of obj, type and stack: merging */
+	uint32_t by_address;            /* a class of one object of static storage */
+	uint64_t hash;                  /* the class's key */
 	uintptr_t stack[STATS_FRAMES];  /* return addresses, innermost first */
 	uint64_t first_ns;              /* CLOCK_MONOTONIC: its first contention */
 	_Atomic uint64_t last_ns;       /* ... and the end of its last wait */
@@ -76,22 +76,22 @@ struct stats_thread {
 	_Atomic uint64_t cpu_ns;        /* its CPU time, at its exit or the report */
 };
 
-/* What the shim hands to the report library. */
-#define STATS_REPORT_VERSION 2
+/* A process's report (tools/report.c), from a slot the collector has
+ * finished with (tools/collector.c): its sums added to the records, its
+ * times in nanoseconds. */
+struct area_module;
 struct stats_report {
-	int version;                    /* STATS_REPORT_VERSION */
 	int pid;
-	const char *end;                /* "exit", "_exit", "signal SIGTERM" */
-	const char *text_path;          /* NULL: no text report; "": stderr */
-	const char *json_path;          /* NULL: no JSON */
+	const char *end;                /* "exit 0", "_exit 3", "signal SIGSEGV", "exec", ... */
+	const char *program;            /* its command line, one line */
 	int top;                        /* entries per table */
-	uint64_t start_ns, now_ns;      /* CLOCK_BOOTTIME: the process's start, now */
+	uint64_t start_ns, end_ns;      /* CLOCK_BOOTTIME: the process's start and end */
 	int cpus, nodes;
 	/* The waiting policy in force (the core's settings, not the
 	 * environment's words): what the advice may suggest changing. */
 	uint64_t handoff_ns, spin_ns;
 	bool cna;                       /* the queues are CNA-ordered */
-	const struct stats_rec *recs;   /* n_recs records; addr 0 ones are free */
+	const struct stats_rec *recs;   /* n_recs records, index 0 unused */
 	size_t n_recs;
 	const struct stats_thread *threads;
 	size_t n_threads;
@@ -99,26 +99,34 @@ struct stats_report {
 	uint64_t omitted_lock_wait_ns;  /* omitted threads' waits (counted in the totals) */
 	uint64_t omitted_cond_wait_ns;
 	uint64_t objects_untracked;     /* contended objects the record table had no room for */
+	const struct area_module *modules;     /* where to find its code: n_modules */
+	size_t n_modules;
+	const char *strings;            /* the modules' paths */
 };
 
-/* Writes all of buf to fd (the reports: both sides), giving up on an
- * error other than EINTR. */
-static inline void stats_write_all(int fd, const char *buf, size_t n)
+/* The report of in: its text (when text) and its JSON line (when json),
+ * each a malloc'ed buffer with its length, ended by a newline.  Returns 0,
+ * or -1 where memory ran out. */
+int stats_report_make(const struct stats_report *in, char **text, size_t *text_len, char **json,
+		      size_t *json_len);
+
+/* Writes all of buf to fd, giving up on an error other than EINTR.
+ * Returns 0, or the errno of the write that failed (ENOSPC for one that
+ * wrote nothing). */
+static inline int stats_write_all(int fd, const char *buf, size_t n)
 {
 	while (n) {
 		ssize_t k = write(fd, buf, n);
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k <= 0)
-			return;
+		if (k < 0)
+			return errno;
+		if (k == 0)
+			return ENOSPC;
 		buf += k;
 		n -= (size_t)k;
 	}
+	return 0;
 }
-
-/* libhotlock-report.so's entry point: writes the report(s).  Returns 0, or
- * -1 where nothing could be written anywhere. */
-typedef int stats_report_fn(const struct stats_report *r);
-#define STATS_REPORT_SYMBOL "hotlock_stats_report"
 
 #endif

@@ -21,7 +21,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(cd "$prefix" && ls -d lib*/libhotlock.so | head -1 | xargs dirname)
 [ -n "$libdir" ] || fail "no libhotlock.so under $prefix"
 for f in "$libdir/libhotlock.so" "$libdir/libhotlock.so.0" "$libdir/libhotlock.so.0.1" \
-	"$libdir/libhotlock.a" "$libdir/libhotlock-preload.so" "$libdir/libhotlock-report.so" \
+	"$libdir/libhotlock.a" "$libdir/libhotlock-preload.so" \
 	"$libdir/pkgconfig/hotlock.pc" \
 	"$libdir/cmake/hotlock/hotlockConfig.cmake" "$libdir/cmake/hotlock/hotlockConfigVersion.cmake" \
 	"$libdir/cmake/hotlock/hotlockTargets.cmake" bin/hotlock-run bin/hotlock-stats-chart \
@@ -67,7 +67,14 @@ out=$("$prefix/bin/hotlock-run" -- sh -c 'grep -c libhotlock-preload /proc/$$/ma
 grep -q "$prefix" <<<"$("$prefix/bin/hotlock-run" -- sh -c 'echo $LD_PRELOAD')" ||
 	fail "hotlock-run preloads a shim outside the prefix"
 
-step "the installed shim writes its contention report (libhotlock-report.so beside it)"
-out=$("$prefix/bin/hotlock-run" --stats -- sh -c 'exit 0' 2>&1) || fail "hotlock-run --stats failed: $out"
-grep -q "^== hotlock lock report: pid" <<<"$out" || fail "no lock report from the installed shim: $out"
+step "the installed hotlock-run collects the contention report of a program that waited"
+out=$("$prefix/bin/hotlock-run" --stats -- python3 -c '
+import threading
+l = threading.Lock()
+def w():
+    for _ in range(20000):
+        with l: pass
+ts = [threading.Thread(target=w) for _ in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]' 2>&1) || fail "hotlock-run --stats failed: $out"
+grep -q "^== hotlock lock report: pid" <<<"$out" || fail "no lock report from the installed tree: $out"
 echo "ok: installed tree complete, consumers built three ways"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The contention report's advice rules (src/preload/report.c's advise_lock
- * and advise_cond; docs/stats.md's table), each on synthetic records: the
- * report library is loaded as the shim loads it, given a struct
+/* The contention report's advice rules (tools/report.c's advise_lock and
+ * advise_cond; docs/stats.md's table), each on synthetic records: the
+ * report is made as hotlock-run's collector makes it, from a struct
  * stats_report built here, and its JSON read back with jansson.
  *
- *   advice_test LIBHOTLOCK_REPORT_SO
+ *   advice_test
  *
  * For every rule: it fires at its thresholds (each is inclusive: "at
  * least", "at most"), and its sentence holds the numbers that fired it; it
@@ -20,7 +20,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,9 +32,6 @@
 
 #include "stats.h"
 
-static stats_report_fn *report_fn;
-static char json_path[] = "/tmp/hotlock-advice-XXXXXX";
-static char text_path[] = "/tmp/hotlock-advice-text-XXXXXX";
 static int failures, checks, reports;
 
 __attribute__((format(printf, 1, 2)))
@@ -72,9 +68,8 @@ static void input_init(struct stats_report *in, int nodes, int top)
 	snprintf(thread.name, sizeof(thread.name), "advice_test");
 	thread.start_ns = START_NS;
 	*in = (struct stats_report){
-		.version = STATS_REPORT_VERSION, .pid = (int)getpid(), .end = "exit",
-		.json_path = json_path, .text_path = text_path, .top = top,
-		.start_ns = START_NS, .now_ns = START_NS + RUN_NS, .cpus = 8, .nodes = nodes,
+		.pid = (int)getpid(), .end = "exit 0", .program = "advice_test", .top = top,
+		.start_ns = START_NS, .end_ns = START_NS + RUN_NS, .cpus = 8, .nodes = nodes,
 		.recs = recs, .n_recs = 1, .threads = &thread, .n_threads = 1,
 		.handoff_ns = 4000000, .spin_ns = 20000, .cna = false,
 	};
@@ -101,32 +96,19 @@ static struct stats_rec *rec_at(struct stats_report *in, size_t i, enum stats_ob
 static json_t *run_report(const char *what, const struct stats_report *in, char **text)
 {
 	*text = NULL;
-	if (truncate(json_path, 0) || truncate(text_path, 0)) {
-		fail("%s: cannot empty the report files", what);
-		return NULL;
-	}
 	reports++;
-	int rc = report_fn(in);
-	CHECK(rc == 0, "%s: hotlock_stats_report returned %d", what, rc);
+	char *json = NULL;
+	size_t text_len = 0, json_len = 0;
+	int rc = stats_report_make(in, text, &text_len, &json, &json_len);
+	CHECK(rc == 0, "%s: stats_report_make returned %d", what, rc);
+	CHECK(json && json_len && json[json_len - 1] == '\n' && !memchr(json, '\n', json_len - 1),
+	      "%s: the JSON report is not one line", what);
 	json_error_t err;
-	json_t *doc = json_load_file(json_path, 0, &err);
+	json_t *doc = json ? json_loads(json, 0, &err) : NULL;
+	free(json);
 	if (!doc) {
 		fail("%s: the JSON report does not parse: %s (line %d)", what, err.text, err.line);
 		return NULL;
-	}
-	FILE *f = fopen(text_path, "r");
-	if (f) {
-		size_t n = 0;
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		char chunk[4096];
-		while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			fwrite(chunk, 1, n, m);
-		if (m)
-			fclose(m);
-		fclose(f);
-		*text = buf;
 	}
 	CHECK(*text && strstr(*text, "== hotlock lock report: pid ") && strstr(*text, "== end of hotlock lock report"),
 	      "%s: no text report", what);
@@ -148,13 +130,13 @@ static const char *const waits_keys[] = {
 	"acquisitions", "contended", "contended_share", "wait_s", "wait_mean_us", "wait_max_us", NULL };
 static const char *const cond_keys[] = {
 	"rank", "address", "kind", "clock", "objects", "stack", "mutex", "waits", "wait_s", "signals",
-	"broadcasts", "woken", "woken_per_broadcast", "futile_wakes", "futile_share", "timeouts",
+	"broadcasts", "woken", "woken_per_broadcast", "rewaits", "rewait_share", "timeouts",
 	"advice", NULL };
 static const char *const thread_keys[] = {
 	"tid", "name", "alive_s", "lock_wait_s", "cond_wait_s", "lock_wait_share", "cpu_s", "exited", NULL };
 static const char *const codes_known[] = {
 	"split-or-shorten", "handoff-threshold", "spinning-off", "use-cna", "writers-wait",
-	"mostly-writes", "broadcast-storm", "signal-no-waiter", "timeouts", "no-action", NULL };
+	"mostly-writes", "signal-no-waiter", "timeouts", "no-action", NULL };
 
 static void check_keys(const char *what, const char *obj, json_t *o, const char *const *keys)
 {
@@ -305,7 +287,7 @@ static const struct row rows[] = {
 	{ "no-action under 1% of thread time", M, 0, { C(STC_W_WAIT_NS, 99 * MS) }, 0, 0, { 0 }, "no-action",
 	  { "0.099 s for it, 0.99% of their time: not worth changing", "!no rule found" } },
 	{ "quiet cond", CV, 0, { { 0, 0 } }, 0, 0, { 0 }, "no-action",
-	  { "100 waits, 90 woken, 0% of wake-ups futile: nothing to change" } },
+	  { "100 waits, 90 woken: nothing to change" } },
 
 	/* split-or-shorten: >= 20 waits, total wait / span >= 1 thread. */
 	{ "split: 20 waits, 1.0 thread waiting", M, 0, { C(STC_W_WAIT_NS, 2 * S) }, 2 * S, 0, { 0 },
@@ -444,25 +426,14 @@ static const struct row rows[] = {
 	    C(STC_CROSS_NODE, 10), C(STC_TIMEOUTS, 10) }, 1 * S, 2, { "HOTLOCK_QUEUE=fifo" },
 	  "split-or-shorten handoff-threshold spinning-off use-cna timeouts", { "2.0 threads" } },
 
-	/* broadcast-storm: >= 10 broadcasts, >= 4 waiters each, >= 50% of
-	 * wake-ups futile. */
-	{ "storm: 10 broadcasts of 4.0, 20 of 40 futile", CV, 0,
-	  { C(STC_C_WAITS, 60), C(STC_C_SIGNALS, 0), C(STC_C_BROADCASTS, 10),
-	    C(STC_C_BROADCAST_WAITERS, 40), C(STC_C_WOKEN, 40), C(STC_C_FUTILE, 20) }, 0, 0, { 0 },
-	  "broadcast-storm",
-	  { "each of its 10 broadcasts found 4.0 waiters on average, and 50% of wake-ups (20 of 40)" } },
-	{ "storm: 9 broadcasts", CV, 0,
-	  { C(STC_C_WAITS, 60), C(STC_C_SIGNALS, 0), C(STC_C_BROADCASTS, 9),
-	    C(STC_C_BROADCAST_WAITERS, 36), C(STC_C_WOKEN, 40), C(STC_C_FUTILE, 20) }, 0, 0, { 0 },
-	  "no-action", { 0 } },
-	{ "storm: 3.9 waiters each", CV, 0,
-	  { C(STC_C_WAITS, 60), C(STC_C_SIGNALS, 0), C(STC_C_BROADCASTS, 10),
-	    C(STC_C_BROADCAST_WAITERS, 39), C(STC_C_WOKEN, 40), C(STC_C_FUTILE, 20) }, 0, 0, { 0 },
-	  "no-action", { 0 } },
-	{ "storm: 49.9% futile", CV, 0,
+	/* Re-waits (woken, then waiting again with the mutex kept) draw no
+	 * advice, however many: a generation broadcast whose every woken
+	 * waiter has work re-waits so, and "signal one waiter" would
+	 * deadlock it.  The old broadcast-storm rule fired here. */
+	{ "broadcasts whose waiters all re-wait: no advice", CV, 0,
 	  { C(STC_C_WAITS, 1000), C(STC_C_SIGNALS, 0), C(STC_C_BROADCASTS, 100),
-	    C(STC_C_BROADCAST_WAITERS, 1000), C(STC_C_WOKEN, 1000), C(STC_C_FUTILE, 499) }, 0, 0, { 0 },
-	  "no-action", { "1000 waits, 1000 woken, 50% of wake-ups futile" } },
+	    C(STC_C_BROADCAST_WAITERS, 1000), C(STC_C_WOKEN, 1000), C(STC_C_REWAITS, 1000) }, 0, 0, { 0 },
+	  "no-action", { "1000 waits, 1000 woken: nothing to change", "!futile" } },
 
 	/* signal-no-waiter: >= 10000 signals found nobody, >= 90% of all. */
 	{ "empty signals: 10000 of 11111", CV, 0, { C(STC_C_SIGNALS, 1111), C(STC_C_SIGNALS_EMPTY, 10000) },
@@ -479,14 +450,14 @@ static const struct row rows[] = {
 	  { 0 }, "no-action", { 0 } },
 	{ "cond timeouts: 10 of 101", CV, 0, { C(STC_C_WAITS, 101), C(STC_C_WOKEN, 91), C(STC_TIMEOUTS, 10) },
 	  0, 0, { 0 }, "no-action", { 0 } },
-	{ "cond timeouts beside a storm: both", CV, 0,
+	{ "cond timeouts beside re-waits: timeouts alone", CV, 0,
 	  { C(STC_C_WAITS, 60), C(STC_C_SIGNALS, 0), C(STC_C_BROADCASTS, 10),
-	    C(STC_C_BROADCAST_WAITERS, 40), C(STC_C_WOKEN, 40), C(STC_C_FUTILE, 20), C(STC_TIMEOUTS, 20) },
-	  0, 0, { 0 }, "broadcast-storm timeouts", { 0 } },
-	{ "cond: storm and empty signals", CV, 0,
+	    C(STC_C_BROADCAST_WAITERS, 40), C(STC_C_WOKEN, 40), C(STC_C_REWAITS, 20), C(STC_TIMEOUTS, 20) },
+	  0, 0, { 0 }, "timeouts", { 0 } },
+	{ "cond: re-waits and empty signals", CV, 0,
 	  { C(STC_C_WAITS, 60), C(STC_C_SIGNALS, 0), C(STC_C_SIGNALS_EMPTY, 20000), C(STC_C_BROADCASTS, 10),
-	    C(STC_C_BROADCAST_WAITERS, 40), C(STC_C_WOKEN, 40), C(STC_C_FUTILE, 40) }, 0, 0, { 0 },
-	  "broadcast-storm signal-no-waiter", { "100% of wake-ups (40 of 40)" } },
+	    C(STC_C_BROADCAST_WAITERS, 40), C(STC_C_WOKEN, 40), C(STC_C_REWAITS, 40) }, 0, 0, { 0 },
+	  "signal-no-waiter", { 0 } },
 };
 
 static void codes_of(json_t *entry, char *out, size_t len)
@@ -520,7 +491,7 @@ static void run_row(const struct row *w)
 	base(r);
 	for (const struct kv *p = w->set; p->k1; p++) {
 		if (p->k1 == RUN_NS_KEY)
-			in.now_ns = START_NS + p->v;
+			in.end_ns = START_NS + p->v;
 		else
 			r->c[p->k1 - 1] = p->v;
 	}
@@ -662,24 +633,13 @@ static void ranking(int top)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: advice_test LIBHOTLOCK_REPORT_SO\n");
+	(void)argv;
+	if (argc != 1) {
+		fprintf(stderr, "usage: advice_test\n");
 		return 2;
 	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (!lib || !(report_fn = (stats_report_fn *)dlsym(lib, STATS_REPORT_SYMBOL))) {
-		printf("FAIL: cannot load %s from %s: %s\n", STATS_REPORT_SYMBOL, argv[1], dlerror());
-		return 1;
-	}
-	int fd1 = mkstemp(json_path), fd2 = mkstemp(text_path);
-	if (fd1 < 0 || fd2 < 0) {
-		printf("FAIL: cannot make the report files in /tmp\n");
-		return 1;
-	}
-	close(fd1);
-	close(fd2);
 	/* The rules read these; each row sets its own. */
 
 	size_t n_rows = sizeof(rows) / sizeof(rows[0]);
@@ -689,8 +649,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
 		ranking(tops[i]);
 
-	unlink(json_path);
-	unlink(text_path);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (failures) {

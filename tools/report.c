@@ -1,21 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* libhotlock-report.so: the contention report of hotlock-run --stats
- * (docs/stats.md), written at a process's end from the records the shim
- * kept (stats.h, shim_stats.c).  The shim loads it only then, so that a
- * program run without a report never carries its libraries: elfutils'
- * libdw, which names the call stacks (function, and file:line where the
- * program has debug information), and libjansson, which writes the JSON.
+/* The contention report of hotlock-run --stats (docs/stats.md): one
+ * process's, made by the collector (collector.c) after the process has
+ * ended, from the records it left in the stats area (stats_area.h).
+ * elfutils' libdw names the call stacks (function, and file:line where the
+ * program has debug information) from the modules the process had, and
+ * libjansson writes the JSON.
  *
- * What it writes, for the process that calls it:
- *  - the text report (HOTLOCK_STATS): a header with the run's waiting
- *    share, the top N mutexes and rwlocks by total wait, the top N
- *    condition variables by waits, each with where it was first
- *    contended, its numbers and what would help; then the threads;
- *  - the JSON report (HOTLOCK_STATS_JSON): the same numbers, one line per
- *    process, as docs/stats.schema.json says.
- * Each goes out in one write to a file opened for appending, so reports
- * of processes that end together do not mix.  A file that cannot be
- * opened gets one line on stderr, and the report goes to stderr instead.
+ * What it makes, for one process:
+ *  - the text report: a header with the run's waiting share, the top N
+ *    mutexes and rwlocks by total wait, the top N condition variables by
+ *    waits, each with where it was first contended, its numbers and what
+ *    would help; then the threads;
+ *  - the JSON report: the same numbers, one line, as
+ *    docs/stats.schema.json says, valid UTF-8 whatever bytes the process's
+ *    names held.
+ * Its memory is proportional to N, not to the process's records.
  *
  * The advice (advise(), below) is a set of rules on the numbers, each
  * stated with the numbers that fired it; the thresholds are named
@@ -34,12 +33,14 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <libelf.h>
 #include <jansson.h>
 
 #include "stats.h"
-
-#define EXPORT __attribute__((visibility("default")))
+#include "stats_area.h"
+#include "utf8.h"
 
 /* ---- entries: a record with its numbers worked out ---- */
 
@@ -66,7 +67,7 @@ struct entry {
 	/* derived */
 	uint64_t acq, contended, wait_ns, wait_max_ns;
 	double contended_share, wait_mean_us, hold_mean_us, cross_share;
-	double futile_share, woken_per_broadcast;
+	double rewait_share, woken_per_broadcast;
 	char advice_code[8][24];
 	char *advice_text[8];
 	int n_advice;
@@ -75,9 +76,9 @@ struct entry {
 struct report {
 	const struct stats_report *in;
 	double elapsed_s, thread_s, lock_wait_s, cond_wait_s;
-	struct entry *locks, *conds;
+	struct entry *locks, *conds;    /* the top N of each, by rank */
 	size_t n_locks, n_conds, tracked;
-	char program[512];
+	char program[1024];             /* valid UTF-8 */
 	char cpu[128];
 	Dwfl *dwfl;
 	char *demangled[MAX_FRAMES * 1024];
@@ -99,27 +100,6 @@ static void read_text_file(const char *path, char *buf, size_t len)
 	buf[n > 0 ? n : 0] = 0;
 }
 
-static void program_line(char *out, size_t len)
-{
-	char buf[4096];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0) {
-		snprintf(out, len, "?");
-		return;
-	}
-	for (ssize_t i = 0; i < n - 1; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-	buf[n] = 0;
-	if (len) {
-		strncpy(out, buf, len - 1);
-		out[len - 1] = 0;
-	}
-}
-
 static void cpu_model(char *out, size_t len)
 {
 	char buf[8192];
@@ -133,7 +113,7 @@ static void cpu_model(char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
 }
 
-/* ---- names: elfutils' libdwfl on this process's own mappings ---- */
+/* ---- names: elfutils' libdwfl on the modules the process had ---- */
 
 static const char *demangle(struct report *rep, const char *name)
 {
@@ -142,8 +122,11 @@ static const char *demangle(struct report *rep, const char *name)
 	static demangle_fn *fn;
 	static bool looked;
 	if (!looked) {
-		fn = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		looked = true;
+		/* libstdc++'s: hotlock-run is a C program, and loads it only
+		 * where a name needs it. */
+		void *h = strncmp(name, "_Z", 2) ? NULL : dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+		fn = h ? (demangle_fn *)dlsym(h, "__cxa_demangle") : NULL;
+		looked = strncmp(name, "_Z", 2) == 0;
 	}
 	if (!fn || strncmp(name, "_Z", 2) != 0)
 		return name;
@@ -223,21 +206,51 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 					    debuglink_crc, debuginfo_file_name);
 }
 
+/* Whether path is still the file the process mapped as module m: its GNU
+ * build ID, where the process recorded one (a program rebuilt since would
+ * be named wrongly). */
+static bool same_build(const char *path, const struct area_module *m)
+{
+	if (!m->build_id_len)
+		return true;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *id = NULL;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	bool same = n == m->build_id_len && !memcmp(id, m->build_id, (size_t)n);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return same;
+}
+
 static void open_dwfl(struct report *rep)
 {
 	static const Dwfl_Callbacks callbacks = {
-		.find_elf = dwfl_linux_proc_find_elf,
+		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = find_debuginfo,
 	};
-	/* A report at exit must not fetch debug information over the
-	 * network: debuginfod, reached only where a debuglink's file is
-	 * there but is not the module's (find_debuginfo), reads this. */
+	/* The report must not fetch debug information over the network:
+	 * debuginfod, reached only where a debuglink's file is there but is
+	 * not the module's (find_debuginfo), reads this. */
 	unsetenv("DEBUGINFOD_URLS");
 	rep->dwfl = dwfl_begin(&callbacks);
 	if (!rep->dwfl)
 		return;
 	dwfl_report_begin(rep->dwfl);
-	if (dwfl_linux_proc_report(rep->dwfl, getpid()) != 0 || dwfl_report_end(rep->dwfl, NULL, NULL) != 0) {
+	const struct stats_report *in = rep->in;
+	for (size_t i = 0; i < in->n_modules; i++) {
+		const struct area_module *m = &in->modules[i];
+		const char *path = in->strings + m->path;
+		/* At the process's own load bias; a file replaced since (a
+		 * rebuilt program) is left out: its names would be wrong. */
+		if (same_build(path, m))
+			dwfl_report_elf(rep->dwfl, path, path, -1, m->bias, true);
+	}
+	if (dwfl_report_end(rep->dwfl, NULL, NULL) != 0) {
 		dwfl_end(rep->dwfl);
 		rep->dwfl = NULL;
 	}
@@ -285,6 +298,18 @@ static int name_pc(struct report *rep, uintptr_t pc, struct frame *out, int max)
 			f.function = demangle(rep, name);
 		if (runtime_module(f.module))
 			mod = NULL;     /* its name only (runtime_module) */
+	}
+	if (!f.module) {
+		/* A module the process had whose file is gone or changed:
+		 * its path and the offset, for addr2line on the old file. */
+		for (size_t i = 0; i < rep->in->n_modules; i++) {
+			const struct area_module *m = &rep->in->modules[i];
+			if (at >= m->lo && at < m->hi) {
+				f.module = rep->in->strings + m->path;
+				f.offset = pc - m->bias;
+				break;
+			}
+		}
 	}
 	if (mod) {
 		Dwfl_Line *line = dwfl_module_getsrc(mod, at);
@@ -442,8 +467,6 @@ static int find_site(const struct entry *e)
 #define WRITER_WAIT_FACTOR 4.0          /* writers-wait: a writer waits 4x a reader */
 #define WRITE_SHARE 0.80                /* mostly-writes */
 #define TIMEOUT_SHARE 0.10
-#define STORM_PER_BROADCAST 4.0         /* broadcast-storm */
-#define STORM_FUTILE_SHARE 0.50
 #define EMPTY_SIGNALS 10000             /* signal-no-waiter */
 #define EMPTY_SIGNAL_SHARE 0.90
 #define NO_ACTION_SHARE 0.01            /* waits under 1% of thread time */
@@ -552,17 +575,14 @@ static void advise_lock(struct report *rep, struct entry *e)
 		       matters ? " (no rule found a cause)" : "");
 }
 
+/* A condvar's wake-ups are stated as they are (woken, re-waits) and draw
+ * no advice: a thread that re-waits with the mutex held may have found
+ * its condition false, or done its work under the mutex and wait for the
+ * next round (a generation broadcast), and telling a program to signal
+ * one waiter where every woken one has work would deadlock it. */
 static void advise_cond(struct report *rep, struct entry *e)
 {
 	const uint64_t *c = e->c;
-	if (c[STC_C_BROADCASTS] >= 10 && e->woken_per_broadcast >= STORM_PER_BROADCAST &&
-	    e->futile_share >= STORM_FUTILE_SHARE)
-		advise(e, "broadcast-storm",
-		       "each of its %" PRIu64 " broadcasts found %.1f waiters on average, and %.0f%% of "
-		       "wake-ups (%" PRIu64 " of %" PRIu64 ") found their condition still false and waited "
-		       "again: signal one waiter instead, or give each condition its own condvar",
-		       c[STC_C_BROADCASTS], e->woken_per_broadcast, 100 * e->futile_share, c[STC_C_FUTILE],
-		       c[STC_C_WOKEN]);
 	uint64_t signals = c[STC_C_SIGNALS] + c[STC_C_SIGNALS_EMPTY];
 	if (c[STC_C_SIGNALS_EMPTY] >= EMPTY_SIGNALS &&
 	    ratio((double)c[STC_C_SIGNALS_EMPTY], (double)signals) >= EMPTY_SIGNAL_SHARE)
@@ -577,8 +597,8 @@ static void advise_cond(struct report *rep, struct entry *e)
 		       100 * ratio((double)c[STC_TIMEOUTS], (double)c[STC_C_WAITS]));
 	(void)rep;
 	if (!e->n_advice)
-		advise(e, "no-action", "%" PRIu64 " waits, %" PRIu64 " woken, %.0f%% of wake-ups futile: "
-		       "nothing to change", c[STC_C_WAITS], c[STC_C_WOKEN], 100 * e->futile_share);
+		advise(e, "no-action", "%" PRIu64 " waits, %" PRIu64 " woken: nothing to change",
+		       c[STC_C_WAITS], c[STC_C_WOKEN]);
 }
 
 /* ---- gathering ---- */
@@ -602,9 +622,9 @@ static void fill(struct report *rep, struct entry *e, const struct stats_rec *r)
 	e->cross_share = ratio((double)c[STC_CROSS_NODE], (double)e->contended);
 	if (e->cross_share > 1)
 		e->cross_share = 1;
-	e->futile_share = ratio((double)c[STC_C_FUTILE], (double)c[STC_C_WOKEN]);
-	if (e->futile_share > 1)
-		e->futile_share = 1;
+	e->rewait_share = ratio((double)c[STC_C_REWAITS], (double)c[STC_C_WOKEN]);
+	if (e->rewait_share > 1)
+		e->rewait_share = 1;
 	e->woken_per_broadcast = ratio((double)c[STC_C_BROADCAST_WAITERS], (double)c[STC_C_BROADCASTS]);
 	(void)rep;
 }
@@ -624,58 +644,71 @@ static int by_waits(const void *a, const void *b)
 	return wx < wy ? 1 : wx > wy ? -1 : 0;
 }
 
+/* Puts e in list (n of at most top entries, most first by cmp), if it
+ * ranks there: an insertion into a list of N, so that the report's
+ * memory is proportional to N whatever the number of records. */
+static void rank_in(struct entry *list, size_t *n, size_t top, const struct entry *e,
+		    int (*cmp)(const void *, const void *))
+{
+	size_t at = *n;
+	while (at > 0 && cmp(e, &list[at - 1]) < 0)
+		at--;
+	if (at >= top)
+		return;
+	size_t last = *n < top ? *n : top - 1;
+	memmove(&list[at + 1], &list[at], (last - at) * sizeof(*list));
+	list[at] = *e;
+	if (*n < top)
+		(*n)++;
+}
+
 static void gather(struct report *rep)
 {
 	const struct stats_report *in = rep->in;
-	rep->locks = calloc(in->n_recs + 1, sizeof(struct entry));
-	rep->conds = calloc(in->n_recs + 1, sizeof(struct entry));
-	if (!rep->locks || !rep->conds)
+	size_t top = in->top > 0 ? (size_t)in->top : 1;
+	rep->locks = calloc(top, sizeof(struct entry));
+	rep->conds = calloc(top, sizeof(struct entry));
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!rep->locks || !rep->conds || !e) {
+		free(e);
 		return;
+	}
 	for (size_t i = 1; i < in->n_recs; i++) {
 		const struct stats_rec *r = &in->recs[i];
 		if (!atomic_load_explicit(&r->addr, memory_order_relaxed))
 			continue;
 		rep->tracked += atomic_load_explicit(&r->objects, memory_order_relaxed);
+		fill(rep, e, r);
 		if (r->obj == ST_COND) {
-			struct entry *e = &rep->conds[rep->n_conds];
-			fill(rep, e, r);
 			if (e->c[STC_C_WAITS])
-				rep->n_conds++;
-		} else {
-			struct entry *e = &rep->locks[rep->n_locks];
-			fill(rep, e, r);
+				rank_in(rep->conds, &rep->n_conds, top, e, by_waits);
+		} else if (e->contended || e->c[STC_TRY_BUSY] || e->c[STC_TIMEOUTS]) {
 			/* A condvar's mutex is tracked at the condvar's first
 			 * wait; one that never waited is left out. */
-			if (e->contended || e->c[STC_TRY_BUSY] || e->c[STC_TIMEOUTS])
-				rep->n_locks++;
+			rank_in(rep->locks, &rep->n_locks, top, e, by_wait);
 		}
 	}
-	qsort(rep->locks, rep->n_locks, sizeof(struct entry), by_wait);
-	qsort(rep->conds, rep->n_conds, sizeof(struct entry), by_waits);
-	if (rep->n_locks > (size_t)in->top)
-		rep->n_locks = (size_t)in->top;
-	if (rep->n_conds > (size_t)in->top)
-		rep->n_conds = (size_t)in->top;
+	free(e);
 	open_dwfl(rep);
 	struct entry *lists[2] = { rep->locks, rep->conds };
 	size_t counts[2] = { rep->n_locks, rep->n_conds };
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; i < counts[l]; i++) {
-			struct entry *e = &lists[l][i];
-			e->nframes = 0;
-			for (uint32_t f = 0; f < e->r->nframes; f++)
-				e->nframes += name_pc(rep, e->r->stack[f], &e->frames[e->nframes],
-						      MAX_FRAMES - e->nframes);
-			e->site = find_site(e);
-			object_name(rep, atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1,
-				    e->name, sizeof(e->name));
+			struct entry *x = &lists[l][i];
+			x->nframes = 0;
+			for (uint32_t f = 0; f < x->r->nframes; f++)
+				x->nframes += name_pc(rep, x->r->stack[f], &x->frames[x->nframes],
+						      MAX_FRAMES - x->nframes);
+			x->site = find_site(x);
+			object_name(rep, atomic_load_explicit(&x->r->addr, memory_order_relaxed), x->name,
+				    sizeof(x->name));
 			if (l == 1)
-				object_name(rep, atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed),
-					    e->mutex_name, sizeof(e->mutex_name));
+				object_name(rep, atomic_load_explicit(&x->r->cond_mutex, memory_order_relaxed),
+					    x->mutex_name, sizeof(x->mutex_name));
 			if (l == 0)
-				advise_lock(rep, e);
+				advise_lock(rep, x);
 			else
-				advise_cond(rep, e);
+				advise_cond(rep, x);
 		}
 }
 
@@ -687,7 +720,7 @@ static void thread_totals(struct report *rep)
 		const struct stats_thread *t = &in->threads[i];
 		uint64_t end = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
 		if (!end)
-			end = in->now_ns;
+			end = in->end_ns;
 		alive += end > t->start_ns ? end - t->start_ns : 0;
 		lock += atomic_load_explicit(&t->lock_wait_ns, memory_order_relaxed);
 		cond += atomic_load_explicit(&t->cond_wait_ns, memory_order_relaxed);
@@ -695,7 +728,7 @@ static void thread_totals(struct report *rep)
 	rep->thread_s = s_of(alive);
 	rep->lock_wait_s = s_of(lock);
 	rep->cond_wait_s = s_of(cond);
-	rep->elapsed_s = s_of(in->now_ns > in->start_ns ? in->now_ns - in->start_ns : 0);
+	rep->elapsed_s = s_of(in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0);
 }
 
 /* Threads by lock wait, most first: indices into in->threads. */
@@ -723,7 +756,7 @@ static double thread_alive_s(const struct stats_report *in, const struct stats_t
 {
 	uint64_t end = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
 	if (!end)
-		end = in->now_ns;
+		end = in->end_ns;
 	return s_of(end > t->start_ns ? end - t->start_ns : 0);
 }
 
@@ -803,7 +836,7 @@ static void write_text(struct report *rep, FILE *f)
 		const uint64_t *c = e->c;
 		fprintf(f, "#%zu %s (%s) %s%s0x%" PRIxPTR, i + 1, e->r->obj == ST_RWLOCK ? "rwlock" : "mutex",
 			type_name(e->r), e->name, e->name[0] ? " at " : "",
-			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1);
+			atomic_load_explicit(&e->r->addr, memory_order_relaxed));
 		uint64_t objects = atomic_load_explicit(&e->r->objects, memory_order_relaxed);
 		if (objects > 1)
 			fprintf(f, " and %" PRIu64 " more of the same kind and stack", objects - 1);
@@ -834,17 +867,18 @@ static void write_text(struct report *rep, FILE *f)
 		uintptr_t mutex = atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed);
 		char rank[32] = "";
 		for (size_t k = 0; k < rep->n_locks; k++)
-			if ((atomic_load_explicit(&rep->locks[k].r->addr, memory_order_relaxed) & ~(uintptr_t)1) == mutex)
+			if ((atomic_load_explicit(&rep->locks[k].r->addr, memory_order_relaxed)) == mutex)
 				snprintf(rank, sizeof(rank), " (#%zu above)", k + 1);
 		fprintf(f, "cond #%zu (%s clock) %s%s0x%" PRIxPTR ", with mutex %s%s0x%" PRIxPTR "%s: %" PRIu64
 			" waits, %.3f s in all\n", i + 1, type_name(e->r), e->name, e->name[0] ? " at " : "",
-			atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1, e->mutex_name,
+			atomic_load_explicit(&e->r->addr, memory_order_relaxed), e->mutex_name,
 			e->mutex_name[0] ? " at " : "", mutex, rank, c[STC_C_WAITS], s_of(c[STC_C_WAIT_NS]));
 		print_stack(f, e, "first waited on in");
 		fprintf(f, "   signals %" PRIu64 " (%" PRIu64 " found no waiter), broadcasts %" PRIu64
-			" (%.1f waiters each); woken %" PRIu64 ", %.0f%% of them futile; timeouts %" PRIu64 "\n",
+			" (%.1f waiters each); woken %" PRIu64 ", %" PRIu64 " of them waited on it again with "
+			"the mutex held (re-waits); timeouts %" PRIu64 "\n",
 			c[STC_C_SIGNALS] + c[STC_C_SIGNALS_EMPTY], c[STC_C_SIGNALS_EMPTY], c[STC_C_BROADCASTS],
-			e->woken_per_broadcast, c[STC_C_WOKEN], 100 * e->futile_share, c[STC_TIMEOUTS]);
+			e->woken_per_broadcast, c[STC_C_WOKEN], c[STC_C_REWAITS], c[STC_TIMEOUTS]);
 		print_advice(f, e);
 		fprintf(f, "\n");
 	}
@@ -880,6 +914,19 @@ static void write_text(struct report *rep, FILE *f)
 
 /* ---- the JSON report ---- */
 
+/* A string of the program's as JSON: valid UTF-8 (utf8.h). */
+static json_t *json_text(const char *text)
+{
+	size_t size = strlen(text) * 3 + 1;
+	char *clean = malloc(size);
+	if (!clean)
+		return json_string("?");
+	utf8_clean(clean, size, text);
+	json_t *j = json_string(clean);
+	free(clean);
+	return j;
+}
+
 static json_t *addr_json(uintptr_t a)
 {
 	char buf[32];
@@ -895,15 +942,15 @@ static json_t *stack_json(const struct entry *e)
 		json_t *o = json_object();
 		json_object_set_new(o, "address", addr_json(fr->pc));
 		if (fr->function)
-			json_object_set_new(o, "function", json_string(fr->function));
+			json_object_set_new(o, "function", json_text(fr->function));
 		if (fr->file) {
-			json_object_set_new(o, "file", json_string(fr->file));
+			json_object_set_new(o, "file", json_text(fr->file));
 			json_object_set_new(o, "line", json_integer(fr->line));
 		}
 		if (fr->inlined)
 			json_object_set_new(o, "inlined", json_true());
 		if (fr->module) {
-			json_object_set_new(o, "module", json_string(fr->module));
+			json_object_set_new(o, "module", json_text(fr->module));
 			json_object_set_new(o, "module_offset", addr_json(fr->offset));
 		}
 		json_array_append_new(a, o);
@@ -932,9 +979,9 @@ static json_t *lock_json(const struct entry *e, size_t rank)
 	const uint64_t *c = e->c;
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
-	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1));
+	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed)));
 	if (e->name[0])
-		json_object_set_new(o, "name", json_string(e->name));
+		json_object_set_new(o, "name", json_text(e->name));
 	json_object_set_new(o, "kind", json_string(e->r->obj == ST_RWLOCK ? "rwlock" : "mutex"));
 	json_object_set_new(o, "type", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
@@ -971,9 +1018,9 @@ static json_t *cond_json(const struct entry *e, size_t rank)
 	const uint64_t *c = e->c;
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
-	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed) & ~(uintptr_t)1));
+	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed)));
 	if (e->name[0])
-		json_object_set_new(o, "name", json_string(e->name));
+		json_object_set_new(o, "name", json_text(e->name));
 	json_object_set_new(o, "kind", json_string("cond"));
 	json_object_set_new(o, "clock", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
@@ -981,15 +1028,15 @@ static json_t *cond_json(const struct entry *e, size_t rank)
 	json_object_set_new(o, "site", json_integer(e->site));
 	json_object_set_new(o, "mutex", addr_json(atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed)));
 	if (e->mutex_name[0])
-		json_object_set_new(o, "mutex_name", json_string(e->mutex_name));
+		json_object_set_new(o, "mutex_name", json_text(e->mutex_name));
 	json_object_set_new(o, "waits", json_integer((json_int_t)c[STC_C_WAITS]));
 	json_object_set_new(o, "wait_s", json_real(s_of(c[STC_C_WAIT_NS])));
 	json_object_set_new(o, "signals", json_integer((json_int_t)(c[STC_C_SIGNALS] + c[STC_C_SIGNALS_EMPTY])));
 	json_object_set_new(o, "broadcasts", json_integer((json_int_t)c[STC_C_BROADCASTS]));
 	json_object_set_new(o, "woken", json_integer((json_int_t)c[STC_C_WOKEN]));
 	json_object_set_new(o, "woken_per_broadcast", json_real(e->woken_per_broadcast));
-	json_object_set_new(o, "futile_wakes", json_integer((json_int_t)c[STC_C_FUTILE]));
-	json_object_set_new(o, "futile_share", json_real(e->futile_share));
+	json_object_set_new(o, "rewaits", json_integer((json_int_t)c[STC_C_REWAITS]));
+	json_object_set_new(o, "rewait_share", json_real(e->rewait_share));
 	json_object_set_new(o, "timeouts", json_integer((json_int_t)c[STC_TIMEOUTS]));
 	json_object_set_new(o, "advice", advice_json(e));
 	return o;
@@ -1001,10 +1048,10 @@ static char *json_report(struct report *rep)
 	json_t *root = json_object();
 	json_object_set_new(root, "hotlock_stats", json_integer(1));
 	json_object_set_new(root, "pid", json_integer(in->pid));
-	json_object_set_new(root, "program", json_string(rep->program));
+	json_object_set_new(root, "program", json_text(rep->program));
 	json_object_set_new(root, "end", json_string(in->end));
 	json_object_set_new(root, "elapsed_s", json_real(rep->elapsed_s));
-	json_object_set_new(root, "cpu", json_string(rep->cpu));
+	json_object_set_new(root, "cpu", json_text(rep->cpu));
 	json_object_set_new(root, "cpus", json_integer(in->cpus));
 	json_object_set_new(root, "nodes", json_integer(in->nodes));
 	json_object_set_new(root, "thread_time_s", json_real(rep->thread_s));
@@ -1020,8 +1067,8 @@ static char *json_report(struct report *rep)
 		double alive = thread_alive_s(in, t);
 		double lw = s_of(atomic_load_explicit(&t->lock_wait_ns, memory_order_relaxed));
 		double ts = ratio(lw, alive);
-		json_array_append_new(threads, json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:b}", "tid",
-							 (int)t->tid, "name", t->name[0] ? t->name : "?",
+		json_array_append_new(threads, json_pack("{s:i, s:o, s:f, s:f, s:f, s:f, s:f, s:b}", "tid",
+							 (int)t->tid, "name", json_text(t->name[0] ? t->name : "?"),
 							 "alive_s", alive, "lock_wait_s", lw, "cond_wait_s",
 							 s_of(atomic_load_explicit(&t->cond_wait_ns, memory_order_relaxed)),
 							 "lock_wait_share", ts > 1 ? 1.0 : ts, "cpu_s",
@@ -1044,76 +1091,47 @@ static char *json_report(struct report *rep)
 	return s;
 }
 
-/* ---- output ---- */
+/* ---- the entry point ---- */
 
-
-/* Appends buf to path ("": stderr; %p: the pid), in one write; where the
- * file cannot be opened, says so in one line and writes to stderr. */
-static void deliver(const char *path, const char *what, int pid, const char *buf, size_t n)
+int stats_report_make(const struct stats_report *in, char **text, size_t *text_len, char **json,
+		      size_t *json_len)
 {
-	int fd = 2;
-	if (path[0]) {
-		char full[8192];
-		size_t o = 0;
-		for (const char *p = path; *p && o < sizeof(full) - 16; p++) {
-			if (p[0] == '%' && p[1] == 'p') {
-				o += (size_t)snprintf(full + o, sizeof(full) - o, "%d", pid);
-				p++;
-			} else {
-				full[o++] = *p;
-			}
-		}
-		full[o] = 0;
-		fd = open(full, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			char msg[8400];
-			int m = snprintf(msg, sizeof(msg), "hotlock: cannot write the %s lock report to %s: %s; "
-					 "it follows on stderr\n", what, full, strerror(errno));
-			stats_write_all(2, msg, (size_t)m < sizeof(msg) ? (size_t)m : sizeof(msg) - 1);
-			fd = 2;
-		}
-	}
-	stats_write_all(fd, buf, n);
-	if (fd != 2)
-		close(fd);
-}
-
-EXPORT int hotlock_stats_report(const struct stats_report *in)
-{
-	if (!in || in->version != STATS_REPORT_VERSION)
-		return -1;
 	struct report *rep = calloc(1, sizeof(*rep));
 	if (!rep)
 		return -1;
 	rep->in = in;
-	program_line(rep->program, sizeof(rep->program));
+	utf8_clean(rep->program, sizeof(rep->program), in->program ? in->program : "?");
 	cpu_model(rep->cpu, sizeof(rep->cpu));
 	thread_totals(rep);
 	gather(rep);
-	if (in->text_path) {
-		char *buf = NULL;
-		size_t n = 0;
-		FILE *f = open_memstream(&buf, &n);
+	int err = 0;
+	if (text) {
+		*text = NULL;
+		*text_len = 0;
+		FILE *f = open_memstream(text, text_len);
 		if (f) {
 			write_text(rep, f);
-			fclose(f);
-			deliver(in->text_path, "text", in->pid, buf, n);
-			free(buf);
+			if (fclose(f))
+				err = -1;
+		} else {
+			err = -1;
 		}
 	}
-	if (in->json_path) {
+	if (json) {
+		*json = NULL;
 		char *s = json_report(rep);
-		if (s) {
-			size_t n = strlen(s);
-			char *line = malloc(n + 2);
-			if (line) {
-				memcpy(line, s, n);
-				line[n] = '\n';
-				deliver(in->json_path, "JSON", in->pid, line, n + 1);
-				free(line);
-			}
-			free(s);
+		size_t n = s ? strlen(s) : 0;
+		char *line = s ? malloc(n + 2) : NULL;
+		if (line) {
+			memcpy(line, s, n);
+			line[n] = '\n';
+			line[n + 1] = 0;
+			*json = line;
+			*json_len = n + 1;
+		} else {
+			err = -1;
 		}
+		free(s);
 	}
 	if (rep->dwfl)
 		dwfl_end(rep->dwfl);
@@ -1129,5 +1147,5 @@ EXPORT int hotlock_stats_report(const struct stats_report *in)
 	free(rep->locks);
 	free(rep->conds);
 	free(rep);
-	return 0;
+	return err;
 }

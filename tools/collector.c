@@ -1,0 +1,818 @@
+/* SPDX-License-Identifier: MIT */
+/* The collector of hotlock-run --stats: the contention report made from
+ * outside the program (docs/stats.md).
+ *
+ * hotlock-run makes the stats area (src/preload/stats_area.h), names it
+ * to the program in its environment, starts the program as its child and
+ * stays beside it.  Each process of the program that makes a record makes
+ * its slot LIVE and wakes the collector (a futex in the area, which a
+ * thread of ours waits on and turns into an eventfd); the collector opens
+ * a pidfd for it.  When the pidfd says the process has ended, the
+ * collector reads its exit status (waitpid for its own child; the pidfd's
+ * exit information, Linux 6.15 and later, for any other), adds what the
+ * process's threads had summed to its records, converts its times from
+ * TSC ticks (it measures the TSC's rate itself, over its own run: the
+ * program sleeps for no calibration), writes its report, text and JSON,
+ * and frees the slot.  So the program does nothing at its end but note
+ * how it ends, whatever that end is: a fatal signal, _exit, a crash inside
+ * malloc, a fork child's _exit.
+ *
+ * Every half second it also sweeps the area: slots of processes that died
+ * without a word (a fatal signal before their first record) are freed,
+ * and the names and CPU times of the LIVE processes' threads are read
+ * from /proc, so that a process that dies of a signal still has them.
+ *
+ * Its output is its own: the text report goes to hotlock-run's stderr or
+ * to a file, the JSON to a file, each report in one write to a file
+ * opened for appending (so that reports of processes that end together do
+ * not mix); a relative path is hotlock-run's.  A write that fails or comes
+ * up short is said in one line on stderr, a JSON line cut short is taken
+ * back out of its file, and hotlock-run's exit status says so (2, where
+ * the program itself succeeded).
+ *
+ * Signals: SIGINT and SIGQUIT are ignored while the program runs (the
+ * terminal sends them to the program too); SIGTERM, SIGHUP, SIGUSR1,
+ * SIGUSR2, SIGWINCH and SIGALRM sent to hotlock-run are passed on to the
+ * program (a `docker stop` or a service manager signals the process it
+ * started).  The program is started with the signal mask and dispositions
+ * hotlock-run was started with.
+ *
+ * When the program's main process ends while processes of it are still
+ * running (a daemon that forked into the background), hotlock-run ends as
+ * the program did, and a child of it goes on collecting until those end. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/futex.h>
+
+#include "collector.h"
+#include "stats.h"
+#include "stats_area.h"
+
+#define EXIT_REPORT_FAILED 2
+#define SWEEP_MS 500
+#define TSC_RATE_MIN_NS 10000000ull     /* the TSC's rate is measured over at least this */
+
+/* Linux 6.15's exit information of a pidfd (uapi linux/pidfd.h; the
+ * headers here are older). */
+#define HL_PIDFS_IOCTL_MAGIC 0xFF
+#define HL_PIDFD_INFO_EXIT (1UL << 3)
+struct hl_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define HL_PIDFD_GET_INFO _IOWR(HL_PIDFS_IOCTL_MAGIC, 11, struct hl_pidfd_info)
+
+static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGWINCH, SIGALRM };
+
+static struct {
+	struct collector_opts opts;
+	char text_path[PATH_MAX], json_path[PATH_MAX];
+	char path[PATH_MAX];            /* the area's */
+	int fd;
+	struct area_header *hdr;
+	void *slot[AREA_SLOTS];         /* LIVE slots, mapped while watched */
+	int pidfd[AREA_SLOTS];          /* -1: not watched */
+	uint64_t tsc0, mono0;           /* the TSC's rate: from here to a report */
+	int evfd;                       /* the futex watcher's news */
+	pid_t child;
+	bool child_ended;
+	int child_status;
+	bool failed;                    /* a report could not be written */
+	uint64_t reported;
+	sigset_t old_mask;
+	struct sigaction old_act[NSIG];
+} C;
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ticks_now(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_rdtsc();
+#else
+	return clock_ns(CLOCK_MONOTONIC);
+#endif
+}
+
+__attribute__((format(printf, 1, 2)))
+static void say(const char *fmt, ...)
+{
+	char buf[PATH_MAX + 512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		stats_write_all(2, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/* ---- the area ---- */
+
+/* Removes the areas of hotlock-runs that were killed before they could
+ * (their pid is in the name, and gone). */
+static void remove_stale_areas(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		int pid;
+		char rest[64];
+		if (sscanf(e->d_name, "hotlock-stats.%d.%63s", &pid, rest) == 2 && pid > 0 &&
+		    kill(pid, 0) != 0 && errno == ESRCH) {
+			char p[PATH_MAX];
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+static void absolute(char *out, const char *path)
+{
+	char cwd[PATH_MAX];
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		snprintf(out, PATH_MAX, "%s", path);
+	else if (snprintf(out, PATH_MAX, "%s/%s", cwd, path) >= PATH_MAX)
+		snprintf(out, PATH_MAX, "%s", path);
+}
+
+void collector_prepare(const struct collector_opts *opts)
+{
+	C.opts = *opts;
+	if (opts->text_path && opts->text_path[0]) {
+		absolute(C.text_path, opts->text_path);
+		C.opts.text_path = C.text_path;
+	}
+	if (opts->json_path) {
+		absolute(C.json_path, opts->json_path);
+		C.opts.json_path = C.json_path;
+	}
+	const char *dirs[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
+	C.fd = -1;
+	for (size_t i = 0; i < 3 && C.fd < 0; i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		remove_stale_areas(dirs[i]);
+		snprintf(C.path, sizeof(C.path), "%s/hotlock-stats.%d.XXXXXX", dirs[i], (int)getpid());
+		C.fd = mkostemp(C.path, O_CLOEXEC);
+		if (C.fd >= 0 && ftruncate(C.fd, (off_t)AREA_SIZE) != 0) {
+			close(C.fd);
+			unlink(C.path);
+			C.fd = -1;
+		}
+	}
+	if (C.fd < 0) {
+		say("hotlock-run: --stats: cannot make its memory in /dev/shm, $TMPDIR or /tmp: %s\n",
+		    strerror(errno));
+		exit(EXIT_REPORT_FAILED);
+	}
+	C.hdr = mmap(NULL, AREA_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, C.fd, 0);
+	if (C.hdr == MAP_FAILED) {
+		say("hotlock-run: --stats: cannot map its memory: %s\n", strerror(errno));
+		unlink(C.path);
+		exit(EXIT_REPORT_FAILED);
+	}
+	C.hdr->magic = AREA_MAGIC;
+	C.hdr->version = AREA_VERSION;
+	C.hdr->slots = AREA_SLOTS;
+	C.hdr->slot_size = AREA_SLOT_SIZE;
+	for (uint32_t i = 0; i < AREA_SLOTS; i++)
+		C.pidfd[i] = -1;
+	setenv(AREA_ENV, C.path, 1);
+	C.mono0 = clock_ns(CLOCK_MONOTONIC);
+	C.tsc0 = ticks_now();
+}
+
+/* ---- the futex watcher ---- */
+
+static void *watch_seq(void *arg)
+{
+	(void)arg;
+	uint32_t seen = atomic_load_explicit(&C.hdr->seq, memory_order_relaxed);
+	for (;;) {
+		struct timespec ts = { 1, 0 };
+		syscall(SYS_futex, &C.hdr->seq, FUTEX_WAIT, seen, &ts, NULL, 0);
+		uint32_t now = atomic_load_explicit(&C.hdr->seq, memory_order_relaxed);
+		if (now != seen) {
+			seen = now;
+			uint64_t one = 1;
+			if (write(C.evfd, &one, sizeof(one)) < 0)
+				continue;
+		}
+	}
+	return NULL;
+}
+
+/* ---- processes ---- */
+
+/* When process pid started (CLOCK_BOOTTIME ns, from /proc), 0 if gone. */
+static uint64_t process_start_ns(int32_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	long hz = sysconf(_SC_CLK_TCK);
+	if (!p || hz <= 0)
+		return 0;
+	return strtoull(p + 1, NULL, 10) * (1000000000ull / (uint64_t)hz);
+}
+
+/* Whether the process that took slot i (at since_ns) is still pid's: a
+ * process started later has the pid of one that ended.  /proc's start is
+ * in clock ticks (10 ms here): a margin of two. */
+static bool same_process(int32_t pid, uint64_t since_ns)
+{
+	uint64_t start = process_start_ns(pid);
+	long hz = sysconf(_SC_CLK_TCK);
+	return start && start <= since_ns + 2 * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+}
+
+static void *map_slot(uint32_t i)
+{
+	if (!C.slot[i]) {
+		void *p = mmap(NULL, AREA_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, C.fd,
+			       (off_t)area_slot_offset(i));
+		C.slot[i] = p == MAP_FAILED ? NULL : p;
+	}
+	return C.slot[i];
+}
+
+/* Frees slot i: its pages punched, then FREE (release: a process that
+ * takes it finds them zero). */
+static void free_slot(uint32_t i)
+{
+	if (C.slot[i]) {
+		munmap(C.slot[i], AREA_SLOT_SIZE);
+		C.slot[i] = NULL;
+	}
+	if (C.pidfd[i] >= 0) {
+		close(C.pidfd[i]);
+		C.pidfd[i] = -1;
+	}
+	fallocate(C.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)area_slot_offset(i),
+		  (off_t)AREA_SLOT_SIZE);
+	atomic_store_explicit(&C.hdr->desc[i].state, AREA_FREE, memory_order_release);
+}
+
+/* The names and CPU times of slot s's threads still running, from /proc
+ * (the process may die of a signal, which leaves no word of them). */
+static void read_threads(struct area_slot *s)
+{
+	struct stats_thread *t = area_threads(s);
+	uint32_t n = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
+	long hz = sysconf(_SC_CLK_TCK);
+	for (uint32_t k = 0; k < n && k < AREA_MAX_THREADS; k++) {
+		if (!t[k].tid || atomic_load_explicit(&t[k].exited, memory_order_relaxed))
+			continue;
+		char path[96], buf[1024];
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)s->pid, t[k].tid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t m = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (m > 0) {
+			buf[m] = 0;
+			buf[strcspn(buf, "\n")] = 0;
+			buf[sizeof(t[k].name) - 1] = 0;         /* comm is 15 characters */
+			memcpy(t[k].name, buf, sizeof(t[k].name));
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)s->pid, t[k].tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		m = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (m <= 0 || hz <= 0)
+			continue;
+		buf[m] = 0;
+		char *p = strrchr(buf, ')');
+		for (int field = 2; p && field < 14; field++)
+			p = strchr(p + 1, ' ');
+		if (!p)
+			continue;
+		char *q;
+		unsigned long long utime = strtoull(p + 1, &q, 10), stime = strtoull(q, NULL, 10);
+		uint64_t ns = (utime + stime) * (1000000000ull / (uint64_t)hz);
+		if (ns > atomic_load_explicit(&t[k].cpu_ns, memory_order_relaxed))
+			atomic_store_explicit(&t[k].cpu_ns, ns, memory_order_relaxed);
+	}
+}
+
+/* Starts watching slot i, LIVE now: its pidfd.  A process already gone
+ * (or whose pid a later process has) is finished at once. */
+static void finish(uint32_t i, bool status_known, int status);
+
+static void watch(uint32_t i)
+{
+	struct area_desc *d = &C.hdr->desc[i];
+	int32_t pid = atomic_load_explicit(&d->pid, memory_order_relaxed);
+	if (pid == C.child && C.child_ended) {
+		finish(i, true, C.child_status);        /* reaped already */
+		return;
+	}
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 || !same_process(pid, atomic_load_explicit(&d->since_ns, memory_order_relaxed))) {
+		if (fd >= 0)
+			close(fd);
+		finish(i, false, 0);
+		return;
+	}
+	C.pidfd[i] = fd;
+	struct area_slot *s = map_slot(i);
+	if (s)
+		read_threads(s);
+}
+
+/* What every thread had summed, into the records (stats_area.h, struct
+ * area_sums): the process is gone, so plain adds. */
+static void add_sums(struct area_slot *s)
+{
+	struct area_sums *sums = area_sums(s);
+	struct stats_rec *recs = area_recs(s);
+	uint32_t used = atomic_load_explicit(&s->recs_used, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
+	for (uint32_t t = 0; t < n && t < AREA_MAX_THREADS; t++)
+		for (uint32_t k = 0; k < AREA_SUM_SLOTS; k++) {
+			struct area_sum *sl = &sums[t].slot[k];
+			uint32_t idx = atomic_load_explicit(&sl->rec, memory_order_relaxed);
+			if (!idx || idx >= used)
+				continue;
+			struct stats_rec *r = &recs[idx];
+			for (int c = 0; c < STC_COUNT; c++) {
+				uint64_t v = atomic_load_explicit(&sl->c[c], memory_order_relaxed);
+				uint64_t have = atomic_load_explicit(&r->c[c], memory_order_relaxed);
+				if (stats_counter_is_max(c))
+					v = v > have ? v : have;
+				else
+					v += have;
+				atomic_store_explicit(&r->c[c], v, memory_order_relaxed);
+			}
+			uint64_t end = atomic_load_explicit(&sl->last_end, memory_order_relaxed);
+			if (end > atomic_load_explicit(&r->last_ns, memory_order_relaxed))
+				atomic_store_explicit(&r->last_ns, end, memory_order_relaxed);
+			atomic_store_explicit(&sl->rec, 0, memory_order_relaxed);
+		}
+}
+
+static const bool is_time[STC_COUNT] = {
+	[STC_W_WAIT_NS] = true, [STC_W_WAIT_MAX_NS] = true, [STC_R_WAIT_NS] = true,
+	[STC_R_WAIT_MAX_NS] = true, [STC_HOLD_NS] = true, [STC_HOLD_MAX_NS] = true,
+	[STC_C_WAIT_NS] = true,
+};
+
+static void scale(_Atomic uint64_t *v, double k)
+{
+	atomic_store_explicit(v, (uint64_t)((double)atomic_load_explicit(v, memory_order_relaxed) * k),
+			      memory_order_relaxed);
+}
+
+/* The slot's times from TSC ticks to nanoseconds (a slot timed with
+ * CLOCK_MONOTONIC has them so already): the rate measured from the
+ * collector's start to now, over TSC_RATE_MIN_NS at least (the collector
+ * waits for the rest, the program never does). */
+static void to_ns(struct area_slot *s)
+{
+	if (!s->tsc)
+		return;
+	uint64_t mono, ticks;
+	for (;;) {
+		mono = clock_ns(CLOCK_MONOTONIC);
+		ticks = ticks_now();
+		if (mono - C.mono0 >= TSC_RATE_MIN_NS || ticks <= C.tsc0)
+			break;
+		struct timespec ts = { 0, (long)(TSC_RATE_MIN_NS - (mono - C.mono0)) };
+		nanosleep(&ts, NULL);
+	}
+	double k = ticks > C.tsc0 ? (double)(mono - C.mono0) / (double)(ticks - C.tsc0) : 1;
+	struct stats_rec *recs = area_recs(s);
+	uint32_t used = atomic_load_explicit(&s->recs_used, memory_order_relaxed);
+	for (uint32_t i = 1; i < used && i < AREA_MAX_RECS; i++) {
+		struct stats_rec *r = &recs[i];
+		/* first and last: CLOCK_MONOTONIC, from the slot's pair of
+		 * readings at load. */
+		r->first_ns = s->mono_base + (uint64_t)((double)(r->first_ns - s->tsc_base) * k);
+		uint64_t last = atomic_load_explicit(&r->last_ns, memory_order_relaxed);
+		if (last)
+			atomic_store_explicit(&r->last_ns, s->mono_base + (uint64_t)((double)(last - s->tsc_base) * k),
+					      memory_order_relaxed);
+		for (int c = 0; c < STC_COUNT; c++)
+			if (is_time[c])
+				scale(&r->c[c], k);
+	}
+	struct stats_thread *t = area_threads(s);
+	uint32_t n = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
+	for (uint32_t i = 0; i < n && i < AREA_MAX_THREADS; i++) {
+		scale(&t[i].lock_wait_ns, k);
+		scale(&t[i].cond_wait_ns, k);
+	}
+	scale(&s->omitted_lock_ns, k);
+	scale(&s->omitted_cond_ns, k);
+}
+
+/* How the process ended, for the report: from its wait status where one
+ * is known, else from what its hooks wrote down. */
+static void end_words(char *out, size_t len, const struct area_slot *s, bool status_known, int status,
+		      bool execed)
+{
+	uint32_t how = atomic_load_explicit(&s->end_how, memory_order_acquire);
+	if (execed)
+		snprintf(out, len, "exec");
+	else if (status_known && WIFSIGNALED(status))
+		snprintf(out, len, "signal SIG%s%s", sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+			 WCOREDUMP(status) ? " (core dumped)" : "");
+	else if (status_known && WIFEXITED(status))
+		snprintf(out, len, "%s %d", how == AREA_END__EXIT ? "_exit" : "exit", WEXITSTATUS(status));
+	else if (how == AREA_END__EXIT)
+		snprintf(out, len, "_exit %d", atomic_load_explicit(&s->end_status, memory_order_relaxed));
+	else if (how == AREA_END_EXIT)
+		snprintf(out, len, "exit");
+	else
+		snprintf(out, len, "ended");
+}
+
+/* Appends buf to path (%p: the pid) in one write, or to stderr (path
+ * ""); a failed or short write is said in one line, and a JSON line cut
+ * short is taken back out of its file, so that the next one starts a
+ * line of its own. */
+static void deliver(const char *path, const char *what, int pid, const char *buf, size_t n)
+{
+	int fd = 2;
+	char full[PATH_MAX + 32] = "stderr";
+	if (path[0]) {
+		size_t o = 0;
+		for (const char *p = path; *p && o < sizeof(full) - 16; p++) {
+			if (p[0] == '%' && p[1] == 'p') {
+				o += (size_t)snprintf(full + o, sizeof(full) - o, "%d", pid);
+				p++;
+			} else {
+				full[o++] = *p;
+			}
+		}
+		full[o] = 0;
+		fd = open(full, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			say("hotlock-run: cannot write the %s lock report of pid %d to %s: %s\n", what, pid, full,
+			    strerror(errno));
+			C.failed = true;
+			return;
+		}
+	}
+	struct stat st;
+	off_t before = fd != 2 && fstat(fd, &st) == 0 ? st.st_size : -1;
+	int err = stats_write_all(fd, buf, n);
+	if (err) {
+		if (before >= 0 && ftruncate(fd, before) != 0)
+			err = errno;
+		say("hotlock-run: the %s lock report of pid %d to %s failed: %s%s\n", what, pid, full,
+		    strerror(err), before >= 0 ? " (nothing of it was kept)" : "");
+		C.failed = true;
+	}
+	if (fd != 2)
+		close(fd);
+}
+
+static void report(uint32_t i, struct area_slot *s, const char *end)
+{
+	add_sums(s);
+	to_ns(s);
+	/* The command line: its arguments with spaces between. */
+	char program[AREA_CMDLINE + 1];
+	uint32_t len = s->cmdline_len < AREA_CMDLINE ? s->cmdline_len : AREA_CMDLINE;
+	memcpy(program, s->cmdline, len);
+	program[len] = 0;
+	for (uint32_t k = 0; len && k < len - 1; k++)
+		if (!program[k])
+			program[k] = ' ';
+	if (!len)
+		snprintf(program, sizeof(program), "?");
+	uint64_t end_ns = atomic_load_explicit(&s->end_ns, memory_order_relaxed);
+	uint32_t used = atomic_load_explicit(&s->recs_used, memory_order_relaxed);
+	uint32_t threads = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
+	struct stats_report in = {
+		.pid = s->pid,
+		.end = end,
+		.program = program,
+		.top = C.opts.top,
+		.start_ns = s->start_ns,
+		.end_ns = end_ns ? end_ns : clock_ns(CLOCK_BOOTTIME),
+		.cpus = s->cpus,
+		.nodes = s->nodes,
+		.handoff_ns = s->handoff_ns,
+		.spin_ns = s->spin_ns,
+		.cna = s->cna,
+		.recs = area_recs(s),
+		.n_recs = used < AREA_MAX_RECS ? used : AREA_MAX_RECS,
+		.threads = area_threads(s),
+		.n_threads = threads < AREA_MAX_THREADS ? threads : AREA_MAX_THREADS,
+		.threads_omitted = atomic_load_explicit(&s->threads_omitted, memory_order_relaxed),
+		.omitted_lock_wait_ns = atomic_load_explicit(&s->omitted_lock_ns, memory_order_relaxed),
+		.omitted_cond_wait_ns = atomic_load_explicit(&s->omitted_cond_ns, memory_order_relaxed),
+		.objects_untracked = atomic_load_explicit(&s->untracked, memory_order_relaxed),
+		.modules = s->modules,
+		.n_modules = s->n_modules < AREA_MAX_MODULES ? s->n_modules : AREA_MAX_MODULES,
+		.strings = s->strings,
+	};
+	char *text = NULL, *json = NULL;
+	size_t text_len = 0, json_len = 0;
+	if (stats_report_make(&in, C.opts.text_path ? &text : NULL, &text_len,
+			      C.opts.json_path ? &json : NULL, &json_len) != 0) {
+		say("hotlock-run: no lock report for pid %d: out of memory\n", (int)s->pid);
+		C.failed = true;
+	}
+	if (text)
+		deliver(C.opts.text_path, "text", s->pid, text, text_len);
+	if (json)
+		deliver(C.opts.json_path, "JSON", s->pid, json, json_len);
+	free(text);
+	free(json);
+	C.reported++;
+	(void)i;
+}
+
+static void finish(uint32_t i, bool status_known, int status)
+{
+	struct area_desc *d = &C.hdr->desc[i];
+	uint32_t state = atomic_load_explicit(&d->state, memory_order_acquire);
+	struct area_slot *s = map_slot(i);
+	if (s && (state == AREA_LIVE || state == AREA_EXECED)) {
+		char end[64];
+		end_words(end, sizeof(end), s, status_known, status, state == AREA_EXECED);
+		report(i, s, end);
+	}
+	free_slot(i);
+}
+
+/* The pidfd of slot i says its process ended. */
+static void ended(uint32_t i)
+{
+	int32_t pid = atomic_load_explicit(&C.hdr->desc[i].pid, memory_order_relaxed);
+	int status = 0;
+	bool known = false;
+	if (pid == C.child && !C.child_ended) {
+		if (waitpid(C.child, &status, WNOHANG) == C.child) {
+			C.child_ended = true;
+			C.child_status = status;
+			known = true;
+		}
+	} else if (pid == C.child) {
+		status = C.child_status;
+		known = true;
+	} else {
+		struct hl_pidfd_info info = { .mask = HL_PIDFD_INFO_EXIT };
+		if (ioctl(C.pidfd[i], HL_PIDFD_GET_INFO, &info) == 0 && (info.mask & HL_PIDFD_INFO_EXIT)) {
+			status = info.exit_code;
+			known = true;
+		}
+	}
+	finish(i, known, status);
+}
+
+/* The slots' news: LIVE ones to watch, EXECED ones to finish. */
+static void scan(void)
+{
+	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
+		uint32_t state = atomic_load_explicit(&C.hdr->desc[i].state, memory_order_acquire);
+		if (state == AREA_LIVE && C.pidfd[i] < 0)
+			watch(i);
+		else if (state == AREA_EXECED)
+			finish(i, false, 0);
+	}
+}
+
+/* Every SWEEP_MS: slots whose processes died without a word are freed,
+ * and the running ones' threads read. */
+static void sweep(void)
+{
+	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
+		struct area_desc *d = &C.hdr->desc[i];
+		uint32_t state = atomic_load_explicit(&d->state, memory_order_acquire);
+		if (state == AREA_RESERVED) {
+			int32_t pid = atomic_load_explicit(&d->pid, memory_order_relaxed);
+			uint64_t since = atomic_load_explicit(&d->since_ns, memory_order_relaxed);
+			/* Only once it had time to write its pid. */
+			if (pid > 0 && clock_ns(CLOCK_BOOTTIME) > since + 100000000ull &&
+			    !same_process(pid, since)) {
+				uint32_t reserved = AREA_RESERVED;
+				if (atomic_compare_exchange_strong(&d->state, &reserved, AREA_LIVE))
+					free_slot(i);
+			}
+		} else if (state == AREA_LIVE && C.slot[i]) {
+			read_threads(C.slot[i]);
+		}
+	}
+}
+
+/* Whether a process of the program still has a slot (a daemon's). */
+static bool any_running(void)
+{
+	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
+		uint32_t state = atomic_load_explicit(&C.hdr->desc[i].state, memory_order_acquire);
+		if (state == AREA_LIVE || state == AREA_EXECED)
+			return true;
+		if (state == AREA_RESERVED &&
+		    same_process(atomic_load_explicit(&C.hdr->desc[i].pid, memory_order_relaxed),
+				 atomic_load_explicit(&C.hdr->desc[i].since_ns, memory_order_relaxed)))
+			return true;
+	}
+	return false;
+}
+
+/* The closing line, where processes ran that have no report. */
+static void summary(void)
+{
+	uint64_t processes = atomic_load_explicit(&C.hdr->processes, memory_order_relaxed);
+	uint64_t no_slot = atomic_load_explicit(&C.hdr->no_slot, memory_order_relaxed);
+	uint64_t quiet = processes > C.reported + no_slot ? processes - C.reported - no_slot : 0;
+	if (!C.opts.text_path || (quiet == 0 && no_slot == 0))
+		return;
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "== hotlock: %" PRIu64 " process%s of the program ran, %" PRIu64
+			 " with a lock report above%s; %" PRIu64 " never waited for a lock (no report)",
+			 processes, processes == 1 ? "" : "es", C.reported,
+			 C.opts.text_path[0] ? " (or in its file)" : "", quiet);
+	if (no_slot)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "; %" PRIu64 " found no room for records",
+			      no_slot);
+	snprintf(buf + n, sizeof(buf) - (size_t)n, "\n");
+	deliver(C.opts.text_path, "text", (int)getpid(), buf, strlen(buf));
+}
+
+/* ---- running ---- */
+
+/* Forks the program: its signal mask and dispositions are hotlock-run's
+ * own at start. */
+static pid_t start(const char *prog, char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &C.old_act[sig], NULL);
+	sigprocmask(SIG_SETMASK, &C.old_mask, NULL);
+	execv(prog, argv);
+	int err = errno;
+	say("hotlock-run: %s: %s\n", prog, strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Ends as the program did: its exit status, or its signal (without a core
+ * of our own). */
+static _Noreturn void end_as_program(bool remove_area)
+{
+	if (remove_area)
+		unlink(C.path);
+	int status = C.child_status;
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit none = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &none);
+		signal(sig, SIG_DFL);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		exit(128 + sig);
+	}
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	exit(code == 0 && C.failed ? EXIT_REPORT_FAILED : code);
+}
+
+int collector_run(const char *prog, char *const argv[])
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, NULL, &C.old_act[sig]);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++)
+		sigaddset(&block, forwarded[k]);
+	sigprocmask(SIG_BLOCK, &block, &C.old_mask);
+	C.child = start(prog, argv);
+	if (C.child < 0) {
+		say("hotlock-run: cannot start %s: %s\n", prog, strerror(errno));
+		unlink(C.path);
+		exit(126);
+	}
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	int sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	C.evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_t watcher;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_create(&watcher, NULL, watch_seq, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	bool background = false;
+	uint64_t last_sweep = clock_ns(CLOCK_MONOTONIC);
+	for (;;) {
+		struct pollfd pfd[AREA_SLOTS + 2];
+		uint32_t who[AREA_SLOTS];
+		nfds_t n = 0;
+		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = C.evfd, .events = POLLIN };
+		for (uint32_t i = 0; i < AREA_SLOTS; i++)
+			if (C.pidfd[i] >= 0) {
+				who[n - 2] = i;
+				pfd[n++] = (struct pollfd){ .fd = C.pidfd[i], .events = POLLIN };
+			}
+		int k = poll(pfd, n, SWEEP_MS);
+		if (k < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				if (si.ssi_signo != SIGCHLD && !C.child_ended)
+					kill(C.child, (int)si.ssi_signo);
+		}
+		if (pfd[1].revents & POLLIN) {
+			uint64_t v;
+			if (read(C.evfd, &v, sizeof(v)) < 0)
+				v = 0;
+		}
+		scan();
+		for (nfds_t f = 2; f < n; f++)
+			if (pfd[f].revents && C.pidfd[who[f - 2]] >= 0)
+				ended(who[f - 2]);
+		if (!C.child_ended) {
+			int status;
+			if (waitpid(C.child, &status, WNOHANG) == C.child) {
+				C.child_ended = true;
+				C.child_status = status;
+				scan();
+			}
+		}
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		if (now - last_sweep >= SWEEP_MS * 1000000ull) {
+			sweep();
+			last_sweep = now;
+		}
+		if (C.child_ended && !background) {
+			if (!any_running()) {
+				summary();
+				end_as_program(true);
+			}
+			/* Processes of the program outlive it: a child of ours
+			 * collects their reports, and we end as the program
+			 * did. */
+			pid_t p = fork();
+			if (p != 0) {
+				if (p < 0)
+					say("hotlock-run: cannot go on collecting the lock reports of the "
+					    "program's remaining processes: %s\n", strerror(errno));
+				end_as_program(p < 0);
+			}
+			background = true;
+			pthread_sigmask(SIG_SETMASK, &all, &old);
+			pthread_create(&watcher, NULL, watch_seq, NULL);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+		}
+		if (background && !any_running()) {
+			summary();
+			unlink(C.path);
+			_exit(0);
+		}
+	}
+	unlink(C.path);
+	return 1;
+}
