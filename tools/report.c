@@ -491,6 +491,14 @@ static void advise(struct entry *e, const char *code, const char *fmt, ...)
 static void advise_lock(struct report *rep, struct entry *e)
 {
 	const uint64_t *c = e->c;
+	if (e->r->type & STATS_TYPE_GLIBC) {
+		advise(e, "not-analysed",
+		       "a mutex glibc keeps (process-shared, robust or priority-inheriting): threads "
+		       "waited %.3f s for it, %.2f%% of their time, in %" PRIu64 " waits; its holds "
+		       "are not timed and no rule is applied to it",
+		       s_of(e->wait_ns), 100 * ratio(s_of(e->wait_ns), rep->thread_s), e->contended);
+		return;
+	}
 	/* Its span: from its first contention to the end of its last wait
 	 * (a lock busy in one phase of a program is judged by that phase). */
 	uint64_t last = atomic_load_explicit(&e->r->last_ns, memory_order_relaxed);
@@ -766,6 +774,8 @@ static const char *type_name(const struct stats_rec *r)
 {
 	static const char *const mutex[] = { "normal", "recursive", "errorcheck", "adaptive" };
 	static const char *const rw[] = { "prefer-reader", "prefer-writer", "prefer-writer-nonrecursive" };
+	if (r->obj == ST_MUTEX && (r->type & STATS_TYPE_GLIBC))
+		return "kept-by-glibc";
 	if (r->obj == ST_MUTEX)
 		return r->type < 4 ? mutex[r->type] : "normal";
 	if (r->obj == ST_RWLOCK)
@@ -1079,6 +1089,7 @@ static char *json_report(struct report *rep)
 	free(ix);
 	json_object_set_new(root, "threads", threads);
 	json_object_set_new(root, "locks_tracked", json_integer((json_int_t)rep->tracked));
+	json_object_set_new(root, "locks_untracked", json_integer((json_int_t)in->objects_untracked));
 	json_t *locks = json_array(), *conds = json_array();
 	for (size_t i = 0; i < rep->n_locks; i++)
 		json_array_append_new(locks, lock_json(&rep->locks[i], i + 1));

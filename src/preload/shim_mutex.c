@@ -164,6 +164,30 @@ __attribute__((noinline)) static int counted_lock(pthread_mutex_t *m, int type)
 	return counted_wait(m, r, type, NULL);
 }
 
+/* A lock of a mutex glibc keeps, with the report on: a wait (a trylock
+ * that finds it taken) is timed and counted in its record, as a wait and
+ * no more (shim_stats_glibc_mutex).  A robust mutex's EOWNERDEAD is a
+ * lock taken. */
+static int glibc_counted(pthread_mutex_t *m, const struct timespec *abstime, clockid_t clock, int how)
+{
+	int err = REAL(R_MUTEX_TRYLOCK, int (*)(pthread_mutex_t *))(m);
+	if (err != EBUSY)
+		return err;
+	struct stats_rec *r = shim_stats_glibc_mutex(m);
+	struct shim_wait w;
+	shim_wait_begin(&w);
+	if (how == 0)
+		err = REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
+	else if (how == 1)
+		err = REAL(R_MUTEX_TIMEDLOCK, int (*)(pthread_mutex_t *, const struct timespec *))(m, abstime);
+	else
+		err = REAL(R_MUTEX_CLOCKLOCK, int (*)(pthread_mutex_t *, clockid_t, const struct timespec *))(
+			m, clock, abstime);
+	if (r)
+		shim_wait_end(r, &w, false, err == EOWNERDEAD ? 0 : err);
+	return err;
+}
+
 /* Every lock but an untracked normal or adaptive mutex's.  Not inlined,
  * nor is counted_lock: the fast path above them must not pay for their
  * stack frames. */
@@ -171,7 +195,8 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 {
 	int type = shim_mutex_type(m);
 	if (type < 0)
-		return REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
+		return hl_unlikely(shim_stats_on) ? glibc_counted(m, NULL, 0, 0)
+						  : REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE && held_by_me(m))
 		return recursive_again(m);
 	if (type == PTHREAD_MUTEX_ERRORCHECK && held_by_me(m))
@@ -281,6 +306,8 @@ int shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	int type = shim_mutex_type(m);
 	if (type >= 0)
 		return timed_lock(m, type, CLOCK_REALTIME, abstime);
+	if (hl_unlikely(shim_stats_on))
+		return glibc_counted(m, abstime, CLOCK_REALTIME, 1);
 	return REAL(R_MUTEX_TIMEDLOCK, int (*)(pthread_mutex_t *, const struct timespec *))(m, abstime);
 }
 SHIM_EXPORT2(shim_mutex_timedlock, pthread_mutex_timedlock, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -290,6 +317,8 @@ int shim_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct times
 	int type = shim_mutex_type(m);
 	if (type >= 0)
 		return timed_lock(m, type, clock, abstime);
+	if (hl_unlikely(shim_stats_on))
+		return glibc_counted(m, abstime, clock, 2);
 	return REAL(R_MUTEX_CLOCKLOCK, int (*)(pthread_mutex_t *, clockid_t, const struct timespec *))(
 		m, clock, abstime);
 }

@@ -86,6 +86,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -329,12 +330,17 @@ static uint64_t task_cpu_ns(uint32_t tid)
 
 static void sums_flush_mine(void);
 
-/* The thread exits (its key's destructor): keep its CPU time and end. */
+/* The thread exits (its key's destructor): keep its name, CPU time and
+ * end.  Its name is the kernel's (prctl: a thread's exit is no lock call);
+ * the collector reads the names of the threads that run on. */
 static void thread_exit(void *p)
 {
 	struct stats_thread *t = p;
 	if (t < threads || t >= threads + AREA_MAX_THREADS)
 		return;         /* a slot of before a fork */
+	char name[STATS_NAME] = "";
+	if (prctl(PR_GET_NAME, name) == 0)
+		memcpy(t->name, name, sizeof(name));
 	sums_flush_mine();
 	hl_store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
 	hl_store(&t->end_ns, boot_ns(), HL_RELAXED);
@@ -380,12 +386,11 @@ static uint64_t class_key(const struct stats_rec *r)
 
 static bool same_class(const struct stats_rec *a, const struct stats_rec *b)
 {
-	if (a->obj != b->obj || a->by_address != b->by_address)
+	if (a->obj != b->obj || a->by_address != b->by_address || a->type != b->type)
 		return false;
 	if (a->by_address)
 		return hl_load(&a->addr, HL_RELAXED) == hl_load(&b->addr, HL_RELAXED);
-	return a->type == b->type && a->nframes == b->nframes &&
-	       !memcmp(a->stack, b->stack, a->nframes * sizeof(a->stack[0]));
+	return a->nframes == b->nframes && !memcmp(a->stack, b->stack, a->nframes * sizeof(a->stack[0]));
 }
 
 /* Whether obj lies in a module's own memory (a global or a static), as the
@@ -411,9 +416,10 @@ static void capture_stack(struct stats_rec *r)
 		r->stack[r->nframes++] = (uintptr_t)pcs[i];
 }
 
-/* The record of fresh's class: found in the slot's table, or made.  NULL
- * when the table is full.  Under table_lock. */
-static struct stats_rec *class_record(const struct stats_rec *fresh)
+/* The record of fresh's class: found in the slot's table, or made unless
+ * find_only.  NULL when the table is full (or find_only and none).  Under
+ * table_lock. */
+static struct stats_rec *class_record(const struct stats_rec *fresh, bool find_only)
 {
 	struct area_slot *s = shim_slot;
 	uint64_t key = class_key(fresh);
@@ -424,6 +430,8 @@ static struct stats_rec *class_record(const struct stats_rec *fresh)
 			return &shim_recs[idx];
 		if (idx)
 			continue;
+		if (find_only)
+			return NULL;
 		uint32_t used = hl_load(&s->recs_used, HL_RELAXED);
 		if (!used)
 			used = 1;               /* index 0 is "none" */
@@ -472,7 +480,7 @@ struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_
 	seen = hl_load(idx, HL_RELAXED);
 	r = shim_stats_rec(obj, seen);
 	if (!r && seen != SHIM_STATS_UNTRACKED && shim_slot) {
-		r = class_record(&fresh);
+		r = class_record(&fresh, false);
 		if (r) {
 			hl_fetch_add(&r->objects, 1, HL_RELAXED);
 			/* Release: the record before its index, which other
@@ -485,6 +493,31 @@ struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_
 		}
 	}
 	table_lock_drop();
+	pthread_setcancelstate(cs, NULL);
+	return r;
+}
+
+struct stats_rec *shim_stats_glibc_mutex(void *obj)
+{
+	if (!shim_stats_on)
+		return NULL;
+	/* Its bytes are glibc's, so no index there: found by its address,
+	 * under the table's lock (a contended wait of such a mutex only);
+	 * the stack is taken once, for the record, outside the lock. */
+	struct stats_rec fresh = { .obj = ST_MUTEX, .type = STATS_TYPE_GLIBC, .by_address = 1 };
+	hl_store(&fresh.addr, (uintptr_t)obj, HL_RELAXED);
+	int cs;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	table_lock_take();
+	struct stats_rec *r = shim_slot ? class_record(&fresh, true) : NULL;
+	table_lock_drop();
+	if (!r && shim_slot) {
+		capture_stack(&fresh);
+		table_lock_take();
+		if (shim_slot && (r = class_record(&fresh, false)) && !hl_load(&r->objects, HL_RELAXED))
+			hl_store(&r->objects, 1, HL_RELAXED);
+		table_lock_drop();
+	}
 	pthread_setcancelstate(cs, NULL);
 	return r;
 }

@@ -88,6 +88,10 @@ static inline struct stats_rec *shim_stats_rec(const void *obj, uint32_t idx)
  * the table is full, or no report). */
 HL_HIDDEN struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_obj kind,
 					     uint32_t type);
+/* A mutex glibc keeps (process-shared, robust, PI): the record of its
+ * waits, found or made by its address (NULL: the table is full, or no
+ * report). */
+HL_HIDDEN struct stats_rec *shim_stats_glibc_mutex(void *obj);
 /* A mutex of hotlock's: its record, made now if it has none (shim_mutex.c);
  * NULL for glibc's, or where the table is full. */
 HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);

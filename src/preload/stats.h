@@ -45,6 +45,11 @@ static inline bool stats_counter_is_max(int k)
 	return k == STC_W_WAIT_MAX_NS || k == STC_R_WAIT_MAX_NS || k == STC_HOLD_MAX_NS;
 }
 
+/* A record's type for a mutex glibc keeps (process-shared, robust,
+ * priority-inheriting or -protecting: shim.c): its waits are counted, by
+ * its address, and nothing else of it is analysed. */
+#define STATS_TYPE_GLIBC 0x100u
+
 /* A class's record (shim_stats.c, "Classes"): made at the first
  * contention of its first object (a condvar's: at its first wait), which
  * gives it its address and call stack; the objects that joined it since

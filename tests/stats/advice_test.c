@@ -136,7 +136,7 @@ static const char *const thread_keys[] = {
 	"tid", "name", "alive_s", "lock_wait_s", "cond_wait_s", "lock_wait_share", "cpu_s", "exited", NULL };
 static const char *const codes_known[] = {
 	"split-or-shorten", "handoff-threshold", "spinning-off", "use-cna", "writers-wait",
-	"mostly-writes", "signal-no-waiter", "timeouts", "no-action", NULL };
+	"mostly-writes", "signal-no-waiter", "timeouts", "no-action", "not-analysed", NULL };
 
 static void check_keys(const char *what, const char *obj, json_t *o, const char *const *keys)
 {
@@ -288,6 +288,12 @@ static const struct row rows[] = {
 	  { "0.099 s for it, 0.99% of their time: not worth changing", "!no rule found" } },
 	{ "quiet cond", CV, 0, { { 0, 0 } }, 0, 0, { 0 }, "no-action",
 	  { "100 waits, 90 woken: nothing to change" } },
+
+	/* A mutex glibc keeps: its waits stated, no rule applied, however
+	 * its numbers look (here: split-or-shorten's, handoffs, spins). */
+	{ "kept by glibc: not analysed", M, STATS_TYPE_GLIBC,
+	  { C(STC_W_WAIT_NS, 2 * S), C(STC_HANDOFFS, 10), C(STC_SPINS, 200), C(STC_SPINS_WON, 1) }, 2 * S, 0,
+	  { 0 }, "not-analysed", { "glibc keeps", "waited 2.000 s for it, 20.00% of their time, in 20 waits" } },
 
 	/* split-or-shorten: >= 20 waits, total wait / span >= 1 thread. */
 	{ "split: 20 waits, 1.0 thread waiting", M, 0, { C(STC_W_WAIT_NS, 2 * S) }, 2 * S, 0, { 0 },

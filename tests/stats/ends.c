@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* ends: programs that end, or run, the ways a debugging tool is kept for,
+ * for faults_test.py: under hotlock-run --stats each must end exactly as
+ * it does without it (docs/stats.md, "What the program sees").
+ *
+ *   ends MODE [ARG]
+ *
+ * Every mode first makes its mutex contended (contend(): 4 threads, 50 ms),
+ * so that the process has a record and its report is due.  Then:
+ *
+ *   heap-corrupt  a heap-corrupting write, then malloc: glibc finds the
+ *                 corruption inside malloc, with the arena's lock held,
+ *                 and aborts (SIGABRT)
+ *   double-free   free twice: glibc aborts (SIGABRT)
+ *   segv          a write to address 0x10: SIGSEGV, whose core must say so
+ *                 (si_code SEGV_MAPERR, si_addr 0x10), not a raise
+ *   malloc-loop   threads allocate and free without end, until a signal
+ *                 ends the process (the test sends SIGTERM)
+ *   exit-handler  as malloc-loop, with a SIGTERM handler that calls
+ *                 _exit(7) (a program's own crash or shutdown handler)
+ *   fork-walk     a thread walks the loaded modules without end
+ *                 (dl_iterate_phdr, whose callback sleeps with the loader's
+ *                 lock held) while 30 forks each _exit(0) at once; prints
+ *                 "forks N ok"
+ *   fd2 FILE      closes fd 2, opens FILE (fd 2 again: a daemon's data
+ *                 file), writes 18 bytes to it, contends, exits 0
+ *   lines         prints 1000 lines on stdout, exits 0
+ *   chdir DIR     chdir(DIR) after contending, exits 0
+ *   hold          two threads keep a mutex of its own (held) 1 ms at a
+ *                 time (by the clock, spinning), each waiting for the
+ *                 other's: every hold is 1 ms, and so the report's mean
+ *   generation    a generation broadcast: 4 workers wait for the next
+ *                 generation with the mutex held, each does its share of
+ *                 the work under the mutex and waits again: every woken
+ *                 worker has work (no wake-up is futile)
+ *   many-statics  20,000 static mutexes, each contended twice: more
+ *                 classes than a process's records
+ *   name          a thread named with bytes that are not UTF-8 contends
+ *   pshared       a process-shared mutex (glibc keeps it), contended by 4
+ *                 threads for 100 ms
+ *   quiet         nothing contended (the mutex stays free), exits 0 */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Through pointers the compiler cannot see through: it may not pair a
+ * malloc with its free, or drop either. */
+static void *(*volatile alloc)(size_t) = malloc;
+static void (*volatile release)(void *) = free;
+static atomic_bool stop;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *contender(void *arg)
+{
+	double end = now() + 0.05;
+	(void)arg;
+	while (now() < end) {
+		pthread_mutex_lock(&lock);
+		for (volatile int i = 0; i < 200; i++)
+			;
+		pthread_mutex_unlock(&lock);
+	}
+	return NULL;
+}
+
+static void contend(void)
+{
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, contender, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void *allocator(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		void *p = malloc(64 + (size_t)(rand() & 4095));
+		free(p);
+	}
+	return NULL;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	_exit(7);
+}
+
+static int slow_walk(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	(void)arg;
+	usleep(200);            /* the loader's lock held meanwhile */
+	return 0;
+}
+
+static void *walker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop))
+		dl_iterate_phdr(slow_walk, NULL);
+	return NULL;
+}
+
+/* hold's mutex: every hold of it is 1 ms. */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *holder(void *arg)
+{
+	for (int i = 0; i < 150; i++) {
+		pthread_mutex_lock(&held);
+		double end = now() + 0.001;
+		while (now() < end)
+			;
+		pthread_mutex_unlock(&held);
+		usleep(100);
+	}
+	if (arg)
+		atomic_store(&stop, true);
+	return NULL;
+}
+
+/* generation: the mutex guards gen and work; each worker takes one item
+ * per generation and waits for the next. */
+static pthread_cond_t gen_cond = PTHREAD_COND_INITIALIZER;
+static unsigned gen, work, done_items;
+
+static void *gen_worker(void *arg)
+{
+	unsigned seen = 0;
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	for (;;) {
+		while (gen == seen && !atomic_load(&stop))
+			pthread_cond_wait(&gen_cond, &lock);
+		if (atomic_load(&stop))
+			break;
+		seen = gen;
+		work--;         /* its share, under the mutex */
+		done_items++;
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static pthread_mutex_t statics[20000];
+static atomic_int want = -1, ack = -1;
+
+/* many-statics' helper: asks for each static mutex while main holds it. */
+static void *static_contender(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20000; i++) {
+		while (atomic_load(&want) != i)
+			;
+		atomic_store(&ack, i);
+		pthread_mutex_lock(&statics[i]);
+		pthread_mutex_unlock(&statics[i]);
+	}
+	return NULL;
+}
+
+static void *named(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "caf\xe9-\xff\xfe");
+	contender(NULL);
+	return NULL;
+}
+
+static pthread_mutex_t shared_lock;
+
+static void *shared_contender(void *arg)
+{
+	double end = now() + 0.1;
+	(void)arg;
+	while (now() < end) {
+		pthread_mutex_lock(&shared_lock);
+		for (volatile int i = 0; i < 2000; i++)
+			;
+		pthread_mutex_unlock(&shared_lock);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	const char *arg = argc > 2 ? argv[2] : "";
+	if (!strcmp(mode, "quiet")) {
+		pthread_mutex_lock(&lock);
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
+	if (!strcmp(mode, "fd2")) {
+		close(2);
+		int fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd != 2 || write(fd, "daemon's own data\n", 18) != 18)
+			return 1;
+	}
+	if (!strcmp(mode, "pshared")) {
+		pthread_mutexattr_t a;
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+		pthread_mutex_init(&shared_lock, &a);
+		pthread_t t[4];
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, shared_contender, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (!strcmp(mode, "name")) {
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, named, NULL);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
+	contend();
+	if (!strcmp(mode, "heap-corrupt")) {
+		/* A chunk in the unsorted bin whose size is overwritten: the next
+		 * malloc that scans the bin finds it, inside _int_malloc, with
+		 * the arena locked. */
+		size_t *big = alloc(0x500);
+		void *guard = alloc(0x20);
+		release(big);
+		big[-1] = 0x10;
+		void *again = alloc(0x600);
+		printf("not detected %p %p\n", guard, again);
+		return 0;
+	}
+	if (!strcmp(mode, "double-free")) {
+		char *p = alloc(24);
+		release(p);
+		release(p);
+		return 0;
+	}
+	if (!strcmp(mode, "segv")) {
+		*(volatile int *)0x10 = 1;
+		return 0;
+	}
+	if (!strcmp(mode, "malloc-loop") || !strcmp(mode, "exit-handler")) {
+		if (!strcmp(mode, "exit-handler"))
+			signal(SIGTERM, on_term);
+		pthread_t t[3];
+		for (int i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, allocator, NULL);
+		printf("allocating\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(mode, "fork-walk")) {
+		pthread_t w;
+		pthread_create(&w, NULL, walker, NULL);
+		usleep(20000);
+		int ok = 0;
+		for (int i = 0; i < 30; i++) {
+			pid_t p = fork();
+			if (p == 0)
+				_exit(0);
+			int st;
+			if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				ok++;
+		}
+		atomic_store(&stop, true);
+		pthread_join(w, NULL);
+		printf("forks %d ok\n", ok);
+		return ok == 30 ? 0 : 1;
+	}
+	if (!strcmp(mode, "lines")) {
+		for (int i = 0; i < 1000; i++)
+			printf("line %d\n", i);
+		return 0;
+	}
+	if (!strcmp(mode, "chdir"))
+		return chdir(arg) == 0 ? 0 : 1;
+	if (!strcmp(mode, "hold")) {
+		pthread_t h, w;
+		pthread_create(&h, NULL, holder, NULL);
+		pthread_create(&w, NULL, holder, NULL);
+		pthread_join(h, NULL);
+		pthread_join(w, NULL);
+		return 0;
+	}
+	if (!strcmp(mode, "generation")) {
+		pthread_t t[4];
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, gen_worker, NULL);
+		for (int g = 0; g < 300; g++) {
+			pthread_mutex_lock(&lock);
+			gen++;
+			work += 4;
+			pthread_cond_broadcast(&gen_cond);
+			pthread_mutex_unlock(&lock);
+			usleep(300);
+		}
+		atomic_store(&stop, true);
+		pthread_mutex_lock(&lock);
+		pthread_cond_broadcast(&gen_cond);
+		pthread_mutex_unlock(&lock);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		printf("generation items %u\n", done_items);
+		return 0;
+	}
+	if (!strcmp(mode, "many-statics")) {
+		/* Each contended twice: main holds it while the helper asks. */
+		for (int round = 0; round < 2; round++) {
+			pthread_t t;
+			atomic_store(&want, -1);
+			atomic_store(&ack, -1);
+			pthread_create(&t, NULL, static_contender, NULL);
+			for (int i = 0; i < 20000; i++) {
+				pthread_mutex_lock(&statics[i]);
+				atomic_store(&want, i);
+				while (atomic_load(&ack) != i)
+					;
+				double end = now() + 20e-6;
+				while (now() < end)
+					;
+				pthread_mutex_unlock(&statics[i]);
+			}
+			pthread_join(t, NULL);
+		}
+		return 0;
+	}
+	return 0;
+}
