@@ -19,8 +19,9 @@
  *
  * Every half second it also sweeps the area: slots of processes that died
  * without a word (a fatal signal before their first record) are freed,
- * and the names and CPU times of the LIVE processes' threads are read
- * from /proc, so that a process that dies of a signal still has them.
+ * and the names and CPU times of the LIVE processes' threads, and the
+ * modules they loaded after their load (dlopen), are read from /proc, so
+ * that a process that dies of a signal still has them.
  *
  * Its output is its own: the text report goes to hotlock-run's stderr or
  * to a file, the JSON to a file, each report in one write to a file
@@ -68,6 +69,7 @@
 #include "collector.h"
 #include "stats.h"
 #include "stats_area.h"
+#include "slot.h"
 
 #define EXIT_REPORT_FAILED 2
 #define SWEEP_MS 500
@@ -106,21 +108,8 @@ static struct {
 	struct sigaction old_act[NSIG];
 } C;
 
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t ticks_now(void)
-{
-#if defined(__x86_64__)
-	return __builtin_ia32_rdtsc();
-#else
-	return clock_ns(CLOCK_MONOTONIC);
-#endif
-}
+#define clock_ns slot_clock_ns
+#define ticks_now slot_ticks_now
 
 __attribute__((format(printf, 1, 2)))
 static void say(const char *fmt, ...)
@@ -234,37 +223,6 @@ static void *watch_seq(void *arg)
 
 /* ---- processes ---- */
 
-/* When process pid started (CLOCK_BOOTTIME ns, from /proc), 0 if gone. */
-static uint64_t process_start_ns(int32_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	long hz = sysconf(_SC_CLK_TCK);
-	if (!p || hz <= 0)
-		return 0;
-	return strtoull(p + 1, NULL, 10) * (1000000000ull / (uint64_t)hz);
-}
-
-/* Whether the process that took slot i (at since_ns) is still pid's: a
- * process started later has the pid of one that ended.  /proc's start is
- * in clock ticks (10 ms here): a margin of two. */
-static bool same_process(int32_t pid, uint64_t since_ns)
-{
-	uint64_t start = process_start_ns(pid);
-	long hz = sysconf(_SC_CLK_TCK);
-	return start && start <= since_ns + 2 * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
-}
-
 static void *map_slot(uint32_t i)
 {
 	if (!C.slot[i]) {
@@ -292,49 +250,6 @@ static void free_slot(uint32_t i)
 	atomic_store_explicit(&C.hdr->desc[i].state, AREA_FREE, memory_order_release);
 }
 
-/* The names and CPU times of slot s's threads still running, from /proc
- * (the process may die of a signal, which leaves no word of them). */
-static void read_threads(struct area_slot *s)
-{
-	struct stats_thread *t = area_threads(s);
-	uint32_t n = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
-	long hz = sysconf(_SC_CLK_TCK);
-	for (uint32_t k = 0; k < n && k < AREA_MAX_THREADS; k++) {
-		if (!t[k].tid || atomic_load_explicit(&t[k].exited, memory_order_relaxed))
-			continue;
-		char path[96], buf[1024];
-		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)s->pid, t[k].tid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t m = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (m > 0) {
-			buf[m] = 0;
-			buf[strcspn(buf, "\n")] = 0;
-			buf[sizeof(t[k].name) - 1] = 0;         /* comm is 15 characters */
-			memcpy(t[k].name, buf, sizeof(t[k].name));
-		}
-		snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)s->pid, t[k].tid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		m = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (m <= 0 || hz <= 0)
-			continue;
-		buf[m] = 0;
-		char *p = strrchr(buf, ')');
-		for (int field = 2; p && field < 14; field++)
-			p = strchr(p + 1, ' ');
-		if (!p)
-			continue;
-		char *q;
-		unsigned long long utime = strtoull(p + 1, &q, 10), stime = strtoull(q, NULL, 10);
-		uint64_t ns = (utime + stime) * (1000000000ull / (uint64_t)hz);
-		if (ns > atomic_load_explicit(&t[k].cpu_ns, memory_order_relaxed))
-			atomic_store_explicit(&t[k].cpu_ns, ns, memory_order_relaxed);
-	}
-}
-
 /* Starts watching slot i, LIVE now: its pidfd.  A process already gone
  * (or whose pid a later process has) is finished at once. */
 static void finish(uint32_t i, bool status_known, int status);
@@ -348,7 +263,7 @@ static void watch(uint32_t i)
 		return;
 	}
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0 || !same_process(pid, atomic_load_explicit(&d->since_ns, memory_order_relaxed))) {
+	if (fd < 0 || !slot_same_process(pid, atomic_load_explicit(&d->since_ns, memory_order_relaxed))) {
 		if (fd >= 0)
 			close(fd);
 		finish(i, false, 0);
@@ -356,94 +271,10 @@ static void watch(uint32_t i)
 	}
 	C.pidfd[i] = fd;
 	struct area_slot *s = map_slot(i);
-	if (s)
-		read_threads(s);
-}
-
-/* What every thread had summed, into the records (stats_area.h, struct
- * area_sums): the process is gone, so plain adds. */
-static void add_sums(struct area_slot *s)
-{
-	struct area_sums *sums = area_sums(s);
-	struct stats_rec *recs = area_recs(s);
-	uint32_t used = atomic_load_explicit(&s->recs_used, memory_order_relaxed);
-	uint32_t n = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
-	for (uint32_t t = 0; t < n && t < AREA_MAX_THREADS; t++)
-		for (uint32_t k = 0; k < AREA_SUM_SLOTS; k++) {
-			struct area_sum *sl = &sums[t].slot[k];
-			uint32_t idx = atomic_load_explicit(&sl->rec, memory_order_relaxed);
-			if (!idx || idx >= used)
-				continue;
-			struct stats_rec *r = &recs[idx];
-			for (int c = 0; c < STC_COUNT; c++) {
-				uint64_t v = atomic_load_explicit(&sl->c[c], memory_order_relaxed);
-				uint64_t have = atomic_load_explicit(&r->c[c], memory_order_relaxed);
-				if (stats_counter_is_max(c))
-					v = v > have ? v : have;
-				else
-					v += have;
-				atomic_store_explicit(&r->c[c], v, memory_order_relaxed);
-			}
-			uint64_t end = atomic_load_explicit(&sl->last_end, memory_order_relaxed);
-			if (end > atomic_load_explicit(&r->last_ns, memory_order_relaxed))
-				atomic_store_explicit(&r->last_ns, end, memory_order_relaxed);
-			atomic_store_explicit(&sl->rec, 0, memory_order_relaxed);
-		}
-}
-
-static const bool is_time[STC_COUNT] = {
-	[STC_W_WAIT_NS] = true, [STC_W_WAIT_MAX_NS] = true, [STC_R_WAIT_NS] = true,
-	[STC_R_WAIT_MAX_NS] = true, [STC_HOLD_NS] = true, [STC_HOLD_MAX_NS] = true,
-	[STC_C_WAIT_NS] = true,
-};
-
-static void scale(_Atomic uint64_t *v, double k)
-{
-	atomic_store_explicit(v, (uint64_t)((double)atomic_load_explicit(v, memory_order_relaxed) * k),
-			      memory_order_relaxed);
-}
-
-/* The slot's times from TSC ticks to nanoseconds (a slot timed with
- * CLOCK_MONOTONIC has them so already): the rate measured from the
- * collector's start to now, over TSC_RATE_MIN_NS at least (the collector
- * waits for the rest, the program never does). */
-static void to_ns(struct area_slot *s)
-{
-	if (!s->tsc)
-		return;
-	uint64_t mono, ticks;
-	for (;;) {
-		mono = clock_ns(CLOCK_MONOTONIC);
-		ticks = ticks_now();
-		if (mono - C.mono0 >= TSC_RATE_MIN_NS || ticks <= C.tsc0)
-			break;
-		struct timespec ts = { 0, (long)(TSC_RATE_MIN_NS - (mono - C.mono0)) };
-		nanosleep(&ts, NULL);
+	if (s) {
+		slot_read_threads(s);
+		slot_read_maps(s);
 	}
-	double k = ticks > C.tsc0 ? (double)(mono - C.mono0) / (double)(ticks - C.tsc0) : 1;
-	struct stats_rec *recs = area_recs(s);
-	uint32_t used = atomic_load_explicit(&s->recs_used, memory_order_relaxed);
-	for (uint32_t i = 1; i < used && i < AREA_MAX_RECS; i++) {
-		struct stats_rec *r = &recs[i];
-		/* first and last: CLOCK_MONOTONIC, from the slot's pair of
-		 * readings at load. */
-		r->first_ns = s->mono_base + (uint64_t)((double)(r->first_ns - s->tsc_base) * k);
-		uint64_t last = atomic_load_explicit(&r->last_ns, memory_order_relaxed);
-		if (last)
-			atomic_store_explicit(&r->last_ns, s->mono_base + (uint64_t)((double)(last - s->tsc_base) * k),
-					      memory_order_relaxed);
-		for (int c = 0; c < STC_COUNT; c++)
-			if (is_time[c])
-				scale(&r->c[c], k);
-	}
-	struct stats_thread *t = area_threads(s);
-	uint32_t n = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
-	for (uint32_t i = 0; i < n && i < AREA_MAX_THREADS; i++) {
-		scale(&t[i].lock_wait_ns, k);
-		scale(&t[i].cond_wait_ns, k);
-	}
-	scale(&s->omitted_lock_ns, k);
-	scale(&s->omitted_cond_ns, k);
 }
 
 /* How the process ended, for the report: from its wait status where one
@@ -508,47 +339,26 @@ static void deliver(const char *path, const char *what, int pid, const char *buf
 		close(fd);
 }
 
-static void report(uint32_t i, struct area_slot *s, const char *end)
+static void report(struct area_slot *s, const char *end)
 {
-	add_sums(s);
-	to_ns(s);
-	/* The command line: its arguments with spaces between. */
+	slot_add_sums(s);
+	/* The TSC's rate: from the collector's start to now, over
+	 * TSC_RATE_MIN_NS at least (the collector waits for the rest, the
+	 * program never does). */
+	uint64_t mono, ticks;
+	for (;;) {
+		mono = clock_ns(CLOCK_MONOTONIC);
+		ticks = ticks_now();
+		if (!s->tsc || mono - C.mono0 >= TSC_RATE_MIN_NS || ticks <= C.tsc0)
+			break;
+		struct timespec ts = { 0, (long)(TSC_RATE_MIN_NS - (mono - C.mono0)) };
+		nanosleep(&ts, NULL);
+	}
+	slot_to_ns(s, ticks > C.tsc0 ? (double)(mono - C.mono0) / (double)(ticks - C.tsc0) : 1);
 	char program[AREA_CMDLINE + 1];
-	uint32_t len = s->cmdline_len < AREA_CMDLINE ? s->cmdline_len : AREA_CMDLINE;
-	memcpy(program, s->cmdline, len);
-	program[len] = 0;
-	for (uint32_t k = 0; len && k < len - 1; k++)
-		if (!program[k])
-			program[k] = ' ';
-	if (!len)
-		snprintf(program, sizeof(program), "?");
-	uint64_t end_ns = atomic_load_explicit(&s->end_ns, memory_order_relaxed);
-	uint32_t used = atomic_load_explicit(&s->recs_used, memory_order_relaxed);
-	uint32_t threads = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
-	struct stats_report in = {
-		.pid = s->pid,
-		.end = end,
-		.program = program,
-		.top = C.opts.top,
-		.start_ns = s->start_ns,
-		.end_ns = end_ns ? end_ns : clock_ns(CLOCK_BOOTTIME),
-		.cpus = s->cpus,
-		.nodes = s->nodes,
-		.handoff_ns = s->handoff_ns,
-		.spin_ns = s->spin_ns,
-		.cna = s->cna,
-		.recs = area_recs(s),
-		.n_recs = used < AREA_MAX_RECS ? used : AREA_MAX_RECS,
-		.threads = area_threads(s),
-		.n_threads = threads < AREA_MAX_THREADS ? threads : AREA_MAX_THREADS,
-		.threads_omitted = atomic_load_explicit(&s->threads_omitted, memory_order_relaxed),
-		.omitted_lock_wait_ns = atomic_load_explicit(&s->omitted_lock_ns, memory_order_relaxed),
-		.omitted_cond_wait_ns = atomic_load_explicit(&s->omitted_cond_ns, memory_order_relaxed),
-		.objects_untracked = atomic_load_explicit(&s->untracked, memory_order_relaxed),
-		.modules = s->modules,
-		.n_modules = s->n_modules < AREA_MAX_MODULES ? s->n_modules : AREA_MAX_MODULES,
-		.strings = s->strings,
-	};
+	struct stats_report in;
+	slot_report_input(s, &in, end, atomic_load_explicit(&s->end_ns, memory_order_relaxed), C.opts.top,
+			  program);
 	char *text = NULL, *json = NULL;
 	size_t text_len = 0, json_len = 0;
 	if (stats_report_make(&in, C.opts.text_path ? &text : NULL, &text_len,
@@ -563,7 +373,6 @@ static void report(uint32_t i, struct area_slot *s, const char *end)
 	free(text);
 	free(json);
 	C.reported++;
-	(void)i;
 }
 
 static void finish(uint32_t i, bool status_known, int status)
@@ -574,7 +383,7 @@ static void finish(uint32_t i, bool status_known, int status)
 	if (s && (state == AREA_LIVE || state == AREA_EXECED)) {
 		char end[64];
 		end_words(end, sizeof(end), s, status_known, status, state == AREA_EXECED);
-		report(i, s, end);
+		report(s, end);
 	}
 	free_slot(i);
 }
@@ -628,13 +437,14 @@ static void sweep(void)
 			uint64_t since = atomic_load_explicit(&d->since_ns, memory_order_relaxed);
 			/* Only once it had time to write its pid. */
 			if (pid > 0 && clock_ns(CLOCK_BOOTTIME) > since + 100000000ull &&
-			    !same_process(pid, since)) {
+			    !slot_same_process(pid, since)) {
 				uint32_t reserved = AREA_RESERVED;
 				if (atomic_compare_exchange_strong(&d->state, &reserved, AREA_LIVE))
 					free_slot(i);
 			}
 		} else if (state == AREA_LIVE && C.slot[i]) {
-			read_threads(C.slot[i]);
+			slot_read_threads(C.slot[i]);
+			slot_read_maps(C.slot[i]);
 		}
 	}
 }
@@ -647,7 +457,7 @@ static bool any_running(void)
 		if (state == AREA_LIVE || state == AREA_EXECED)
 			return true;
 		if (state == AREA_RESERVED &&
-		    same_process(atomic_load_explicit(&C.hdr->desc[i].pid, memory_order_relaxed),
+		    slot_same_process(atomic_load_explicit(&C.hdr->desc[i].pid, memory_order_relaxed),
 				 atomic_load_explicit(&C.hdr->desc[i].since_ns, memory_order_relaxed)))
 			return true;
 	}

@@ -56,12 +56,23 @@ struct frame {
 
 #define MAX_FRAMES (STATS_FRAMES * 4)  /* return addresses with their inlined calls */
 
-struct entry {
-	const struct stats_rec *r;
-	uint64_t c[STC_COUNT];          /* a copy: threads may still count */
+/* A call stack, named: its frames and where the program's own code starts. */
+struct callstack {
 	struct frame frames[MAX_FRAMES];
 	int nframes;
 	int site;                       /* the first frame of the program's own code */
+};
+
+struct entry {
+	const struct stats_rec *r;
+	uint64_t c[STC_COUNT];          /* a copy: threads may still count */
+	struct callstack first;         /* where it was first contended */
+	/* Where it was held while others waited (stats.h, struct stats_site):
+	 * the sampled holder stacks, and each one's share of the samples. */
+	struct callstack holder[STATS_HOLDER_SITES];
+	double holder_share[STATS_HOLDER_SITES];
+	int n_holders;
+	uint64_t holder_samples;
 	char name[128];                 /* object_name: the variable it is in; "": none */
 	char mutex_name[128];           /* a condvar's mutex's */
 	/* derived */
@@ -434,24 +445,33 @@ static bool is_plumbing(const struct frame *f)
 /* Whether frame i, without a name, is followed by a named frame of the
  * same module before the stack leaves it: a static helper of a stripped
  * library (SQLite takes its mutexes so), whose named caller says more. */
-static bool named_caller_in_module(const struct entry *e, int i)
+static bool named_caller_in_module(const struct callstack *st, int i)
 {
-	const char *mod = e->frames[i].module;
-	for (int j = i + 1; mod && j < e->nframes; j++) {
-		if (!e->frames[j].module || strcmp(e->frames[j].module, mod))
+	const char *mod = st->frames[i].module;
+	for (int j = i + 1; mod && j < st->nframes; j++) {
+		if (!st->frames[j].module || strcmp(st->frames[j].module, mod))
 			return false;
-		if (e->frames[j].function)
+		if (st->frames[j].function)
 			return true;
 	}
 	return false;
 }
 
-static int find_site(const struct entry *e)
+static int find_site(const struct callstack *st)
 {
-	for (int i = 0; i < e->nframes; i++)
-		if (!is_plumbing(&e->frames[i]) && (e->frames[i].function || !named_caller_in_module(e, i)))
+	for (int i = 0; i < st->nframes; i++)
+		if (!is_plumbing(&st->frames[i]) && (st->frames[i].function || !named_caller_in_module(st, i)))
 			return i;
 	return 0;
+}
+
+/* The frames of n return addresses, named, with their site. */
+static void name_stack(struct report *rep, const uintptr_t *pcs, uint32_t n, struct callstack *st)
+{
+	st->nframes = 0;
+	for (uint32_t f = 0; f < n; f++)
+		st->nframes += name_pc(rep, pcs[f], &st->frames[st->nframes], MAX_FRAMES - st->nframes);
+	st->site = find_site(st);
 }
 
 /* ---- the advice ----
@@ -703,11 +723,29 @@ static void gather(struct report *rep)
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; i < counts[l]; i++) {
 			struct entry *x = &lists[l][i];
-			x->nframes = 0;
-			for (uint32_t f = 0; f < x->r->nframes; f++)
-				x->nframes += name_pc(rep, x->r->stack[f], &x->frames[x->nframes],
-						      MAX_FRAMES - x->nframes);
-			x->site = find_site(x);
+			name_stack(rep, x->r->stack, x->r->nframes, &x->first);
+			uint64_t other = atomic_load_explicit(&x->r->holder_other, memory_order_relaxed);
+			x->holder_samples = other;
+			for (int h = 0; h < STATS_HOLDER_SITES; h++)
+				x->holder_samples += atomic_load_explicit(&x->r->holders[h].samples,
+									   memory_order_relaxed);
+			for (int h = 0; h < STATS_HOLDER_SITES && x->holder_samples; h++) {
+				const struct stats_site *site = &x->r->holders[h];
+				uint64_t n = atomic_load_explicit(&site->samples, memory_order_relaxed);
+				if (!n || !site->nframes)
+					continue;
+				int k = x->n_holders++;
+				name_stack(rep, site->stack, site->nframes, &x->holder[k]);
+				x->holder_share[k] = (double)n / (double)x->holder_samples;
+			}
+			if (x->n_holders == 2 && x->holder_share[1] > x->holder_share[0]) {
+				struct callstack t = x->holder[0];
+				double ts = x->holder_share[0];
+				x->holder[0] = x->holder[1];
+				x->holder_share[0] = x->holder_share[1];
+				x->holder[1] = t;
+				x->holder_share[1] = ts;
+			}
 			object_name(rep, atomic_load_explicit(&x->r->addr, memory_order_relaxed), x->name,
 				    sizeof(x->name));
 			if (l == 1)
@@ -802,23 +840,42 @@ static void print_frame(FILE *f, const struct frame *fr)
 }
 
 /* The site, the plumbing it called through, and three of its callers. */
-static void print_stack(FILE *f, const struct entry *e, const char *what)
+/* The site, the plumbing it called through, and three of its callers. */
+static void print_stack(FILE *f, const struct callstack *st, const char *what)
 {
 	fprintf(f, "   %s ", what);
-	if (!e->nframes) {
+	if (!st->nframes) {
 		fprintf(f, "(no call stack)\n");
 		return;
 	}
-	print_frame(f, &e->frames[e->site]);
-	for (int i = e->site - 1; i >= 0; i--) {
-		fprintf(f, i == e->site - 1 ? ", through " : " -> ");
-		print_frame(f, &e->frames[i]);
+	print_frame(f, &st->frames[st->site]);
+	for (int i = st->site - 1; i >= 0; i--) {
+		fprintf(f, i == st->site - 1 ? ", through " : " -> ");
+		print_frame(f, &st->frames[i]);
 	}
-	for (int i = e->site + 1; i < e->nframes && i <= e->site + 3; i++) {
+	for (int i = st->site + 1; i < st->nframes && i <= st->site + 3; i++) {
 		fprintf(f, "\n      <- ");
-		print_frame(f, &e->frames[i]);
+		print_frame(f, &st->frames[i]);
 	}
 	fprintf(f, "\n");
+}
+
+/* Where it was held while others waited: each sampled holder site with
+ * its share, and the share of the others. */
+static void print_holders(FILE *f, const struct entry *e)
+{
+	if (!e->holder_samples)
+		return;
+	double shown = 0;
+	for (int k = 0; k < e->n_holders; k++) {
+		char what[96];
+		snprintf(what, sizeof(what), "held while others waited (%.0f%% of %" PRIu64 " sampled releases) in",
+			 100 * e->holder_share[k], e->holder_samples);
+		print_stack(f, &e->holder[k], what);
+		shown += e->holder_share[k];
+	}
+	if (shown < 0.995)
+		fprintf(f, "   ... and elsewhere (%.0f%% of the sampled releases)\n", 100 * (1 - shown));
 }
 
 static void print_advice(FILE *f, const struct entry *e)
@@ -831,8 +888,12 @@ static void write_text(struct report *rep, FILE *f)
 {
 	const struct stats_report *in = rep->in;
 	fprintf(f, "== hotlock lock report: pid %d: %s\n", in->pid, rep->program);
-	fprintf(f, "   ended by %s after %.2f s; %s, %d CPUs, %d NUMA node%s\n", in->end, rep->elapsed_s,
-		rep->cpu, in->cpus, in->nodes, in->nodes == 1 ? "" : "s");
+	if (!strcmp(in->end, "running"))
+		fprintf(f, "   running for %.2f s, as it stands now; %s, %d CPUs, %d NUMA node%s\n", rep->elapsed_s,
+			rep->cpu, in->cpus, in->nodes, in->nodes == 1 ? "" : "s");
+	else
+		fprintf(f, "   ended by %s after %.2f s; %s, %d CPUs, %d NUMA node%s\n", in->end, rep->elapsed_s,
+			rep->cpu, in->cpus, in->nodes, in->nodes == 1 ? "" : "s");
 	fprintf(f, "   threads waited for locks %.3f s of their %.3f s (%.1f%%), in condition variables %.3f s\n",
 		rep->lock_wait_s, rep->thread_s, 100 * ratio(rep->lock_wait_s, rep->thread_s), rep->cond_wait_s);
 	fprintf(f, "   %zu objects had contention records", rep->tracked);
@@ -851,7 +912,8 @@ static void write_text(struct report *rep, FILE *f)
 		if (objects > 1)
 			fprintf(f, " and %" PRIu64 " more of the same kind and stack", objects - 1);
 		fprintf(f, ": waited %.3f s in all\n", s_of(e->wait_ns));
-		print_stack(f, e, "first contended in");
+		print_stack(f, &e->first, "first contended in");
+		print_holders(f, e);
 		fprintf(f, "   acquisitions %" PRIu64 ", %.1f%% waited: mean wait %.1f us, max %.1f us; "
 			"hold mean %.1f us, max %.1f us\n", e->acq, 100 * e->contended_share, e->wait_mean_us,
 			us_of(e->wait_max_ns), e->hold_mean_us, us_of(c[STC_HOLD_MAX_NS]));
@@ -883,7 +945,7 @@ static void write_text(struct report *rep, FILE *f)
 			" waits, %.3f s in all\n", i + 1, type_name(e->r), e->name, e->name[0] ? " at " : "",
 			atomic_load_explicit(&e->r->addr, memory_order_relaxed), e->mutex_name,
 			e->mutex_name[0] ? " at " : "", mutex, rank, c[STC_C_WAITS], s_of(c[STC_C_WAIT_NS]));
-		print_stack(f, e, "first waited on in");
+		print_stack(f, &e->first, "first waited on in");
 		fprintf(f, "   signals %" PRIu64 " (%" PRIu64 " found no waiter), broadcasts %" PRIu64
 			" (%.1f waiters each); woken %" PRIu64 ", %" PRIu64 " of them waited on it again with "
 			"the mutex held (re-waits); timeouts %" PRIu64 "\n",
@@ -896,8 +958,8 @@ static void write_text(struct report *rep, FILE *f)
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; i < (l ? rep->n_conds : rep->n_locks); i++) {
 			const struct entry *e = l ? &rep->conds[i] : &rep->locks[i];
-			for (int k = 0; k < e->nframes; k++)
-				unnamed |= !e->frames[k].function && e->frames[k].module;
+			for (int k = 0; k < e->first.nframes; k++)
+				unnamed |= !e->first.frames[k].function && e->first.frames[k].module;
 		}
 	if (unnamed)
 		fprintf(f, "Frames shown as module+0xOFFSET are in a module without symbols here: its debug\n"
@@ -944,11 +1006,11 @@ static json_t *addr_json(uintptr_t a)
 	return json_string(buf);
 }
 
-static json_t *stack_json(const struct entry *e)
+static json_t *stack_json(const struct callstack *st)
 {
 	json_t *a = json_array();
-	for (int i = 0; i < e->nframes; i++) {
-		const struct frame *fr = &e->frames[i];
+	for (int i = 0; i < st->nframes; i++) {
+		const struct frame *fr = &st->frames[i];
 		json_t *o = json_object();
 		json_object_set_new(o, "address", addr_json(fr->pc));
 		if (fr->function)
@@ -995,8 +1057,17 @@ static json_t *lock_json(const struct entry *e, size_t rank)
 	json_object_set_new(o, "kind", json_string(e->r->obj == ST_RWLOCK ? "rwlock" : "mutex"));
 	json_object_set_new(o, "type", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
-	json_object_set_new(o, "stack", stack_json(e));
-	json_object_set_new(o, "site", json_integer(e->site));
+	json_object_set_new(o, "stack", stack_json(&e->first));
+	json_object_set_new(o, "site", json_integer(e->first.site));
+	if (e->holder_samples) {
+		json_t *h = json_array();
+		for (int k = 0; k < e->n_holders; k++)
+			json_array_append_new(h, json_pack("{s:o, s:i, s:f}", "stack", stack_json(&e->holder[k]),
+							   "site", e->holder[k].site, "share",
+							   e->holder_share[k]));
+		json_object_set_new(o, "holders", h);
+		json_object_set_new(o, "holder_samples", json_integer((json_int_t)e->holder_samples));
+	}
 	json_object_set_new(o, "acquisitions", json_integer((json_int_t)e->acq));
 	json_object_set_new(o, "contended", json_integer((json_int_t)e->contended));
 	json_object_set_new(o, "contended_share", json_real(e->contended_share));
@@ -1034,8 +1105,8 @@ static json_t *cond_json(const struct entry *e, size_t rank)
 	json_object_set_new(o, "kind", json_string("cond"));
 	json_object_set_new(o, "clock", json_string(type_name(e->r)));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
-	json_object_set_new(o, "stack", stack_json(e));
-	json_object_set_new(o, "site", json_integer(e->site));
+	json_object_set_new(o, "stack", stack_json(&e->first));
+	json_object_set_new(o, "site", json_integer(e->first.site));
 	json_object_set_new(o, "mutex", addr_json(atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed)));
 	if (e->mutex_name[0])
 		json_object_set_new(o, "mutex_name", json_text(e->mutex_name));
@@ -1100,6 +1171,59 @@ static char *json_report(struct report *rep)
 	char *s = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(root);
 	return s;
+}
+
+/* ---- names for hotlock-top ---- */
+
+struct stats_namer {
+	struct stats_report in;
+	struct report rep;
+};
+
+struct stats_namer *stats_namer_open(const struct stats_report *in)
+{
+	struct stats_namer *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->in = *in;
+	n->rep.in = &n->in;
+	open_dwfl(&n->rep);
+	return n;
+}
+
+void stats_namer_site(struct stats_namer *n, const uintptr_t *pcs, uint32_t count, char *out, size_t len)
+{
+	struct callstack *st = malloc(sizeof(*st));
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *f = st ? open_memstream(&buf, &blen) : NULL;
+	if (f) {
+		name_stack(&n->rep, pcs, count, st);
+		if (st->nframes)
+			print_frame(f, &st->frames[st->site]);
+		fclose(f);
+	}
+	utf8_clean(out, len, buf && *buf ? buf : "(no call stack)");
+	free(buf);
+	free(st);
+}
+
+void stats_namer_object(struct stats_namer *n, uintptr_t addr, char *out, size_t len)
+{
+	char name[256];
+	object_name(&n->rep, addr, name, sizeof(name));
+	utf8_clean(out, len, name);
+}
+
+void stats_namer_close(struct stats_namer *n)
+{
+	if (!n)
+		return;
+	if (n->rep.dwfl)
+		dwfl_end(n->rep.dwfl);
+	for (size_t i = 0; i < n->rep.n_demangled; i++)
+		free(n->rep.demangled[i]);
+	free(n);
 }
 
 /* ---- the entry point ---- */

@@ -138,7 +138,7 @@ struct stats_rec *shim_mutex_stats(pthread_mutex_t *m)
 static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const struct hl_deadline *dl)
 {
 	struct shim_wait w;
-	shim_wait_begin(&w);
+	shim_wait_begin(&w, r);
 	int err = lock_wait(m, type, dl);
 	uint64_t t1 = shim_wait_end(r, &w, false, err);
 	if (!err)
@@ -175,7 +175,7 @@ static int glibc_counted(pthread_mutex_t *m, const struct timespec *abstime, clo
 		return err;
 	struct stats_rec *r = shim_stats_glibc_mutex(m);
 	struct shim_wait w;
-	shim_wait_begin(&w);
+	shim_wait_begin(&w, r);
 	if (how == 0)
 		err = REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
 	else if (how == 1)
@@ -363,7 +363,12 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 		struct shim_wait w;
 		shim_release_begin(&w);
 		err = unlock_now(m, type);
-		shim_release_end(r, &w);
+		bool woke = shim_release_end(r, &w);
+		/* It served a waiter: a normal or adaptive mutex's unlock
+		 * takes this path only for one (its fast path failed: a head
+		 * recorded itself), another type's where it woke one. */
+		if (!err && (woke || type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP))
+			shim_stats_contended_release(r);
 	}
 	shim_hold_add(r, held, until);
 	shim_stats_released();

@@ -157,7 +157,7 @@ static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl_deadline
 	if (!r && !(r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl_load(&SR(l)->kind, HL_RELAXED))))
 		return lock_wait(l, read, kind, dl);
 	struct shim_wait w;
-	shim_wait_begin(&w);
+	shim_wait_begin(&w, r);
 	err = lock_wait(l, read, kind, dl);
 	uint64_t t1 = shim_wait_end(r, &w, read, err);
 	if (!err && !read) {
@@ -283,7 +283,9 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 	struct shim_wait w;
 	shim_release_begin(&w);
 	int err = hl__rwlock_unlock_foreign(&SR(l)->hl);
-	shim_release_end(r, &w);
+	/* A release that woke a waiter ended a hold that others waited for. */
+	if (shim_release_end(r, &w) && !err)
+		shim_stats_contended_release(r);
 	shim_hold_add(r, held, until);
 	shim_stats_released();
 	return err;

@@ -403,17 +403,17 @@ static bool static_storage(uintptr_t obj)
 	return false;
 }
 
-/* The frames of the caller's call stack outside this library, innermost
- * first (glibc's backtrace; the unwinder was loaded at start). */
+/* The frames of the caller's call stack outside this library (its lock
+ * calls inside, its thread start outside), innermost first (glibc's
+ * backtrace; the unwinder was loaded at start). */
 static void capture_stack(struct stats_rec *r)
 {
 	void *pcs[STATS_FRAMES + 16];
 	int n = backtrace(pcs, (int)(sizeof(pcs) / sizeof(pcs[0])));
-	int i = 0;
-	while (i < n && (uintptr_t)pcs[i] >= self_lo && (uintptr_t)pcs[i] < self_hi)
-		i++;
-	for (r->nframes = 0; i < n && r->nframes < STATS_FRAMES; i++)
-		r->stack[r->nframes++] = (uintptr_t)pcs[i];
+	r->nframes = 0;
+	for (int i = 0; i < n && r->nframes < STATS_FRAMES; i++)
+		if ((uintptr_t)pcs[i] < self_lo || (uintptr_t)pcs[i] >= self_hi)
+			r->stack[r->nframes++] = (uintptr_t)pcs[i];
 }
 
 /* The record of fresh's class: found in the slot's table, or made unless
@@ -551,9 +551,13 @@ static void thread_counters(uint64_t c[HL_COUNTERS])
 		c[k] = t ? hl_load(&t->fx[k], HL_RELAXED) : 0;
 }
 
-void shim_wait_begin(struct shim_wait *w)
+void shim_wait_begin(struct shim_wait *w, struct stats_rec *r)
 {
 	thread_counters(w->c0);
+	struct stats_thread *t = r ? thread_me() : NULL;
+	/* Relaxed: the thread's own word, read by hotlock-top as a hint. */
+	if (t)
+		hl_store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
 	w->t0 = shim_ticks();
 }
 
@@ -683,6 +687,8 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
 	thread_wait(ticks, false);
+	if (me)         /* Relaxed: as in shim_wait_begin. */
+		hl_store(&me->waiting_on, 0, HL_RELAXED);
 	if (err) {
 		if (err == ETIMEDOUT)
 			hl_fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
@@ -730,12 +736,58 @@ void shim_hold_add(struct stats_rec *r, uint64_t since, uint64_t until)
 	slot_done(s);
 }
 
+/* Holder sites: one release in HOLDER_SAMPLE of those that served a
+ * waiter (each thread's own count) has its call stack taken, after the
+ * release, and counted in the record's sites (stats.h, struct
+ * stats_site): the critical section that others waited for ends there.
+ * A new stack takes a free site under the table's lock; the count is an
+ * atomic add. */
+#define HOLDER_SAMPLE 8
+static __thread uint32_t holder_releases __attribute__((tls_model("initial-exec")));
+
+void shim_stats_contended_release(struct stats_rec *r)
+{
+	if (++holder_releases % HOLDER_SAMPLE)
+		return;
+	struct stats_rec fresh;
+	int cs;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	capture_stack(&fresh);
+	uint32_t n = fresh.nframes < STATS_HOLDER_FRAMES ? fresh.nframes : STATS_HOLDER_FRAMES;
+	struct stats_site *site = NULL;
+	for (int i = 0; i < STATS_HOLDER_SITES && !site; i++) {
+		struct stats_site *h = &r->holders[i];
+		/* Acquire: pairs with the release that published its stack. */
+		uint32_t have = atomic_load_explicit((_Atomic uint32_t *)&h->nframes, memory_order_acquire);
+		if (have == n && !memcmp(h->stack, fresh.stack, n * sizeof(h->stack[0])))
+			site = h;
+	}
+	if (!site) {
+		table_lock_take();
+		for (int i = 0; i < STATS_HOLDER_SITES && !site; i++) {
+			struct stats_site *h = &r->holders[i];
+			if (!h->nframes && n) {
+				memcpy(h->stack, fresh.stack, n * sizeof(h->stack[0]));
+				/* Release: the stack before its length, which readers
+				 * above load with acquire. */
+				atomic_store_explicit((_Atomic uint32_t *)&h->nframes, n, memory_order_release);
+				site = h;
+			} else if (h->nframes == n && !memcmp(h->stack, fresh.stack, n * sizeof(h->stack[0]))) {
+				site = h;
+			}
+		}
+		table_lock_drop();
+	}
+	hl_fetch_add(site ? &site->samples : &r->holder_other, 1, HL_RELAXED);
+	pthread_setcancelstate(cs, NULL);
+}
+
 void shim_release_begin(struct shim_wait *w)
 {
 	thread_counters(w->c0);
 }
 
-void shim_release_end(struct stats_rec *r, const struct shim_wait *w)
+bool shim_release_end(struct stats_rec *r, const struct shim_wait *w)
 {
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
@@ -743,6 +795,7 @@ void shim_release_end(struct stats_rec *r, const struct shim_wait *w)
 		hl_fetch_add(&r->c[STC_FUTEX_WAKES], c[HL_FX_WAKE] - w->c0[HL_FX_WAKE], HL_RELAXED);
 	if (c[HL_FX_WAIT] != w->c0[HL_FX_WAIT])
 		hl_fetch_add(&r->c[STC_FUTEX_WAITS], c[HL_FX_WAIT] - w->c0[HL_FX_WAIT], HL_RELAXED);
+	return c[HL_FX_WAKE] != w->c0[HL_FX_WAKE];
 }
 
 /* ---- condition variables ---------------------------------------------------- *

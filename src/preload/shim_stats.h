@@ -100,15 +100,16 @@ HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
 /* A thread the shim started begins (shim_thread.c): its start time. */
 HL_HIDDEN void shim_stats_thread_start(void);
 
-/* A wait for a lock: begin before, end after, with the lock's answer (0:
- * the caller holds it now; the counts go into the thread's own sums,
- * shim_stats.c).  Returns when the wait ended (shim_ticks, bit 0 clear):
+/* A wait for a lock (r's; NULL: none to count it in): begin before, end
+ * after, with the lock's answer (0: the caller holds it now; the counts go
+ * into the thread's own sums, shim_stats.c).  Meanwhile the thread's
+ * record says which lock it waits for (hotlock-top's "waiting now").  Returns when the wait ended (shim_ticks, bit 0 clear):
  * the hold's start. */
 struct shim_wait {
 	uint64_t t0;
 	uint64_t c0[HL_COUNTERS];
 };
-HL_HIDDEN void shim_wait_begin(struct shim_wait *w);
+HL_HIDDEN void shim_wait_begin(struct shim_wait *w, struct stats_rec *r);
 HL_HIDDEN uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err);
 
 /* A thread's first state: its TID, mixed (murmur3's finalizer), so that
@@ -156,7 +157,7 @@ static inline void shim_stats_acquired(_Atomic uint64_t *since)
 		shim_hold_start_sampled(since);
 }
 
-/* After a release of a tracked lock: counted (futile condvar wake-ups,
+/* After a release of a tracked lock: counted (condvar re-waits,
  * shim_stats.c). */
 static inline void shim_stats_released(void)
 {
@@ -195,9 +196,13 @@ static inline uint64_t shim_hold_take(_Atomic uint64_t *since, uint64_t *until)
 HL_HIDDEN void shim_hold_add(struct stats_rec *r, uint64_t t0, uint64_t until);
 
 /* A release that took the slow path: the futex calls it made, added after
- * it (to the record: never freed memory). */
+ * it (to the record: never freed memory).  Returns whether it woke a
+ * waiter. */
 HL_HIDDEN void shim_release_begin(struct shim_wait *w);
-HL_HIDDEN void shim_release_end(struct stats_rec *r, const struct shim_wait *w);
+HL_HIDDEN bool shim_release_end(struct stats_rec *r, const struct shim_wait *w);
+/* After a release that served a waiter (a mutex's slow unlock, a write
+ * unlock that woke one): the holder's call site, sampled (shim_stats.c). */
+HL_HIDDEN void shim_stats_contended_release(struct stats_rec *r);
 
 /* A condvar wait on record r (the caller holds mutex): returns its start. */
 HL_HIDDEN uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex);

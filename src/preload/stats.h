@@ -50,6 +50,19 @@ static inline bool stats_counter_is_max(int k)
  * its address, and nothing else of it is analysed. */
 #define STATS_TYPE_GLIBC 0x100u
 
+/* Where a lock was held while others waited: the holder's call stack at
+ * a release that had a waiter to serve, sampled (shim_stats.c).  A
+ * record keeps the first STATS_HOLDER_SITES stacks it sees and counts the
+ * samples of each; samples of other stacks count in holder_other. */
+#define STATS_HOLDER_SITES 2
+#define STATS_HOLDER_FRAMES 8
+struct stats_site {
+	_Atomic uint64_t samples;
+	uint32_t nframes;               /* 0: free */
+	uint32_t pad;
+	uintptr_t stack[STATS_HOLDER_FRAMES];   /* innermost first */
+};
+
 /* A class's record (shim_stats.c, "Classes"): made at the first
  * contention of its first object (a condvar's: at its first wait), which
  * gives it its address and call stack; the objects that joined it since
@@ -68,6 +81,8 @@ struct stats_rec {
 	_Atomic uint32_t last_node;     /* node of the last contended acquisition, + 1 */
 	_Atomic uintptr_t cond_mutex;   /* a condvar: the mutex of its last wait */
 	_Atomic uint64_t c[STC_COUNT];
+	struct stats_site holders[STATS_HOLDER_SITES];
+	_Atomic uint64_t holder_other;  /* samples of stacks not in holders */
 } __attribute__((aligned(64)));
 
 /* One thread: the main thread, and every thread that waited. */
@@ -78,6 +93,7 @@ struct stats_thread {
 	uint64_t start_ns;              /* CLOCK_BOOTTIME */
 	_Atomic uint64_t end_ns;        /* CLOCK_BOOTTIME; 0 while it runs */
 	_Atomic uint64_t lock_wait_ns, cond_wait_ns;
+	_Atomic uint32_t waiting_on;    /* the record it waits for now; 0: none */
 	_Atomic uint64_t cpu_ns;        /* its CPU time, at its exit or the report */
 };
 
@@ -114,6 +130,16 @@ struct stats_report {
  * or -1 where memory ran out. */
 int stats_report_make(const struct stats_report *in, char **text, size_t *text_len, char **json,
 		      size_t *json_len);
+
+/* Names of code and data addresses in one process's modules (in's
+ * modules and strings), for hotlock-top: the site of a call stack (its
+ * first frame of the program's own code, "function (file:line)") and the
+ * variable an object is in ("" where none). */
+struct stats_namer;
+struct stats_namer *stats_namer_open(const struct stats_report *in);
+void stats_namer_site(struct stats_namer *n, const uintptr_t *pcs, uint32_t count, char *out, size_t len);
+void stats_namer_object(struct stats_namer *n, uintptr_t addr, char *out, size_t len);
+void stats_namer_close(struct stats_namer *n);
 
 /* Writes all of buf to fd, giving up on an error other than EINTR.
  * Returns 0, or the errno of the write that failed (ENOSPC for one that

@@ -19,8 +19,8 @@
  *                           (struct area_sums each) and its records
  *                           (AREA_MAX_RECS)
  *
- * A process maps the header and its own slot, nothing else: the area's
- * whole size would count against a program's RLIMIT_AS.  The pages of a
+ * A process maps the header and its own slot (16 MiB), nothing else: the
+ * area's whole size would count against a program's RLIMIT_AS.  The pages of a
  * slot are memory only once written; the collector punches a hole in a
  * slot it frees.
  *
@@ -72,7 +72,7 @@
 
 #define AREA_SLOTS 1024u                /* processes with a slot at once */
 #define AREA_HEADER_SIZE (64u * 1024)
-#define AREA_SLOT_SIZE (8ull << 20)
+#define AREA_SLOT_SIZE (16ull << 20)
 #define AREA_SIZE (AREA_HEADER_SIZE + (uint64_t)AREA_SLOTS * AREA_SLOT_SIZE)
 
 #define AREA_MAX_RECS 16384u            /* records of a process; index 0 is "none" */

@@ -38,6 +38,9 @@
  *   name          a thread named with bytes that are not UTF-8 contends
  *   pshared       a process-shared mutex (glibc keeps it), contended by 4
  *                 threads for 100 ms
+ *   many-hot S    16 threads take, for S seconds, random ones of 10,000
+ *                 static mutexes, two at a time's worth of contention
+ *                 (hotlock-top's live view measured on it)
  *   quiet         nothing contended (the mutex stays free), exits 0 */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -206,6 +209,26 @@ static void *shared_contender(void *arg)
 	return NULL;
 }
 
+static double many_hot_s;
+
+static void *many_hot(void *arg)
+{
+	unsigned x = (unsigned)(uintptr_t)arg * 2654435761u + 1;
+	double end = now() + many_hot_s;
+	while (now() < end)
+		for (int i = 0; i < 1000; i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			pthread_mutex_t *m = &statics[x % 10000];
+			pthread_mutex_lock(m);
+			for (volatile int k = 0; k < 100; k++)
+				;
+			pthread_mutex_unlock(m);
+		}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -230,6 +253,15 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4; i++)
 			pthread_create(&t[i], NULL, shared_contender, NULL);
 		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (!strcmp(mode, "many-hot")) {
+		many_hot_s = atof(arg);
+		pthread_t t[16];
+		for (int i = 0; i < 16; i++)
+			pthread_create(&t[i], NULL, many_hot, (void *)(uintptr_t)(i + 1));
+		for (int i = 0; i < 16; i++)
 			pthread_join(t[i], NULL);
 		return 0;
 	}

@@ -19,7 +19,7 @@
  *  3. ticket_wait / ticket_advance: 6 threads wait on one condvar for their
  *     own ticket; the dispatcher calls each ticket in turn with a
  *     broadcast, so every broadcast wakes the waiters, of which only the
- *     called one proceeds ("broadcast-storm").
+ *     called one proceeds (the others re-wait: counted, no advice).
  * cold_path takes a fourth mutex from one thread only: never contended,
  * it must not appear.
  * --pin: phase 1's workers each on one CPU (i mod the CPUs it may use), so

@@ -39,6 +39,10 @@ whose hot and cold locks are known (hotspots.c):
   but not read for lines (its DWARF cost 95 ms at each process's end);
 - a lock taken in a stripped library through a static helper (no name):
   the site is the library's named function that called the helper;
+- the hot mutex is held while others wait in hot_counter_update (its
+  sampled holder site);
+- hotlock-top on the running program puts the hot mutex on top, named, and
+  --report prints the report as it stands; a pid with no area: exit 2;
 - without the settings, the shim says nothing.
 """
 import json
@@ -46,6 +50,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import jsonschema
 
@@ -157,6 +162,11 @@ with tempfile.TemporaryDirectory() as tmp:
             check(libc and all("file" not in f for f in libc),
                   f"hot mutex: the C library's frames missing, or read for their lines: {libc}")
             check(hot["hold_mean_us"] >= 15, f"hot mutex: mean hold {hot['hold_mean_us']} us, held ~20 us")
+            holders = hot.get("holders", [])
+            hsite = holders[0]["stack"][holders[0]["site"]].get("function") if holders else None
+            check(hot.get("holder_samples", 0) >= 1 and hsite == "hot_counter_update",
+                  f"hot mutex: held while others waited in {hsite!r} "
+                  f"({hot.get('holder_samples')} samples), not hot_counter_update")
             check(hot["acquisitions"] > hot["contended"] > 0, "hot mutex: acquisitions/contended")
             check_waiting(hot, 1.5, "TSC where used")
         rw = by_name.get("config_write") or by_name.get("config_read")
@@ -300,6 +310,26 @@ with tempfile.TemporaryDirectory() as tmp:
               f"--stripped: the site is {site}, {st[site] if st else None}, not stripped_update "
               f"past its unnamed helper")
         check("name" not in e[0], f"--stripped: the stripped library's static lock is named {e[0].get('name')}")
+
+    # K: hotlock-top, while the program runs: the hot mutex on top, its
+    # holder's TID or "free", the full report on demand.
+    top = os.path.join(os.path.dirname(run), "hotlock-top")
+    prog = subprocess.Popen([run, "--stats-json", os.path.join(tmp, "top.json"), "--", hotspots,
+                             "--seconds", "3"], env={k: v for k, v in os.environ.items()
+                                                     if not k.startswith("HOTLOCK_")},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    t = subprocess.run([top, "-d", "0.3", "-n", "1", str(prog.pid)], capture_output=True, text=True, timeout=30)
+    lines = t.stdout.splitlines()
+    print("hotlock-top:", lines[:4])
+    check(t.returncode == 0 and len(lines) >= 3 and "hot_counter_update" in lines[2] and " hot, " in lines[2],
+          f"hotlock-top: exit {t.returncode}, {t.stdout[:400]!r} {t.stderr[:200]!r}")
+    r = subprocess.run([top, "--report", str(prog.pid)], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and "== hotlock lock report: pid" in r.stdout and "running for" in r.stdout,
+          f"hotlock-top --report: exit {r.returncode}, {r.stdout[:300]!r} {r.stderr[:200]!r}")
+    prog.wait(timeout=60)
+    bad = subprocess.run([top, "999999"], capture_output=True, text=True)
+    check(bad.returncode == 2 and len(bad.stderr.splitlines()) == 1, f"hotlock-top 999999: {bad.stderr!r}")
 
     # E: no settings, no words.
     p = run_it([run, "--", hotspots, "--seconds", "0.3"])
