@@ -125,6 +125,24 @@ static void say(const char *fmt, ...)
 
 /* ---- the area ---- */
 
+/* Whether the programs may time with the TSC: on x86-64, where the
+ * kernel's clocksource is the TSC, which it chooses only when the TSC runs
+ * at a constant rate, through sleep states, in step on every CPU (and a
+ * VM's host says so). */
+static bool tsc_trusted(void)
+{
+#if defined(__x86_64__)
+	char buf[64] = "";
+	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	return n > 0 && !strncmp(buf, "tsc\n", 4);
+#else
+	return false;
+#endif
+}
+
 /* Removes the areas of hotlock-runs that were killed before they could
  * (their pid is in the name, and gone). */
 static void remove_stale_areas(const char *dir)
@@ -192,6 +210,9 @@ void collector_prepare(const struct collector_opts *opts)
 	}
 	C.hdr->magic = AREA_MAGIC;
 	C.hdr->version = AREA_VERSION;
+	C.hdr->tsc_ok = tsc_trusted();
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	C.hdr->cpus = (uint16_t)(cpus > 0 && cpus < 65536 ? cpus : 1);
 	C.hdr->slots = AREA_SLOTS;
 	C.hdr->slot_size = AREA_SLOT_SIZE;
 	for (uint32_t i = 0; i < AREA_SLOTS; i++)

@@ -85,6 +85,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -122,6 +123,9 @@ static struct area_sums *sums_table;    /* the slot's */
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
 static __thread struct stats_thread *me __attribute__((tls_model("initial-exec")));
 static __thread bool me_omitted __attribute__((tls_model("initial-exec")));
+/* The process's first thread, whose entry go_live makes (the forking
+ * thread, in a fork child). */
+static __thread bool i_am_main __attribute__((tls_model("initial-exec")));
 static __thread struct area_sums *my_sums __attribute__((tls_model("initial-exec")));
 static __thread struct area_sums own_sums __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
@@ -152,20 +156,7 @@ static uint64_t boot_ns(void)
 
 /* ---- settings ------------------------------------------------------------ */
 
-/* Whether shim_ticks may read the TSC: on x86-64, where the kernel's
- * clocksource is the TSC, which it chooses only when the TSC runs at a
- * constant rate, through sleep states, in step on every CPU (and a VM's
- * host says so). */
-static bool tsc_trusted(void)
-{
-#if defined(__x86_64__)
-	char buf[64];
-	return hl__read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-				   buf, sizeof(buf)) > 0 && !strcmp(buf, "tsc\n");
-#else
-	return false;
-#endif
-}
+static bool monotonic_asked;    /* HOTLOCK_STATS_CLOCK=monotonic */
 
 static void read_settings(void)
 {
@@ -193,7 +184,9 @@ static void read_settings(void)
 	if (area_path && *area_path && v && *v && strcmp(v, "monotonic") && strcmp(v, "tsc"))
 		say("hotlock-preload: HOTLOCK_STATS_CLOCK wants tsc or monotonic, not '%s'; "
 		    "using the TSC where the kernel does\n", v);
-	shim_tsc = area_path && *area_path && !(v && !strcmp(v, "monotonic")) && tsc_trusted();
+	/* The TSC where the collector found the kernel keeping time by it
+	 * (attach: the area's header says). */
+	monotonic_asked = v && !strcmp(v, "monotonic");
 }
 
 /* ---- the slot -------------------------------------------------------------- */
@@ -274,6 +267,13 @@ static void go_live(void)
 	memcpy(s->modules, staging->modules, staging->n_modules * sizeof(s->modules[0]));
 	s->strings_used = staging->strings_used;
 	memcpy(s->strings, staging->strings, staging->strings_used);
+	/* The main thread's entry, first (the report lists it whether or not
+	 * it waited): its TID is the pid.  Written here, not at load, so that
+	 * a slot stays unwritten until it is LIVE. */
+	struct stats_thread *t = &threads[0];
+	t->tid = (uint32_t)staging->pid;
+	t->start_ns = staging->start_ns;
+	hl_store(&s->threads_used, 1, HL_RELAXED);
 	/* Release: the header before the state. */
 	hl_store(&area->desc[slot_index].state, AREA_LIVE, HL_RELEASE);
 	hl_fetch_add(&area->contended, 1, HL_RELAXED);
@@ -302,6 +302,13 @@ static struct stats_thread *thread_me(void)
 {
 	if (hl_likely(me != NULL) || me_omitted || !threads)
 		return me;
+	if (i_am_main) {
+		/* Entry 0, made when the slot went LIVE (go_live), which
+		 * precedes any count. */
+		me = &threads[0];
+		my_sums = &sums_table[0];
+		return me;
+	}
 	/* Relaxed: a slot index; the slot is this thread's alone. */
 	uint32_t i = hl_fetch_add(&shim_slot->threads_used, 1, HL_RELAXED);
 	if (i >= AREA_MAX_THREADS) {
@@ -988,7 +995,9 @@ static void fork_child(void)
 	if (old)
 		munmap(old, AREA_SLOT_SIZE);
 	my_start_ns = staging->start_ns;
-	thread_me();
+	/* The forking thread is the child's first: entry 0, made when its
+	 * slot goes LIVE (above, or at its first record). */
+	i_am_main = true;
 }
 
 /* The new program of a process that ran exec: its old LIVE slot ends
@@ -1081,12 +1090,21 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *arg)
 	const char *name = info->dlpi_name;
 	char exe[PATH_MAX];
 	if (!name || !*name) {
-		/* The program itself (the first module). */
-		ssize_t n = staging->n_modules ? -1 : readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n <= 0)
+		/* The program itself (the first module): the path it was run
+		 * by, from the auxiliary vector (no system call), where that
+		 * is absolute; else as the kernel has it. */
+		if (staging->n_modules)
 			return 0;
-		exe[n] = 0;
-		name = exe;
+		const char *fn = (const char *)getauxval(AT_EXECFN);
+		if (fn && fn[0] == '/') {
+			name = fn;
+		} else {
+			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+			if (n <= 0)
+				return 0;
+			exe[n] = 0;
+			name = exe;
+		}
 	}
 	if (name[0] != '/')
 		return 0;               /* the vDSO: no file */
@@ -1141,11 +1159,12 @@ static void attach(const char *path, int argc, char **argv)
 	area_ino = st.st_ino;
 	if (!s)
 		return;
+	shim_tsc = h->tsc_ok && !monotonic_asked;
 	staging->start_ns = boot_ns();
 	staging->tsc = shim_tsc;
 	staging->mono_base = hl_now_ns();
 	staging->tsc_base = shim_ticks();
-	staging->cpus = (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	staging->cpus = h->cpus;
 	staging->nodes = (int32_t)hl_topo_nodes();
 	if (staging->nodes < 1)
 		staging->nodes = 1;
@@ -1179,11 +1198,21 @@ __attribute__((constructor)) static void stats_init(int argc, char **argv, char 
 	if (!path || !*path)
 		return;
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)stats_init);
-	/* Load the unwinder now (glibc loads libgcc_s at the first
-	 * backtrace), not at a first contention. */
-	void *pc[2];
-	backtrace(pc, 2);
 	attach(path, argc, argv);
-	if (shim_stats_on)
-		thread_me();
+	i_am_main = true;
+}
+
+void shim_stats_before_thread(void)
+{
+	/* Load the unwinder where the process starts its first thread
+	 * (glibc loads libgcc_s at the first backtrace), not at a first
+	 * contention, and not in the many processes that start none and
+	 * cannot contend. */
+	static _Atomic bool loaded;
+	/* Relaxed: a second backtrace here costs only time. */
+	if (shim_stats_on && !hl_load(&loaded, HL_RELAXED)) {
+		void *pc[2];
+		backtrace(pc, 2);
+		hl_store(&loaded, true, HL_RELAXED);
+	}
 }

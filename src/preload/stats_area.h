@@ -100,7 +100,12 @@ struct area_header {
 	uint32_t slots;                 /* AREA_SLOTS */
 	uint64_t slot_size;             /* AREA_SLOT_SIZE */
 	_Atomic uint32_t seq;           /* futex: slots gone LIVE or EXECED */
-	uint32_t pad;
+	/* Facts of the machine the collector learns once, so that no
+	 * process reads them at its load: whether the kernel keeps time by
+	 * the TSC (shim_ticks may read it), and the CPUs online. */
+	uint8_t tsc_ok;
+	uint8_t pad8;
+	uint16_t cpus;
 	_Atomic uint64_t processes;     /* processes that loaded the shim, or forked */
 	_Atomic uint64_t no_slot;       /* ... and found no free slot */
 	_Atomic uint64_t contended;     /* ... and made a record */
