@@ -222,7 +222,7 @@ struct apps {
 	unsigned loadgen_threads;       /* memaslap -T, for each T: min(2T, cores) */
 	unsigned busy;                  /* --busy */
 	int namew;                      /* the table's workload column */
-	/* --stats-cost: both sides on the shim, TRIAL with HOTLOCK_STATS_JSON
+	/* --stats-cost: both sides on the shim, TRIAL with --stats-json
 	 * set to stats_pattern, a file per pid in stats_dir (made by the
 	 * scenario, emptied after every run and removed at exit). */
 	bool stats_cost;
@@ -1418,7 +1418,7 @@ static void print_pair_header(const struct apps *a)
 	if (a->stats_cost)
 		printf("The report's cost on the shim's fast path: an uncontended\n"
 		       "pthread_mutex_lock + unlock pair in hotlock-shim-pair under hotlock-run,\n"
-		       "without and with the contention report (HOTLOCK_STATS_JSON) (%lu pairs,\n"
+		       "without and with the contention report (--stats-json) (%lu pairs,\n"
 		       "best of %d trials a run; median [min-max] of %u runs; ratio = shim /\n"
 		       "shim+stats, > 1: the report side is faster; locks: the locks its\n"
 		       "report recorded, median)\n", a->pairs, PAIR_TRIALS, a->repeat);
@@ -1456,11 +1456,11 @@ static void print_app_header(const struct apps *a, const struct app_row *rows, s
 	}
 	if (a->stats_cost)
 		printf("Programs under hotlock-run without and with its contention report\n"
-		       "(HOTLOCK_STATS_JSON: a JSON report per process at exit), alternately\n"
+		       "(--stats-json: hotlock-run's JSON report of each process), alternately\n"
 		       "(without first), median [min-max] of %u runs of about %u s; ratio =\n"
 		       "shim+stats / shim, > 1: the report side is faster; cpu-s, cpu-st = user +\n"
 		       "sys seconds of the program per run (median; memcached: the server's; the\n"
-		       "report's writing at exit included); locks: the locks the report\n"
+		       "report is hotlock-run's, after the end); locks: the locks the report\n"
 		       "recorded (locks_tracked, median)\n", a->repeat, a->duration);
 	else
 		printf("Programs on glibc and under hotlock-run, alternately (glibc first), median\n"
@@ -1916,7 +1916,7 @@ static void apps_help(FILE *f)
 		"  --stats-cost       what hotlock-run's contention report costs: instead of\n"
 		"                     glibc against the shim, the shim without the report\n"
 		"                     (side 'shim') against the shim with it (side\n"
-		"                     'shim+stats': HOTLOCK_STATS_JSON into a file per pid\n"
+		"                     'shim+stats': --stats-json into a file per pid\n"
 		"                     in a directory made for the run and removed after it,\n"
 		"                     the text report off), alternately, R times, every\n"
 		"                     workload and the pair alike; ratio = shim+stats /\n"
@@ -2089,7 +2089,7 @@ static int apps_main(int argc, char **argv)
 	if (a.stats_cost) {
 		reports_start(&a);
 		printf("--stats-cost: the shim without its contention report, then with it "
-		       "(HOTLOCK_STATS_JSON=%s)\n", a.stats_pattern);
+		       "(--stats-json %s)\n", a.stats_pattern);
 	}
 	fflush(stdout);
 

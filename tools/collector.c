@@ -268,6 +268,8 @@ static void free_slot(uint32_t i)
 	}
 	fallocate(C.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)area_slot_offset(i),
 		  (off_t)AREA_SLOT_SIZE);
+	/* pid 0 first (see the sweep), then FREE. */
+	atomic_store_explicit(&C.hdr->desc[i].pid, 0, memory_order_relaxed);
 	atomic_store_explicit(&C.hdr->desc[i].state, AREA_FREE, memory_order_release);
 }
 
@@ -454,11 +456,13 @@ static void sweep(void)
 		struct area_desc *d = &C.hdr->desc[i];
 		uint32_t state = atomic_load_explicit(&d->state, memory_order_acquire);
 		if (state == AREA_RESERVED) {
-			int32_t pid = atomic_load_explicit(&d->pid, memory_order_relaxed);
+			/* Acquire: its taker wrote since before pid (release);
+			 * 0 while a slot is being taken or given back. */
+			int32_t pid = atomic_load_explicit(&d->pid, memory_order_acquire);
 			uint64_t since = atomic_load_explicit(&d->since_ns, memory_order_relaxed);
-			/* Only once it had time to write its pid. */
 			if (pid > 0 && clock_ns(CLOCK_BOOTTIME) > since + 100000000ull &&
-			    !slot_same_process(pid, since)) {
+			    !slot_same_process(pid, since) &&
+			    atomic_load_explicit(&d->pid, memory_order_relaxed) == pid) {
 				uint32_t reserved = AREA_RESERVED;
 				if (atomic_compare_exchange_strong(&d->state, &reserved, AREA_LIVE))
 					free_slot(i);

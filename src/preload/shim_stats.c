@@ -199,6 +199,16 @@ static void wake_collector(void)
 	syscall(SYS_futex, &area->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/* Gives RESERVED slot d back, unwritten: its pid goes first, so that the
+ * collector's sweep never takes the next taker's slot for a dead
+ * process's.  Release: nothing of ours is read after it. */
+static bool give_back(struct area_desc *d)
+{
+	uint32_t reserved = AREA_RESERVED;
+	hl_store(&d->pid, 0, HL_RELAXED);
+	return hl_cas(&d->state, &reserved, AREA_FREE, HL_RELEASE);
+}
+
 /* Takes a FREE slot for pid and maps it (fd: the area, open); NULL where
  * none is free or the mapping fails. */
 static struct area_slot *take_slot(int fd, int32_t pid)
@@ -213,13 +223,14 @@ static struct area_slot *take_slot(int fd, int32_t pid)
 		if (hl_load(&d->state, HL_RELAXED) != AREA_FREE ||
 		    !hl_cas(&d->state, &free_, AREA_RESERVED, HL_ACQUIRE))
 			continue;
-		hl_store(&d->pid, pid, HL_RELAXED);
+		/* Release: since before pid, which the collector's sweep reads
+		 * first (a pid of 0: a slot being taken or given back). */
 		hl_store(&d->since_ns, boot_ns(), HL_RELAXED);
+		hl_store(&d->pid, pid, HL_RELEASE);
 		void *p = mmap(NULL, AREA_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
 			       (off_t)area_slot_offset(i));
 		if (p == MAP_FAILED) {
-			/* Release: as the collector's. */
-			hl_store(&d->state, AREA_FREE, HL_RELEASE);
+			give_back(d);
 			break;
 		}
 		slot_index = i;
@@ -743,19 +754,24 @@ void shim_hold_add(struct stats_rec *r, uint64_t since, uint64_t until)
 	slot_done(s);
 }
 
-/* Holder sites: one release in HOLDER_SAMPLE of those that served a
- * waiter (each thread's own count) has its call stack taken, after the
- * release, and counted in the record's sites (stats.h, struct
+/* Holder sites: a release that served a waiter has its call stack taken,
+ * after the release, and counted in the record's sites (stats.h, struct
  * stats_site): the critical section that others waited for ends there.
- * A new stack takes a free site under the table's lock; the count is an
- * atomic add. */
-#define HOLDER_SAMPLE 8
-static __thread uint32_t holder_releases __attribute__((tls_model("initial-exec")));
+ * A thread takes one such stack every HOLDER_EVERY_NS at most: a stack
+ * costs microseconds, and where nearly every release serves a waiter
+ * (sysbench-mutex) one in 8 of them cost the program 5% of its rate;
+ * hundreds of samples a second per thread are as good a picture.  A new
+ * stack takes a free site under the table's lock; the count is an atomic
+ * add. */
+#define HOLDER_EVERY_NS 2000000ull
+static __thread uint64_t holder_last_ns __attribute__((tls_model("initial-exec")));
 
 void shim_stats_contended_release(struct stats_rec *r)
 {
-	if (++holder_releases % HOLDER_SAMPLE)
+	uint64_t now = hl_now_ns();
+	if (now - holder_last_ns < HOLDER_EVERY_NS)
 		return;
+	holder_last_ns = now;
 	struct stats_rec fresh;
 	int cs;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
@@ -894,12 +910,8 @@ static void note_end(enum area_end how, int status)
 	if (!shim_slot || (int32_t)syscall(SYS_getpid) != staging->pid)
 		return;
 	struct area_desc *d = &area->desc[slot_index];
-	if (slot_state() == AREA_RESERVED) {
-		uint32_t reserved = AREA_RESERVED;
-		/* Release: nothing of ours is read after it. */
-		if (hl_cas(&d->state, &reserved, AREA_FREE, HL_RELEASE))
-			return;
-	}
+	if (slot_state() == AREA_RESERVED && give_back(d))
+		return;
 	sums_flush_mine();
 	uint32_t n = hl_load(&shim_slot->threads_used, HL_RELAXED);
 	if (n > AREA_MAX_THREADS)
@@ -1012,7 +1024,7 @@ static void note_exec(int32_t pid)
 		/* Release: as the others.  The process was counted when its
 		 * old program took the slot. */
 		if ((s == AREA_LIVE && hl_cas(&d->state, &s, AREA_EXECED, HL_RELEASE)) ||
-		    (s == AREA_RESERVED && hl_cas(&d->state, &s, AREA_FREE, HL_RELEASE)))
+		    (s == AREA_RESERVED && give_back(d)))
 			hl_fetch_sub(&area->processes, 1, HL_RELAXED);
 		if (s == AREA_LIVE)
 			wake_collector();
