@@ -2,20 +2,28 @@
 /* The collector of hotlock-run --stats: the contention report made from
  * outside the program (docs/stats.md).
  *
- * hotlock-run makes the stats area (src/preload/stats_area.h), names it
- * to the program in its environment, starts the program as its child and
- * stays beside it.  Each process of the program that makes a record makes
- * its slot LIVE and wakes the collector (a futex in the area, which a
- * thread of ours waits on and turns into an eventfd); the collector opens
- * a pidfd for it.  When the pidfd says the process has ended, the
- * collector reads its exit status (waitpid for its own child; the pidfd's
- * exit information, Linux 6.15 and later, for any other), adds what the
- * process's threads had summed to its records, converts its times from
- * TSC ticks (it measures the TSC's rate itself, over its own run: the
- * program sleeps for no calibration), writes its report, text and JSON,
- * and frees the slot.  So the program does nothing at its end but note
- * how it ends, whatever that end is: a fatal signal, _exit, a crash inside
- * malloc, a fork child's _exit.
+ * hotlock-run makes the stats area (src/preload/stats_area.h) and names it
+ * to the program in its environment; then it forks the collector, which
+ * makes itself the subreaper of its descendants and starts the program as
+ * its child.  Every process of the program that outlives its parent so
+ * becomes the collector's child: it sees each one end (with its exact
+ * status) and knows when none is left.  hotlock-run stays in front: the
+ * collector tells it, over a pipe, the program's pid and then how the
+ * program's main process ended, and hotlock-run passes signals on and
+ * ends as the program did.
+ *
+ * Each process of the program that makes a record makes its slot LIVE
+ * and wakes the collector (a futex in the area, which a thread of ours
+ * waits on and turns into an eventfd); the collector opens a pidfd for
+ * it.  When the process has ended (the pidfd, or waitpid for a child),
+ * the collector takes its exit status (waitpid for a child; for another,
+ * the zombie's /proc stat or, once reaped, the pidfd's exit information,
+ * Linux 6.15 and later), adds what the process's threads had summed to its
+ * records, converts its times from TSC ticks (it measures the TSC's rate
+ * itself, over its own run: the program sleeps for no calibration),
+ * writes its report, text and JSON, and frees the slot.  So the program
+ * does nothing at its end but note how it ends, whatever that end is: a
+ * fatal signal, _exit, a crash inside malloc, a fork child's _exit.
  *
  * Every half second it also sweeps the area: slots of processes that died
  * without a word (a fatal signal before their first record) are freed,
@@ -35,12 +43,14 @@
  * terminal sends them to the program too); SIGTERM, SIGHUP, SIGUSR1,
  * SIGUSR2, SIGWINCH and SIGALRM sent to hotlock-run are passed on to the
  * program (a `docker stop` or a service manager signals the process it
- * started).  The program is started with the signal mask and dispositions
- * hotlock-run was started with.
+ * started); the collector ignores them all.  The program is started with
+ * the signal mask and dispositions hotlock-run was started with.
  *
  * When the program's main process ends while processes of it are still
  * running (a daemon that forked into the background), hotlock-run ends as
- * the program did, and a child of it goes on collecting until those end. */
+ * the program did, and the collector goes on until those end, with none
+ * of hotlock-run's descriptors but the one its text report goes to
+ * (stderr, where that is the report's place). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +64,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -143,8 +155,11 @@ static bool tsc_trusted(void)
 #endif
 }
 
-/* Removes the areas of hotlock-runs that were killed before they could
- * (their pid is in the name, and gone). */
+/* Removes the areas of hotlock-runs that were killed before they could:
+ * a collector holds a lock on its area as long as it runs (flock: the
+ * open file's, which a collector that goes on in the background after
+ * the program's main process ended inherits), so an area nobody locks is
+ * stale. */
 static void remove_stale_areas(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -152,12 +167,15 @@ static void remove_stale_areas(const char *dir)
 	while (d && (e = readdir(d))) {
 		int pid;
 		char rest[64];
-		if (sscanf(e->d_name, "hotlock-stats.%d.%63s", &pid, rest) == 2 && pid > 0 &&
-		    kill(pid, 0) != 0 && errno == ESRCH) {
-			char p[PATH_MAX];
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (sscanf(e->d_name, "hotlock-stats.%d.%63s", &pid, rest) != 2)
+			continue;
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
 			unlink(p);
-		}
+		if (fd >= 0)
+			close(fd);
 	}
 	if (d)
 		closedir(d);
@@ -191,7 +209,7 @@ void collector_prepare(const struct collector_opts *opts)
 		remove_stale_areas(dirs[i]);
 		snprintf(C.path, sizeof(C.path), "%s/hotlock-stats.%d.XXXXXX", dirs[i], (int)getpid());
 		C.fd = mkostemp(C.path, O_CLOEXEC);
-		if (C.fd >= 0 && ftruncate(C.fd, (off_t)AREA_SIZE) != 0) {
+		if (C.fd >= 0 && (flock(C.fd, LOCK_SH) != 0 || ftruncate(C.fd, (off_t)AREA_SIZE) != 0)) {
 			close(C.fd);
 			unlink(C.path);
 			C.fd = -1;
@@ -411,28 +429,88 @@ static void finish(uint32_t i, bool status_known, int status)
 	free_slot(i);
 }
 
+/* The wait status of process pid, not ours, which has ended: a zombie
+ * until its parent reaps it, when the kernel's /proc has it (the 52nd
+ * field of its stat, Linux 3.5 and later); once reaped, its pidfd's exit
+ * information (Linux 6.15 and later; the kernel keeps it at the reaping,
+ * for a pidfd opened before the end).  A parent that reaps it while we
+ * look is waited for a moment. */
+static bool exit_status(uint32_t i, int32_t pid, int *status)
+{
+	for (int tries = 0; tries < 50; tries++) {
+		struct hl_pidfd_info info = { .mask = HL_PIDFD_INFO_EXIT };
+		if (ioctl(C.pidfd[i], HL_PIDFD_GET_INFO, &info) == 0 && (info.mask & HL_PIDFD_INFO_EXIT)) {
+			*status = info.exit_code;
+			return true;
+		}
+		char path[64], buf[1024];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			char *p = strrchr(buf, ')');
+			char state = p && p[1] == ' ' ? p[2] : 0;
+			for (int field = 2; p && field < 52; field++)
+				p = strchr(p + 1, ' ');
+			/* A zombie's, and the pid still the one we watched (the
+			 * pidfd says so: its process has not been reaped). */
+			if (p && (state == 'Z' || state == 'X')) {
+				*status = (int)strtol(p + 1, NULL, 10);
+				return true;
+			}
+			if (state && state != 'Z' && state != 'X')
+				return false;   /* another process has the pid now */
+		}
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+/* Process pid, a child of ours, ended with status: the program's main
+ * process, or one that outlived its parent (we are the subreaper). */
+static void reaped(pid_t pid, int status)
+{
+	if (pid == C.child) {
+		C.child_ended = true;
+		C.child_status = status;
+	}
+	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
+		uint32_t state = atomic_load_explicit(&C.hdr->desc[i].state, memory_order_acquire);
+		if ((state == AREA_LIVE || state == AREA_EXECED) &&
+		    atomic_load_explicit(&C.hdr->desc[i].pid, memory_order_relaxed) == pid)
+			finish(i, true, status);
+	}
+}
+
+/* Reaps every child that has ended. */
+static void reap(void)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		reaped(pid, status);
+}
+
 /* The pidfd of slot i says its process ended. */
 static void ended(uint32_t i)
 {
 	int32_t pid = atomic_load_explicit(&C.hdr->desc[i].pid, memory_order_relaxed);
 	int status = 0;
-	bool known = false;
-	if (pid == C.child && !C.child_ended) {
-		if (waitpid(C.child, &status, WNOHANG) == C.child) {
-			C.child_ended = true;
-			C.child_status = status;
-			known = true;
-		}
-	} else if (pid == C.child) {
-		status = C.child_status;
-		known = true;
-	} else {
-		struct hl_pidfd_info info = { .mask = HL_PIDFD_INFO_EXIT };
-		if (ioctl(C.pidfd[i], HL_PIDFD_GET_INFO, &info) == 0 && (info.mask & HL_PIDFD_INFO_EXIT)) {
-			status = info.exit_code;
-			known = true;
-		}
+	if (pid == C.child && C.child_ended) {
+		finish(i, true, C.child_status);
+		return;
 	}
+	/* A child of ours (the program's main process, an orphan): waitpid
+	 * has its status. */
+	if (waitpid(pid, &status, WNOHANG) == pid) {
+		reaped(pid, status);
+		return;
+	}
+	bool known = exit_status(i, pid, &status);
 	finish(i, known, status);
 }
 
@@ -474,16 +552,18 @@ static void sweep(void)
 	}
 }
 
-/* Whether a process of the program still has a slot (a daemon's). */
+/* Whether a process of the program still runs: a child of ours (the
+ * program's main process, or one of its descendants, which become ours
+ * when their parent ends: we are the subreaper), or a slot whose report
+ * is still to be written. */
 static bool any_running(void)
 {
+	siginfo_t info;
+	if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0)
+		return true;
 	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
 		uint32_t state = atomic_load_explicit(&C.hdr->desc[i].state, memory_order_acquire);
 		if (state == AREA_LIVE || state == AREA_EXECED)
-			return true;
-		if (state == AREA_RESERVED &&
-		    slot_same_process(atomic_load_explicit(&C.hdr->desc[i].pid, memory_order_relaxed),
-				 atomic_load_explicit(&C.hdr->desc[i].since_ns, memory_order_relaxed)))
 			return true;
 	}
 	return false;
@@ -509,7 +589,30 @@ static void summary(void)
 	deliver(C.opts.text_path, "text", (int)getpid(), buf, strlen(buf));
 }
 
-/* ---- running ---- */
+/* ---- running: hotlock-run and its collector ----
+ * hotlock-run forks the collector, which makes itself the subreaper of
+ * its descendants (a process of the program whose parent ends becomes
+ * its child, so it sees every one end, with its status, and knows when
+ * none is left), starts the program, and tells hotlock-run, over a pipe,
+ * the program's pid, then how it ended.  hotlock-run passes signals on to
+ * the program and ends as the program did: once every report is written,
+ * or, where processes of the program outlive its main one (a daemon), at
+ * once, the collector going on in the background until they end. */
+
+struct news {
+	int type;               /* NEWS_* */
+	int pid;
+	int status;             /* the program's wait status */
+	int failed;             /* a report could not be written */
+};
+enum { NEWS_STARTED, NEWS_DONE, NEWS_GOING_ON };
+
+static void tell(int fd, int type, int pid)
+{
+	struct news n = { type, pid, C.child_status, C.failed };
+	if (write(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return;         /* hotlock-run is gone: nobody to tell */
+}
 
 /* Forks the program: its signal mask and dispositions are hotlock-run's
  * own at start. */
@@ -530,10 +633,8 @@ static pid_t start(const char *prog, char *const argv[])
 
 /* Ends as the program did: its exit status, or its signal (without a core
  * of our own). */
-static _Noreturn void end_as_program(bool remove_area)
+static _Noreturn void end_as_program(void)
 {
-	if (remove_area)
-		unlink(C.path);
 	int status = C.child_status;
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
@@ -551,25 +652,31 @@ static _Noreturn void end_as_program(bool remove_area)
 	exit(code == 0 && C.failed ? EXIT_REPORT_FAILED : code);
 }
 
-int collector_run(const char *prog, char *const argv[])
+/* The collector: starts the program, and reports on each of its
+ * processes that contended, as it ends. */
+static _Noreturn void collect(const char *prog, char *const argv[], int news_fd)
 {
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, NULL, &C.old_act[sig]);
-	sigset_t block;
-	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* Signals are for the program (hotlock-run passes them on): the
+	 * collector goes on until the program's last process ends. */
 	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++)
-		sigaddset(&block, forwarded[k]);
-	sigprocmask(SIG_BLOCK, &block, &C.old_mask);
-	C.child = start(prog, argv);
-	if (C.child < 0) {
-		say("hotlock-run: cannot start %s: %s\n", prog, strerror(errno));
-		unlink(C.path);
-		exit(126);
-	}
+		signal(forwarded[k], SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	C.child = start(prog, argv);
+	if (C.child < 0) {
+		say("hotlock-run: cannot start %s: %s\n", prog, strerror(errno));
+		C.child_status = 126 << 8;
+		tell(news_fd, NEWS_DONE, 0);
+		unlink(C.path);
+		_exit(126);
+	}
+	tell(news_fd, NEWS_STARTED, C.child);
 	int sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 	C.evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_t watcher;
@@ -578,7 +685,7 @@ int collector_run(const char *prog, char *const argv[])
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_create(&watcher, NULL, watch_seq, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	bool background = false;
+	bool told = false;
 	uint64_t last_sweep = clock_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		struct pollfd pfd[AREA_SLOTS + 2];
@@ -591,14 +698,12 @@ int collector_run(const char *prog, char *const argv[])
 				who[n - 2] = i;
 				pfd[n++] = (struct pollfd){ .fd = C.pidfd[i], .events = POLLIN };
 			}
-		int k = poll(pfd, n, SWEEP_MS);
-		if (k < 0 && errno != EINTR)
+		if (poll(pfd, n, SWEEP_MS) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
-				if (si.ssi_signo != SIGCHLD && !C.child_ended)
-					kill(C.child, (int)si.ssi_signo);
+				;
 		}
 		if (pfd[1].revents & POLLIN) {
 			uint64_t v;
@@ -609,45 +714,100 @@ int collector_run(const char *prog, char *const argv[])
 		for (nfds_t f = 2; f < n; f++)
 			if (pfd[f].revents && C.pidfd[who[f - 2]] >= 0)
 				ended(who[f - 2]);
-		if (!C.child_ended) {
-			int status;
-			if (waitpid(C.child, &status, WNOHANG) == C.child) {
-				C.child_ended = true;
-				C.child_status = status;
-				scan();
-			}
-		}
+		reap();
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (now - last_sweep >= SWEEP_MS * 1000000ull) {
 			sweep();
 			last_sweep = now;
 		}
-		if (C.child_ended && !background) {
-			if (!any_running()) {
-				summary();
-				end_as_program(true);
-			}
-			/* Processes of the program outlive it: a child of ours
-			 * collects their reports, and we end as the program
-			 * did. */
-			pid_t p = fork();
-			if (p != 0) {
-				if (p < 0)
-					say("hotlock-run: cannot go on collecting the lock reports of the "
-					    "program's remaining processes: %s\n", strerror(errno));
-				end_as_program(p < 0);
-			}
-			background = true;
-			pthread_sigmask(SIG_SETMASK, &all, &old);
-			pthread_create(&watcher, NULL, watch_seq, NULL);
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-		}
-		if (background && !any_running()) {
+		if (!C.child_ended)
+			continue;
+		if (!any_running()) {
 			summary();
 			unlink(C.path);
+			if (!told)
+				tell(news_fd, NEWS_DONE, C.child);
 			_exit(0);
+		}
+		if (!told) {
+			/* Processes of the program outlive its main one:
+			 * hotlock-run ends as the program did, and we go on,
+			 * with none of hotlock-run's descriptors but the one the
+			 * text report goes to (whoever reads hotlock-run's
+			 * output, a shell's $(...), sees it end with it). */
+			tell(news_fd, NEWS_GOING_ON, C.child);
+			told = true;
+			int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (null >= 0) {
+				dup2(null, 0);
+				dup2(null, 1);
+				if (!C.opts.text_path || C.opts.text_path[0])
+					dup2(null, 2);
+				close(null);
+			}
 		}
 	}
 	unlink(C.path);
+	_exit(1);
+}
+
+int collector_run(const char *prog, char *const argv[])
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, NULL, &C.old_act[sig]);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++)
+		sigaddset(&block, forwarded[k]);
+	sigprocmask(SIG_BLOCK, &block, &C.old_mask);
+	int news[2];
+	if (pipe2(news, O_CLOEXEC) != 0) {
+		say("hotlock-run: --stats: cannot make a pipe: %s\n", strerror(errno));
+		unlink(C.path);
+		exit(EXIT_REPORT_FAILED);
+	}
+	pid_t collector = fork();
+	if (collector == 0) {
+		close(news[0]);
+		collect(prog, argv, news[1]);
+	}
+	close(news[1]);
+	if (collector < 0) {
+		say("hotlock-run: --stats: cannot start its collector: %s\n", strerror(errno));
+		unlink(C.path);
+		exit(EXIT_REPORT_FAILED);
+	}
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	int sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	pid_t program = 0;
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = news[0], .events = POLLIN } };
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				if (si.ssi_signo != SIGCHLD && program > 0)
+					kill(program, (int)si.ssi_signo);
+		}
+		if (!(pfd[1].revents & (POLLIN | POLLHUP)))
+			continue;
+		struct news nw;
+		if (read(news[0], &nw, sizeof(nw)) != (ssize_t)sizeof(nw))
+			break;          /* the collector is gone */
+		if (nw.type == NEWS_STARTED) {
+			program = nw.pid;
+			continue;
+		}
+		C.child_status = nw.status;
+		C.failed = nw.failed;
+		if (nw.type == NEWS_DONE)
+			waitpid(collector, NULL, 0);
+		end_as_program();
+	}
+	say("hotlock-run: its collector ended before the program's end was known; the program's "
+	    "exit status is not known\n");
 	return 1;
 }

@@ -132,9 +132,15 @@ static pthread_key_t exit_key;
 __thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
 __thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
 
-/* What the slot's header gets when it goes LIVE, gathered at load (the
- * command line, the modules): a fork child inherits it. */
-static struct area_slot *staging;
+/* What the slot's header gets when it goes LIVE: the command line,
+ * copied at load, the modules and settings, where the slot is taken
+ * (take_my_slot).  A fork child inherits it. */
+static struct area_slot load_staging;
+static struct area_slot *staging;       /* &load_staging once attached */
+static uint64_t load_ns;                /* CLOCK_BOOTTIME at load (or the fork) */
+/* Whether the process has started a thread through the shim (before the
+ * shim's own constructor too: another library's). */
+static _Atomic bool threads_started;
 
 /* This library's text: frames there are left out of a call stack. */
 static uintptr_t self_lo, self_hi;
@@ -213,8 +219,6 @@ static bool give_back(struct area_desc *d)
  * none is free or the mapping fails. */
 static struct area_slot *take_slot(int fd, int32_t pid)
 {
-	/* Relaxed: a count for the summary. */
-	hl_fetch_add(&area->processes, 1, HL_RELAXED);
 	for (uint32_t k = 0; k < AREA_SLOTS; k++) {
 		uint32_t i = ((uint32_t)pid + k) % AREA_SLOTS, free_ = AREA_FREE;
 		struct area_desc *d = &area->desc[i];
@@ -240,10 +244,11 @@ static struct area_slot *take_slot(int fd, int32_t pid)
 	return NULL;
 }
 
-static inline enum area_state slot_state(void)
-{
-	return (enum area_state)hl_load(&area->desc[slot_index].state, HL_RELAXED);
-}
+/* Whether this process's slot is LIVE: its own word (a fork child
+ * inherits its parent's: whether the parent's was, at the fork), where
+ * the slot's descriptor may change under a fork child (its parent gives
+ * its slot back at exit). */
+static bool is_live;
 
 /* Points the tables at slot s (NULL: no records from now on). */
 static void use_slot(struct area_slot *s)
@@ -287,6 +292,7 @@ static void go_live(void)
 	hl_store(&s->threads_used, 1, HL_RELAXED);
 	/* Release: the header before the state. */
 	hl_store(&area->desc[slot_index].state, AREA_LIVE, HL_RELEASE);
+	is_live = true;
 	hl_fetch_add(&area->contended, 1, HL_RELAXED);
 	wake_collector();
 }
@@ -455,7 +461,7 @@ static struct stats_rec *class_record(const struct stats_rec *fresh, bool find_o
 			used = 1;               /* index 0 is "none" */
 		if (used >= AREA_MAX_RECS)
 			return NULL;
-		if (slot_state() == AREA_RESERVED)
+		if (!is_live)
 			go_live();
 		struct stats_rec *r = &shim_recs[used];
 		r->obj = fresh->obj;
@@ -910,7 +916,7 @@ static void note_end(enum area_end how, int status)
 	if (!shim_slot || (int32_t)syscall(SYS_getpid) != staging->pid)
 		return;
 	struct area_desc *d = &area->desc[slot_index];
-	if (slot_state() == AREA_RESERVED && give_back(d))
+	if (!is_live && give_back(d))
 		return;
 	sums_flush_mine();
 	uint32_t n = hl_load(&shim_slot->threads_used, HL_RELAXED);
@@ -964,9 +970,9 @@ static bool area_fd_ours(void)
 	       st.st_ino == area_ino;
 }
 
-/* A fork child takes a slot of its own: the parent's records' identities
- * with their counts at zero (a LIVE parent), its forking thread as its
- * one thread.  Only memory and the system calls any program may make in
+/* A fork child is a process of its own: counted, and with a slot of its
+ * own where its parent's was LIVE (the parent's records' identities with
+ * their counts at zero), its forking thread as its one thread.  Only memory and the system calls any program may make in
  * a fork child (getpid, mmap, munmap, the futex). */
 static void fork_child(void)
 {
@@ -974,17 +980,25 @@ static void fork_child(void)
 	if (!area || !staging)
 		return;
 	struct area_slot *old = shim_slot;
-	bool was_live = old && slot_state() != AREA_RESERVED;
+	bool was_live = old && is_live;
+	is_live = false;
 	staging->pid = (int32_t)syscall(SYS_getpid);
 	staging->ppid = (int32_t)syscall(SYS_getppid);
-	staging->start_ns = boot_ns();
+	load_ns = boot_ns();
+	staging->start_ns = load_ns;
+	/* Relaxed: a count for the closing line. */
+	hl_fetch_add(&area->processes, 1, HL_RELAXED);
 	me = NULL;
 	me_omitted = false;
 	my_sums = NULL;
 	memset((void *)&own_sums, 0, sizeof(own_sums));
-	struct area_slot *s = area_fd_ours() ? take_slot(area_fd, staging->pid) : NULL;
+	/* One thread now: a slot where it starts another (take_my_slot), but
+	 * at once where the parent's was LIVE, whose records' indices the
+	 * child's objects carry. */
+	hl_store(&threads_started, false, HL_RELAXED);
+	struct area_slot *s = was_live && area_fd_ours() ? take_slot(area_fd, staging->pid) : NULL;
 	use_slot(s);
-	if (s && was_live) {
+	if (s) {
 		uint32_t used = hl_load(&old->recs_used, HL_RELAXED);
 		memcpy(s->classes, old->classes, sizeof(s->classes));
 		struct stats_rec *from = area_recs(old);
@@ -1013,12 +1027,13 @@ static void fork_child(void)
 }
 
 /* The new program of a process that ran exec: its old LIVE slot ends
- * there (EXECED), an old RESERVED one is given back. */
-static void note_exec(int32_t pid)
+ * there (EXECED), an old RESERVED one is given back (mine: the slot just
+ * taken, left alone). */
+static void note_exec(int32_t pid, uint32_t mine)
 {
 	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
 		struct area_desc *d = &area->desc[i];
-		if (hl_load(&d->pid, HL_RELAXED) != pid)
+		if (i == mine || hl_load(&d->pid, HL_RELAXED) != pid)
 			continue;
 		uint32_t s = hl_load(&d->state, HL_RELAXED);
 		/* Release: as the others.  The process was counted when its
@@ -1126,8 +1141,44 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* Maps the area named by HOTLOCK_STATS_AREA and takes a slot; says in one
- * line why not, where it cannot. */
+/* The process's slot, taken where it starts its first thread (a process
+ * with one thread never contends: nothing to record), or at load where it
+ * has threads already (started by another library's constructor, before
+ * ours): the staging filled, a FREE slot taken and mapped.  Outside lock
+ * calls; mmap is a call any process that starts threads may make. */
+static void take_my_slot(void)
+{
+	if (!area || shim_slot || !area_fd_ours())
+		return;
+	struct area_slot *s = take_slot(area_fd, staging->pid);
+	if (!s)
+		return;
+	shim_tsc = area->tsc_ok && !monotonic_asked;
+	staging->start_ns = load_ns;
+	staging->tsc = shim_tsc;
+	staging->mono_base = hl_now_ns();
+	staging->tsc_base = shim_ticks();
+	staging->cpus = area->cpus;
+	staging->nodes = (int32_t)hl_topo_nodes();
+	if (staging->nodes < 1)
+		staging->nodes = 1;
+	staging->handoff_ns = hl_handoff_ns();
+	staging->spin_ns = hl_spin_ns();
+	staging->cna = hl_queue_policy_is_cna(HL_QUEUE_DEFAULT);
+	if (!staging->n_modules)
+		dl_iterate_phdr(note_module, NULL);
+	/* The unwinder now (glibc loads libgcc_s at the first backtrace),
+	 * not at a first contention. */
+	void *pc[2];
+	backtrace(pc, 2);
+	use_slot(s);
+}
+
+/* Maps the area named by HOTLOCK_STATS_AREA: its header, which counts the
+ * process and lets it mark an old program's slot EXECED, and the
+ * descriptor, kept for the slot (take_my_slot); says in one line why not,
+ * where it cannot.  The command line is copied now, before a program can
+ * change its arguments (setproctitle). */
 static void attach(const char *path, int argc, char **argv)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -1140,7 +1191,8 @@ static void attach(const char *path, int argc, char **argv)
 		return;
 	}
 	struct area_header *h = mmap(NULL, AREA_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED || h->magic != AREA_MAGIC || h->version != AREA_VERSION) {
+	if (h == MAP_FAILED || h->magic != AREA_MAGIC || h->version != AREA_VERSION ||
+	    pthread_key_create(&exit_key, thread_exit)) {
 		say("hotlock-preload: %s: not a stats area of this hotlock-run; no lock report for this "
 		    "process\n", path);
 		if (h != MAP_FAILED)
@@ -1148,19 +1200,15 @@ static void attach(const char *path, int argc, char **argv)
 		close(fd);
 		return;
 	}
-	staging = mmap(NULL, sizeof(*staging), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (staging == MAP_FAILED || pthread_key_create(&exit_key, thread_exit)) {
-		staging = NULL;
-		munmap(h, AREA_HEADER_SIZE);
-		close(fd);
-		return;
-	}
-	area = h;
+	staging = &load_staging;
 	staging->pid = (int32_t)getpid();
 	staging->ppid = (int32_t)getppid();
-	note_exec(staging->pid);
-	struct area_slot *s = take_slot(fd, staging->pid);
-	/* Kept open for fork children, which take slots of their own. */
+	load_ns = boot_ns();
+	area = h;
+	/* Relaxed: a count for the closing line. */
+	hl_fetch_add(&area->processes, 1, HL_RELAXED);
+	note_exec(staging->pid, AREA_SLOTS);
+	/* Kept open for the slot, which a fork child takes too. */
 	int high = fcntl(fd, F_DUPFD_CLOEXEC, AREA_FD_MIN);
 	if (high >= 0) {
 		close(fd);
@@ -1169,20 +1217,6 @@ static void attach(const char *path, int argc, char **argv)
 	area_fd = fd;
 	area_dev = st.st_dev;
 	area_ino = st.st_ino;
-	if (!s)
-		return;
-	shim_tsc = h->tsc_ok && !monotonic_asked;
-	staging->start_ns = boot_ns();
-	staging->tsc = shim_tsc;
-	staging->mono_base = hl_now_ns();
-	staging->tsc_base = shim_ticks();
-	staging->cpus = h->cpus;
-	staging->nodes = (int32_t)hl_topo_nodes();
-	if (staging->nodes < 1)
-		staging->nodes = 1;
-	staging->handoff_ns = hl_handoff_ns();
-	staging->spin_ns = hl_spin_ns();
-	staging->cna = hl_queue_policy_is_cna(HL_QUEUE_DEFAULT);
 	size_t n = 0;
 	for (int i = 0; i < argc && argv && argv[i]; i++) {
 		size_t k = strlen(argv[i]) + 1;
@@ -1194,9 +1228,8 @@ static void attach(const char *path, int argc, char **argv)
 			break;
 	}
 	staging->cmdline_len = (uint32_t)n;
-	dl_iterate_phdr(note_module, NULL);
-	use_slot(s);
-	my_start_ns = staging->start_ns;
+	if (hl_load(&threads_started, HL_RELAXED))
+		take_my_slot();
 }
 
 /* glibc calls a library's constructors with the program's arguments. */
@@ -1210,21 +1243,17 @@ __attribute__((constructor)) static void stats_init(int argc, char **argv, char 
 	if (!path || !*path)
 		return;
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)stats_init);
-	attach(path, argc, argv);
 	i_am_main = true;
+	attach(path, argc, argv);
 }
 
 void shim_stats_before_thread(void)
 {
-	/* Load the unwinder where the process starts its first thread
-	 * (glibc loads libgcc_s at the first backtrace), not at a first
-	 * contention, and not in the many processes that start none and
-	 * cannot contend. */
-	static _Atomic bool loaded;
-	/* Relaxed: a second backtrace here costs only time. */
-	if (shim_stats_on && !hl_load(&loaded, HL_RELAXED)) {
-		void *pc[2];
-		backtrace(pc, 2);
-		hl_store(&loaded, true, HL_RELAXED);
-	}
+	if (hl_likely(shim_slot != NULL))
+		return;
+	/* Relaxed: read by this thread's attach, or at the first thread,
+	 * before any other exists. */
+	hl_store(&threads_started, true, HL_RELAXED);
+	if (area)
+		take_my_slot();
 }

@@ -99,7 +99,9 @@ HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
 HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
 /* A thread the shim started begins (shim_thread.c): its start time. */
 HL_HIDDEN void shim_stats_thread_start(void);
-/* The shim's pthread_create is about to start a thread (shim_thread.c). */
+/* The shim's pthread_create is about to start a thread (shim_thread.c):
+ * the report's slot is taken at the process's first (a few loads where
+ * there is no report). */
 HL_HIDDEN void shim_stats_before_thread(void);
 
 /* A wait for a lock (r's; NULL: none to count it in): begin before, end

@@ -160,8 +160,7 @@ int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 {
 	typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	int saved = errno;
-	if (hl_unlikely(shim_stats_on))
-		shim_stats_before_thread();
+	shim_stats_before_thread();
 	struct start *s = start_block();
 	if (!s) {
 		errno = saved;

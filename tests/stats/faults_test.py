@@ -15,6 +15,10 @@ Each case, with what it checks:
 - malloc-loop + SIGTERM, exit-handler + SIGTERM: the signal's own end (or
   the handler's _exit 7) within a second, while threads sit in malloc;
 - fork-walk: 30 forks that _exit while a thread walks the modules all end;
+- daemons (the main process ends, a background child contends later), two
+  at once: hotlock-run ends at once, and a child of it reports on the
+  background process when it ends (neither run's collector takes the
+  other's area for a stale one);
 - fd2: a daemon whose fd 2 is its data file keeps its data as it wrote it;
 - generation | head -1: the program is not killed by SIGPIPE;
 - chdir: a relative --stats=FILE is hotlock-run's directory's, not the
@@ -164,6 +168,24 @@ with tempfile.TemporaryDirectory() as tmp:
     if p:
         print(f"fork-walk: {p.stdout.decode().strip()} in {took:.2f} s")
         check(p.returncode == 0 and b"forks 30 ok" in p.stdout, f"fork-walk: exit {p.returncode}, {p.stdout!r}")
+
+    # Daemons: the main process ends at once, its background child execs
+    # and contends later; two such runs at once (one's collector must not
+    # take the other's area for a stale one).
+    outs = [os.path.join(tmp, f"daemon{k}.json") for k in range(2)]
+    t0 = time.monotonic()
+    rcs = [subprocess.run([run, "--stats-json", o, "--", "sh", "-c",
+                           f"( sleep 0.3; exec {ends} hold ) >/dev/null 2>&1 &"],
+                          env=env_clean(), capture_output=True, timeout=30).returncode for o in outs]
+    took = time.monotonic() - t0
+    check(rcs == [0, 0] and took < 2, f"daemon: hotlock-run exits {rcs} after {took:.2f} s, not at once")
+    for _ in range(100):
+        if all(reports(o) for o in outs):
+            break
+        time.sleep(0.1)
+    got = [[x["end"] for x in reports(o) if "hold" in x["program"]] for o in outs]
+    print(f"daemon: main processes ended in {took:.2f} s; the background ones' reports: {got}")
+    check(got == [["exit 0"], ["exit 0"]], f"daemon: reports {got}")
 
     # A daemon's fd 2 is its data file.
     data = os.path.join(tmp, "data")
