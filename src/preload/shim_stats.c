@@ -763,17 +763,22 @@ void shim_hold_add(struct stats_rec *r, uint64_t since, uint64_t until)
 /* Holder sites: a release that served a waiter has its call stack taken,
  * after the release, and counted in the record's sites (stats.h, struct
  * stats_site): the critical section that others waited for ends there.
- * A thread takes one such stack every HOLDER_EVERY_NS at most: a stack
- * costs microseconds, and where nearly every release serves a waiter
- * (sysbench-mutex) one in 8 of them cost the program 5% of its rate;
- * hundreds of samples a second per thread are as good a picture.  A new
+ * A thread takes one such stack every HOLDER_EVERY_NS at most, and looks
+ * at the clock for it at one such release in HOLDER_CLOCK_EVERY: a stack
+ * costs microseconds and a clock read tens of nanoseconds, where nearly
+ * every release serves a waiter (sysbench-mutex); hundreds of samples a
+ * second per thread are as good a picture.  A new
  * stack takes a free site under the table's lock; the count is an atomic
  * add. */
 #define HOLDER_EVERY_NS 2000000ull
+#define HOLDER_CLOCK_EVERY 16   /* such releases per look at the clock */
 static __thread uint64_t holder_last_ns __attribute__((tls_model("initial-exec")));
+static __thread uint32_t holder_releases __attribute__((tls_model("initial-exec")));
 
 void shim_stats_contended_release(struct stats_rec *r)
 {
+	if (++holder_releases % HOLDER_CLOCK_EVERY)
+		return;
 	uint64_t now = hl_now_ns();
 	if (now - holder_last_ns < HOLDER_EVERY_NS)
 		return;
