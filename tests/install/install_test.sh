@@ -24,7 +24,7 @@ for f in "$libdir/libhotlock.so" "$libdir/libhotlock.so.0" "$libdir/libhotlock.s
 	"$libdir/libhotlock.a" "$libdir/libhotlock-preload.so" \
 	"$libdir/pkgconfig/hotlock.pc" \
 	"$libdir/cmake/hotlock/hotlockConfig.cmake" "$libdir/cmake/hotlock/hotlockConfigVersion.cmake" \
-	"$libdir/cmake/hotlock/hotlockTargets.cmake" bin/hotlock-run bin/hotlock-stats-chart \
+	"$libdir/cmake/hotlock/hotlockTargets.cmake" bin/hotlock-run bin/hotlock-top bin/hotlock-stats-chart \
 	include/hotlock/hotlock.h include/hotlock/mutex.h include/hotlock/rwlock.h include/hotlock/cond.h; do
 	[ -e "$prefix/$f" ] || fail "$f is not installed"
 done
