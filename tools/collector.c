@@ -445,25 +445,16 @@ static bool exit_status(uint32_t i, int32_t pid, int *status)
 		}
 		char path[64], buf[1024];
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			char *p = strrchr(buf, ')');
-			char state = p && p[1] == ' ' ? p[2] : 0;
-			for (int field = 2; p && field < 52; field++)
-				p = strchr(p + 1, ' ');
-			/* A zombie's, and the pid still the one we watched (the
-			 * pidfd says so: its process has not been reaped). */
-			if (p && (state == 'Z' || state == 'X')) {
-				*status = (int)strtol(p + 1, NULL, 10);
-				return true;
-			}
-			if (state && state != 'Z' && state != 'X')
-				return false;   /* another process has the pid now */
+		const char *fields = slot_read_stat(path, buf, sizeof(buf));
+		const char *state = slot_stat_field(fields, 3), *code = slot_stat_field(fields, 52);
+		/* A zombie's, and the pid still the one we watched (the pidfd
+		 * says so: its process has not been reaped). */
+		if (state && code && (*state == 'Z' || *state == 'X')) {
+			*status = (int)strtol(code, NULL, 10);
+			return true;
 		}
+		if (state && *state != 'Z' && *state != 'X')
+			return false;   /* another process has the pid now */
 		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
 	}

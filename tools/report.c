@@ -1046,19 +1046,27 @@ static json_t *waits_json(uint64_t acq, uint64_t contended, uint64_t wait_ns, ui
 			 "wait_mean_us", ratio(us_of(wait_ns), (double)contended), "wait_max_us", us_of(max_ns));
 }
 
-static json_t *lock_json(const struct entry *e, size_t rank)
+/* What a lock's and a condvar's entries have alike: rank, address, name,
+ * kind, objects, and where it was first contended. */
+static json_t *entry_json(const struct entry *e, size_t rank, const char *kind)
 {
-	const uint64_t *c = e->c;
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
 	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed)));
 	if (e->name[0])
 		json_object_set_new(o, "name", json_text(e->name));
-	json_object_set_new(o, "kind", json_string(e->r->obj == ST_RWLOCK ? "rwlock" : "mutex"));
-	json_object_set_new(o, "type", json_string(type_name(e->r)));
+	json_object_set_new(o, "kind", json_string(kind));
 	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
 	json_object_set_new(o, "stack", stack_json(&e->first));
 	json_object_set_new(o, "site", json_integer(e->first.site));
+	return o;
+}
+
+static json_t *lock_json(const struct entry *e, size_t rank)
+{
+	const uint64_t *c = e->c;
+	json_t *o = entry_json(e, rank, e->r->obj == ST_RWLOCK ? "rwlock" : "mutex");
+	json_object_set_new(o, "type", json_string(type_name(e->r)));
 	if (e->holder_samples) {
 		json_t *h = json_array();
 		for (int k = 0; k < e->n_holders; k++)
@@ -1097,16 +1105,8 @@ static json_t *lock_json(const struct entry *e, size_t rank)
 static json_t *cond_json(const struct entry *e, size_t rank)
 {
 	const uint64_t *c = e->c;
-	json_t *o = json_object();
-	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
-	json_object_set_new(o, "address", addr_json(atomic_load_explicit(&e->r->addr, memory_order_relaxed)));
-	if (e->name[0])
-		json_object_set_new(o, "name", json_text(e->name));
-	json_object_set_new(o, "kind", json_string("cond"));
+	json_t *o = entry_json(e, rank, "cond");
 	json_object_set_new(o, "clock", json_string(type_name(e->r)));
-	json_object_set_new(o, "objects", json_integer((json_int_t)atomic_load_explicit(&e->r->objects, memory_order_relaxed)));
-	json_object_set_new(o, "stack", stack_json(&e->first));
-	json_object_set_new(o, "site", json_integer(e->first.site));
 	json_object_set_new(o, "mutex", addr_json(atomic_load_explicit(&e->r->cond_mutex, memory_order_relaxed)));
 	if (e->mutex_name[0])
 		json_object_set_new(o, "mutex_name", json_text(e->mutex_name));

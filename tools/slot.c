@@ -29,25 +29,38 @@ uint64_t slot_ticks_now(void)
 #endif
 }
 
+const char *slot_read_stat(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	/* The name (field 2) may hold spaces and parentheses: from the last
+	 * ')'. */
+	return strrchr(buf, ')');
+}
+
+const char *slot_stat_field(const char *fields, int n)
+{
+	const char *p = fields;
+	for (int field = 2; p && field < n; field++)
+		p = strchr(p + 1, ' ');
+	return p ? p + 1 : NULL;
+}
+
 /* When process pid started (CLOCK_BOOTTIME ns, from /proc), 0 if gone. */
 uint64_t slot_process_start_ns(int32_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
+	const char *start = slot_stat_field(slot_read_stat(path, buf, sizeof(buf)), 22);
 	long hz = sysconf(_SC_CLK_TCK);
-	if (!p || hz <= 0)
+	if (!start || hz <= 0)
 		return 0;
-	return strtoull(p + 1, NULL, 10) * (1000000000ull / (uint64_t)hz);
+	return strtoull(start, NULL, 10) * (1000000000ull / (uint64_t)hz);
 }
 
 /* Whether the process that took slot i (at since_ns) is still pid's: a
@@ -83,20 +96,11 @@ void slot_read_threads(struct area_slot *s)
 			memcpy(t[k].name, buf, sizeof(t[k].name));
 		}
 		snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)s->pid, t[k].tid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		m = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (m <= 0 || hz <= 0)
-			continue;
-		buf[m] = 0;
-		char *p = strrchr(buf, ')');
-		for (int field = 2; p && field < 14; field++)
-			p = strchr(p + 1, ' ');
-		if (!p)
+		const char *times = slot_stat_field(slot_read_stat(path, buf, sizeof(buf)), 14);
+		if (!times || hz <= 0)
 			continue;
 		char *q;
-		unsigned long long utime = strtoull(p + 1, &q, 10), stime = strtoull(q, NULL, 10);
+		unsigned long long utime = strtoull(times, &q, 10), stime = strtoull(q, NULL, 10);
 		uint64_t ns = (utime + stime) * (1000000000ull / (uint64_t)hz);
 		if (ns > atomic_load_explicit(&t[k].cpu_ns, memory_order_relaxed))
 			atomic_store_explicit(&t[k].cpu_ns, ns, memory_order_relaxed);

@@ -14,6 +14,11 @@
 uint64_t slot_clock_ns(clockid_t clock);
 /* What shim_ticks reads in the program: the TSC where there is one. */
 uint64_t slot_ticks_now(void);
+/* The stat file at path (proc(5)) read into buf (len bytes); returns
+ * where its fields after the name begin, or NULL where it cannot be read. */
+const char *slot_read_stat(const char *path, char *buf, size_t len);
+/* Field n (proc(5)'s numbering, 3 or more) of a stat so read (NULL: NULL). */
+const char *slot_stat_field(const char *fields, int n);
 /* When process pid started (CLOCK_BOOTTIME ns, from /proc), 0 if gone. */
 uint64_t slot_process_start_ns(int32_t pid);
 /* Whether pid is still the process that took a slot at since_ns. */
