@@ -3,20 +3,43 @@
 // freed one after the other (libstdc++ initialises a std::mutex statically
 // and never destroys it, so the shim sees neither), for faults_test.py: the
 // report must fold them into one entry of their class, not one per object.
+// Every object is contended whatever the machine's load: main holds the
+// mutex until both workers sleep in the kernel waiting for it.
 //   objects N
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
-#include <vector>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+// The state letter of thread tid of this process ('S' while it sleeps), or
+// 0 if it cannot be read.
+static char thread_state(long tid)
+{
+	char path[64];
+	std::snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+	FILE *f = std::fopen(path, "r");
+	if (!f)
+		return 0;
+	char buf[512];
+	size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+	std::fclose(f);
+	buf[n] = 0;
+	const char *close = std::strrchr(buf, ')');
+	return close && close[1] == ' ' ? close[2] : 0;
+}
 
 struct Session {
 	std::mutex m;
 	long hits = 0;
 };
 
-static void serve(Session *s)
+static void serve(Session *s, std::atomic<long> *tid)
 {
+	tid->store(syscall(SYS_gettid));
 	for (int i = 0; i < 50000; i++) {
 		std::lock_guard<std::mutex> g(s->m);
 		s->hits++;
@@ -29,7 +52,18 @@ int main(int argc, char **argv)
 	long total = 0;
 	for (int i = 0; i < n; i++) {
 		auto *s = new Session;
-		std::thread a(serve, s), b(serve, s);
+		std::atomic<long> ta{0}, tb{0};
+		s->m.lock();
+		std::thread a(serve, s, &ta), b(serve, s, &tb);
+		// A worker that has stored its tid and sleeps is waiting for s->m:
+		// it does nothing else. Give up after 10 s rather than hang.
+		for (int w = 0; w < 10000; w++) {
+			long x = ta.load(), y = tb.load();
+			if (x && y && thread_state(x) == 'S' && thread_state(y) == 'S')
+				break;
+			usleep(1000);
+		}
+		s->m.unlock();
 		a.join();
 		b.join();
 		total += s->hits;
