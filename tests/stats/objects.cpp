@@ -9,28 +9,12 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
 #include <sys/syscall.h>
 
-// The state letter of thread tid of this process ('S' while it sleeps), or
-// 0 if it cannot be read.
-static char thread_state(long tid)
-{
-	char path[64];
-	std::snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
-	FILE *f = std::fopen(path, "r");
-	if (!f)
-		return 0;
-	char buf[512];
-	size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-	std::fclose(f);
-	buf[n] = 0;
-	const char *close = std::strrchr(buf, ')');
-	return close && close[1] == ' ' ? close[2] : 0;
-}
+#include "thread_state.h"
 
 struct Session {
 	std::mutex m;
