@@ -3,9 +3,10 @@
 """Seeded bugs in the library's real code, each of which the
 controlled-schedule tests (test_sched.c) must catch.
 
-For every mutant: copy the source tree, make the one change, build
-test_sched, and run up to SCHEDULES schedules of the lock (50,000), until
-the first that fails; the mutant must fail one (the run prints the schedule and the replay command).  A mutant
+For every mutant: make the one change in a copy of the source tree
+(configured and built once), rebuild test_sched, and run up to SCHEDULES
+schedules of the lock (50,000), until the first that fails; the mutant
+must fail one (the run prints the schedule and the replay command).  A mutant
 that survives fails this test: a checker that cannot catch these bugs
 proves nothing.  A change that no longer applies (the code moved on) fails
 too, so that the list is kept up to date with the code.
@@ -16,6 +17,7 @@ caught before it still is).
 
 Usage: sched_mutants.py SOURCE_DIR C_COMPILER [SCHEDULES] [MUTANT ...]
 """
+import hashlib
 import os
 import re
 import shutil
@@ -146,6 +148,64 @@ def copy_tree(src, dst):
     shutil.copytree(src, dst, ignore=ignore)
 
 
+def run_mutant(tree, build_dir, schedules, name, path, lock, what, old, new, factor):
+    """Builds and runs one mutant in tree; returns 1 if it survived or
+    broke, 0 if the schedules caught it.  The file is written back as it
+    was, whatever happens (main checks that the build is the unchanged one
+    again)."""
+    budget = schedules * (factor[0] if factor else 1)
+    t0 = time.time()
+    f = os.path.join(tree, path)
+    text = open(f).read()
+    if text.count(old) != 1:
+        print(f"{name}: FAILED: the change no longer applies to {path} "
+              f"({text.count(old)} matches): update tests/sched_mutants.py")
+        return 1
+    try:
+        open(f, "w").write(text.replace(old, new))
+        set_newer(f)
+        cfg = build(build_dir)
+        if cfg.returncode != 0:
+            print(f"{name}: FAILED: the mutant does not build:\n{cfg.stdout[-2000:]}{cfg.stderr[-2000:]}")
+            return 1
+        run = subprocess.run(
+            [os.path.join(build_dir, "tests", "test_sched"), "--lock", lock,
+             "--schedules", str(budget), "--max-failures", "1"],
+            capture_output=True, text=True)
+    finally:
+        open(f, "w").write(text)
+        set_newer(f)
+    out = run.stdout + run.stderr
+    caught = re.search(r"FAILED: \d+ schedules failed; the first: schedule (\d+), seed (0x[0-9a-f]+)", out)
+    kind = re.search(r"hotlock-sched: FAILED at step \d+ [^:]*: ([^\n]{0,80})", out)
+    secs = time.time() - t0
+    if run.returncode != 0 and caught:
+        print(f"{name} ({what}): caught by schedule {caught.group(1)} of {lock}, "
+              f"seed {caught.group(2)}: {kind.group(1).split(':')[0] if kind else '?'}; {secs:.0f} s")
+        return 0
+    print(f"{name} ({what}): FAILED: not caught in {budget} schedules; {secs:.0f} s")
+    print(out[-3000:])
+    return 1
+
+
+def set_newer(f):
+    """Gives f a modification time later than any object built so far, so
+    that ninja rebuilds from it: the file system's clock may be coarser
+    than the time between a build and the next write (a jiffy)."""
+    t = time.time_ns() + 2_000_000_000
+    os.utime(f, ns=(t, t))
+
+
+def binary_digest(build_dir):
+    with open(os.path.join(build_dir, "tests", "test_sched"), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def build(build_dir):
+    return subprocess.run(["cmake", "--build", build_dir, "--target", "test_sched"],
+                          capture_output=True, text=True)
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -155,51 +215,39 @@ def main():
     only = set(sys.argv[4:])
     failures = 0
     start = time.time()
-    for name, path, lock, what, old, new, *factor in MUTANTS:
-        if only and name not in only:
-            continue
-        budget = schedules * (factor[0] if factor else 1)
-        t0 = time.time()
-        with tempfile.TemporaryDirectory(prefix="hotlock-mutant-") as tmp:
-            tree = os.path.join(tmp, "src")
-            copy_tree(src, tree)
-            f = os.path.join(tree, path)
-            text = open(f).read()
-            if text.count(old) != 1:
-                print(f"{name}: FAILED: the change no longer applies to {path} "
-                      f"({text.count(old)} matches): update tests/sched_mutants.py")
-                failures += 1
+    # One copy of the tree, configured and built once; each mutant is its
+    # one change written into it, rebuilt (the changed file and the links),
+    # run, and written back.
+    with tempfile.TemporaryDirectory(prefix="hotlock-mutant-") as tmp:
+        tree = os.path.join(tmp, "src")
+        build_dir = os.path.join(tmp, "build")
+        copy_tree(src, tree)
+        cfg = subprocess.run(
+            ["cmake", "-S", tree, "-B", build_dir, "-G", "Ninja", f"-DCMAKE_C_COMPILER={cc}",
+             "-DHOTLOCK_BUILD_BENCH=OFF", "-DHOTLOCK_BUILD_TESTS=ON", "-DHOTLOCK_WERROR=OFF",
+             "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
+            capture_output=True, text=True)
+        if cfg.returncode == 0:
+            cfg = build(build_dir)
+        if cfg.returncode != 0:
+            print(f"sched_mutants: FAILED: the unchanged tree does not build:\n"
+                  f"{cfg.stdout[-2000:]}{cfg.stderr[-2000:]}")
+            return 1
+        unchanged = binary_digest(build_dir)
+        for name, path, lock, what, old, new, *factor in MUTANTS:
+            if only and name not in only:
                 continue
-            open(f, "w").write(text.replace(old, new))
-            build = os.path.join(tmp, "build")
-            cfg = subprocess.run(
-                ["cmake", "-S", tree, "-B", build, "-G", "Ninja", f"-DCMAKE_C_COMPILER={cc}",
-                 "-DHOTLOCK_BUILD_BENCH=OFF", "-DHOTLOCK_BUILD_TESTS=ON", "-DHOTLOCK_WERROR=OFF",
-                 "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
-                capture_output=True, text=True)
-            if cfg.returncode == 0:
-                cfg = subprocess.run(["cmake", "--build", build, "--target", "test_sched"],
-                                     capture_output=True, text=True)
-            if cfg.returncode != 0:
-                print(f"{name}: FAILED: the mutant does not build:\n{cfg.stdout[-2000:]}{cfg.stderr[-2000:]}")
-                failures += 1
-                continue
-            run = subprocess.run(
-                [os.path.join(build, "tests", "test_sched"), "--lock", lock,
-                 "--schedules", str(budget), "--max-failures", "1"],
-                capture_output=True, text=True)
-            out = run.stdout + run.stderr
-            caught = re.search(r"FAILED: \d+ schedules failed; the first: schedule (\d+), seed (0x[0-9a-f]+)", out)
-            kind = re.search(r"hotlock-sched: FAILED at step \d+ [^:]*: ([^\n]{0,80})", out)
-            secs = time.time() - t0
-            if run.returncode != 0 and caught:
-                print(f"{name} ({what}): caught by schedule {caught.group(1)} of {lock}, "
-                      f"seed {caught.group(2)}: {kind.group(1).split(':')[0] if kind else '?'}; {secs:.0f} s")
-            else:
-                print(f"{name} ({what}): FAILED: not caught in {budget} schedules; {secs:.0f} s")
-                print(out[-3000:])
-                failures += 1
-        sys.stdout.flush()
+            failures += run_mutant(tree, build_dir, schedules, name, path, lock, what, old, new,
+                                   factor)
+            sys.stdout.flush()
+            # A mutant left in the build would be caught again as the next
+            # one, whatever the next one is: the rebuild from the written
+            # back tree must give the unchanged binary, byte for byte.
+            cfg = build(build_dir)
+            if cfg.returncode != 0 or binary_digest(build_dir) != unchanged:
+                print(f"sched_mutants: FAILED: after {name}, the tree no longer builds the "
+                      f"unchanged test_sched")
+                return 1
     print(f"sched_mutants: {failures} of the mutants survived or broke; {time.time() - start:.0f} s")
     return 1 if failures else 0
 
