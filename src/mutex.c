@@ -63,7 +63,7 @@
  *     node in `head`, arm it, and CAS WAKE (and HANDOFF when due) into the
  *     owned word; then wait on the node.  HANDED: we own the lock.
  *     RELEASED: the lock was freed; go back to 3 with a new budget.  Due
- *     (head_due): a SCHED_FIFO/RR thread at once; any other once it has
+ *     (hl_tp_head_due, tpword.h): a SCHED_FIFO/RR thread at once; any other once it has
  *     waited the handoff threshold since step 2 and competed as the head
  *     (steps 3-4, from becoming head or waking up as the recorded head)
  *     for an eighth of it.
@@ -419,35 +419,6 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 	return err;
 }
 
-/* How long a queue head that is not RT competes for the lock before it may
- * claim a handoff (head_due): an eighth of the handoff threshold. */
-#define HEAD_MIN_SHIFT 3
-
-/* The handoff rule (step 4): whether head n, which became the head (or woke
- * up as the recorded head) at head_since, is due: an RT thread at once;
- * any other once it has waited handoff_ns since it queued and competed as
- * the head for handoff_ns >> HEAD_MIN_SHIFT.  Counted from the enqueue
- * alone, every head of a queue that has been long for a while would be due
- * the moment it became head, and the lock would go from sleeper to sleeper
- * while running threads could take it (docs/mutex.md, Bounds); this way a
- * lock makes at most one handoff per an eighth of the threshold, as
- * parking_lot's eventual fairness makes one per 0.5 ms on average.  Here
- * the moment a head that is not RT becomes due. */
-static inline uint64_t head_due_at(const struct hl_node *n, uint64_t handoff_ns,
-				   uint64_t head_since)
-{
-	uint64_t queued = n->wait_start_ns + handoff_ns;
-	uint64_t competed = head_since + (handoff_ns >> HEAD_MIN_SHIFT);
-	return queued > competed ? queued : competed;
-}
-
-/* head_due_at's rule as of now, and an RT head at once. */
-static inline bool head_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns,
-			    uint64_t head_since)
-{
-	return (n->flags & HL_NODE_F_RT) || now >= head_due_at(n, handoff_ns, head_since);
-}
-
 /* Step 5's test of a new head that sleeps: woken now only if it is due the
  * moment it becomes head (an RT thread, or any with a zero threshold), to
  * set HANDOFF itself when it runs: handed the lock asleep, it would leave
@@ -456,7 +427,7 @@ static bool wake_new_head(const struct hl_node *d, void *arg)
 {
 	(void)arg;
 	uint64_t now = hl_now_ns();
-	return head_due(d, now, hl_handoff_ns(), now);
+	return hl_tp_head_due(d, now, hl_handoff_ns(), now);
 }
 
 /* Records d, a parked head that nobody has signalled, for the unlock of m
@@ -567,7 +538,7 @@ static int lock_owned(struct mutex *m, struct hl_thread *self, struct hl_node *n
 
 /* Step 4b: head n sleeps on its armed node, recorded nowhere, so no
  * unlock wakes it: until *passive_ns from now, but not past the moment it
- * becomes due (head_due) nor past its deadline.  Nobody can signal n
+ * becomes due (hl_tp_head_due) nor past its deadline.  Nobody can signal n
  * meanwhile: an unlock signals the node in `head` only while the word has
  * the flags that n alone would set, and headship is n's already. */
 static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_deadline *dl,
@@ -575,7 +546,7 @@ static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_de
 			  uint64_t *passive_ns)
 {
 	uint64_t wake = now + *passive_ns;
-	uint64_t due_at = head_due_at(n, handoff_ns, head_since);
+	uint64_t due_at = hl_tp_head_due_at(n, handoff_ns, head_since);
 	if (due_at < wake)
 		wake = due_at;
 	uint64_t longest = handoff_ns >> PASSIVE_MAX_SHIFT;
@@ -656,7 +627,7 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 			give_way = false;
 			grace = free_grace(false, n->flags);
 		}
-		bool due = head_due(n, now, handoff_ns, head_since);
+		bool due = hl_tp_head_due(n, now, handoff_ns, head_since);
 		if (hl_deadline_passed(dl)) {
 			err = ETIMEDOUT;
 			break;
@@ -776,7 +747,7 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 			 * Only HANDOFF hands it over: a head that sleeps without
 			 * it, however long it has waited, is woken to race for
 			 * the free lock, and sets HANDOFF itself once it has
-			 * competed for a while (head_due); handed the lock
+			 * competed for a while (hl_tp_head_due); handed the lock
 			 * asleep, it would leave the lock idle until it gets a
 			 * CPU. */
 			bool handoff = w & HANDOFF;

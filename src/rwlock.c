@@ -43,8 +43,10 @@
  * reader group stops at the first writer.  WRITER_YIELDS: as
  * PREFER_WRITER, and a writer head whose claim has not got it the lock
  * within the yield bound yields (step 4c).  FAIR: a reader shares a
- * read-held or free word unless HANDOFF is set; a waiter is due after the
- * handoff threshold (RT: at once).
+ * read-held or free word unless HANDOFF is set; a head is due by
+ * hl_mutex's handoff rule (hl_tp_head_due: RT at once, any other once it
+ * has waited the threshold and competed as the head for an eighth of it),
+ * and a reader group stops at a writer that has waited the threshold.
  * PREFER_READER: a reader shares any word without a writer, HANDOFF or not
  * (glibc's default); waiting readers are never left asleep while the lock
  * is read-held (steps 2b, 4b, 5).  The shim passes glibc's kind
@@ -285,10 +287,13 @@ static inline bool writer_first(int kind)
 	return kind == HL_RWLOCK_PREFER_WRITER || kind == HL_RWLOCK_WRITER_YIELDS;
 }
 
-/* Whether waiter n is due a handoff in a lock of this kind. */
-static inline bool due_now(const struct hl_node *n, int kind, uint64_t now, uint64_t handoff_ns)
+/* Whether head n, at the head since head_since, is due a handoff in a lock
+ * of this kind: a writer of a writer-first kind at once, any other by the
+ * handoff rule the mutex keeps (hl_tp_head_due). */
+static inline bool head_due(const struct hl_node *n, int kind, uint64_t now, uint64_t handoff_ns,
+			    uint64_t head_since)
 {
-	return (writer_first(kind) && !is_reader(n)) || hl_node_due(n, now, handoff_ns);
+	return (writer_first(kind) && !is_reader(n)) || hl_tp_head_due(n, now, handoff_ns, head_since);
 }
 
 /* ---- nested reads: the read shares this thread holds (holds.h) ----------- */
@@ -446,7 +451,8 @@ static int group_member(const struct hl_node *w, void *arg)
 	 * (PREFER_READER: always). */
 	if (g->kind == HL_RWLOCK_PREFER_READER)
 		return HL_EXTRACT_SKIP;
-	return due_now(w, g->kind, g->now, g->handoff_ns) ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
+	bool due = writer_first(g->kind) || hl_node_due(w, g->now, g->handoff_ns);
+	return due ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
 }
 
 /* Steps 4b and 5: head n, whose thread holds a read share (its own, or one
@@ -572,19 +578,23 @@ static void mark_due(struct rwlock *l, const struct hl_node *n)
 #define WAIT_YIELD (HL_WAIT_WOKEN - 1)
 _Static_assert(WAIT_YIELD > HL_SIG_RETRY && WAIT_YIELD != HL_WAIT_TIMEDOUT, "WAIT_YIELD");
 
-/* Waits on n for a signal (steps 2 and 4).  A wait that is not due yet
- * wakes up when it becomes due, and every DUE_RECHECK_NS or handoff
- * threshold after that, to mark it so (mark_due): a queued waiter may be
- * recorded as head by step 5 at any time, even between two of its looks.
- * The deadline is not the core's (it would give the node up): the wait
+/* Waits on n for a signal (steps 2 and 4).  A head that is not due yet
+ * wakes up at due_at (0: it is due already), when it becomes due
+ * (hl_tp_head_due_at), and every DUE_RECHECK_NS or handoff threshold after
+ * that, to mark it so (mark_due).  A waiter queued behind the head
+ * (queued) may be recorded as head by step 5 at any time, even between two
+ * of its looks, and does not know when: it looks from due_at (its enqueue
+ * plus the threshold) at the same interval, and the first look that finds
+ * it recorded starts its time as the head.  The deadline is not the core's (it would give the node up): the wait
  * wakes up at it and returns HL_WAIT_TIMEDOUT with n still armed, for
  * give_up.  Likewise at yield_at (0: never), returning WAIT_YIELD (step
  * 4c). */
 static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_deadline *dl,
-			  uint64_t spin_ns, bool due, uint64_t handoff_ns, uint64_t yield_at)
+			  uint64_t spin_ns, uint64_t due_at, bool queued, uint64_t handoff_ns,
+			  uint64_t yield_at)
 {
 	const uint64_t every = handoff_ns > DUE_RECHECK_NS ? handoff_ns : DUE_RECHECK_NS;
-	uint64_t mark = due ? 0 : n->wait_start_ns + handoff_ns;
+	uint64_t mark = due_at;
 	for (;;) {
 		/* The deadline wakes us on its own clock (a CLOCK_REALTIME
 		 * one follows the clock when it is set, as glibc's waits do). */
@@ -598,7 +608,16 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 		uint64_t now = hl_now_ns();
 		if (yield_at && now >= yield_at)
 			return WAIT_YIELD;
-		if (mark && now >= mark) {
+		if (mark && now >= mark && queued) {
+			/* Acquire: pairs with the release that set the flags
+			 * after `head` (names reads it). */
+			if (names(l, hl_load(&l->state, HL_ACQUIRE), n->index)) {
+				queued = false;
+				mark = hl_tp_head_due_at(n, handoff_ns, now);
+			} else {
+				mark = now + every;
+			}
+		} else if (mark && now >= mark) {
 			mark_due(l, n);
 			mark = hl_now_ns() + every;
 		}
@@ -692,7 +711,8 @@ struct new_head {
 static bool wake_new_head(const struct hl_node *d, void *arg)
 {
 	const struct new_head *h = arg;
-	return due_now(d, h->kind, hl_now_ns(), hl_handoff_ns()) || (h->reader_owner && is_reader(d));
+	uint64_t now = hl_now_ns();
+	return head_due(d, h->kind, now, hl_handoff_ns(), now) || (h->reader_owner && is_reader(d));
 }
 
 /* For white-box tests (tests/test_rwlock_dead_head.c): called by step 5
@@ -801,7 +821,7 @@ static enum wait_end wait_queued(struct rwlock *l, struct hl_node *n, bool reade
 		if (admit == ADMIT_HEAD)
 			return END_OWNED;
 	}
-	uint32_t sig = wait_node(l, n, dl, 0, false, handoff_ns, 0);
+	uint32_t sig = wait_node(l, n, dl, 0, n->wait_start_ns + handoff_ns, true, handoff_ns, 0);
 	if (sig == HL_WAIT_TIMEDOUT && (sig = give_up(l, n, how)) == HL_WAIT_TIMEDOUT)
 		return END_GAVE_UP;
 	if (sig == HL_SIG_GROUP || sig == HL_SIG_HANDED)
@@ -816,13 +836,14 @@ static enum wait_end wait_queued(struct rwlock *l, struct hl_node *n, bool reade
 }
 
 /* Step 4 (with 4b, and 4c's withdrawal): head n found s held (no live
- * flags: we are the head) and is spun out or due: it sets its flags and
- * waits.  *budget is its spin phase's slot (0: none), ended here if it
+ * flags: we are the head since head_since) and is spun out or due: it
+ * sets its flags and waits.  *budget is its spin phase's slot (0: none), ended here if it
  * waits.  Returns END_OWNED (handed), END_RACE, END_LOOK, END_YIELDED or
  * END_GAVE_UP. */
 static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int kind,
-			   const struct hl_deadline *dl, uint64_t s, bool due, uint64_t *budget,
-			   uint64_t handoff_ns, uint64_t yield_ns, enum gave_up *how)
+			   const struct hl_deadline *dl, uint64_t s, bool due, uint64_t head_since,
+			   uint64_t *budget, uint64_t handoff_ns, uint64_t yield_ns,
+			   enum gave_up *how)
 {
 	/* Step 4b.  Always, not only when a link is seen: the share's CAS is
 	 * what orders our look at the queue after the links of the readers
@@ -858,8 +879,9 @@ static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int
 			return END_LOOK;        /* the word changed: look again */
 	}
 	const bool yields = kind == HL_RWLOCK_WRITER_YIELDS && !reader;
-	uint32_t sig = wait_node(l, n, dl, due ? *budget : 0, due, handoff_ns,
-				 yields ? hl_now_ns() + yield_ns : 0);
+	uint32_t sig = wait_node(l, n, dl, due ? *budget : 0,
+				 due ? 0 : hl_tp_head_due_at(n, handoff_ns, head_since), false,
+				 handoff_ns, yields ? hl_now_ns() + yield_ns : 0);
 	/* Not due: the spin ran out and we parked.  Due: we wait for a
 	 * handover, which says nothing of what spinning achieves. */
 	if (*budget)
@@ -871,7 +893,7 @@ static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int
 		if (sig == FLAGS_WITHDRAWN)
 			return END_YIELDED;
 		if (sig == FLAGS_NOT_NAMED)     /* a release's signal comes */
-			sig = wait_node(l, n, dl, 0, true, handoff_ns, 0);
+			sig = wait_node(l, n, dl, 0, 0, false, handoff_ns, 0);
 	}
 	if (sig == HL_WAIT_TIMEDOUT && (sig = give_up(l, n, how)) == HL_WAIT_TIMEDOUT)
 		return END_GAVE_UP;
@@ -903,7 +925,7 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 			       enum gave_up *how)
 {
 	uint64_t budget = hl_spin_begin(spin_rec(l));   /* != 0: a spinner slot */
-	uint64_t spin_start = hl_now_ns();
+	uint64_t spin_start = hl_now_ns(), head_since = spin_start;
 	/* Step 4c: how long our next claim lasts, and until when it is down
 	 * (0: it is not). */
 	uint64_t yield_ns = hl_rwlock_yield_ns(), open_until = 0;
@@ -929,7 +951,7 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 			continue;
 		}
 		uint64_t now = hl_now_ns();
-		bool due = due_now(n, kind, now, handoff_ns);
+		bool due = head_due(n, kind, now, handoff_ns, head_since);
 		if (hl_deadline_passed(dl)) {
 			if (budget)
 				spin_done(l, HL_SPIN_CUT);
@@ -948,8 +970,8 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 			hl_wait_for_peer(&peer_spins);
 			continue;
 		}
-		enum wait_end end = claim(l, n, reader, kind, dl, s, due, &budget, handoff_ns,
-					  yield_ns, how);
+		enum wait_end end = claim(l, n, reader, kind, dl, s, due, head_since, &budget,
+					  handoff_ns, yield_ns, how);
 		if (end == END_YIELDED) {
 			open_until = hl_now_ns() + yield_ns;
 			if (yield_ns < YIELD_MAX_NS(hl_rwlock_yield_ns()))

@@ -58,4 +58,31 @@ static inline bool hl_tp_owned_by_me(uint32_t w, uint32_t tid)
 	return hl_owner_is_me(w & HL_TP_OWNER_MASK, tid);
 }
 
+/* The handoff rule, step 4 of both locks: whether head n, which became the
+ * head (or woke up as the recorded head) at head_since, is due: an RT
+ * thread at once; any other once it has waited handoff_ns since it queued
+ * and competed as the head for handoff_ns >> HL_TP_HEAD_MIN_SHIFT.  Counted
+ * from the enqueue alone, every head of a queue that has been long for a
+ * while would be due the moment it became head, and the lock would go from
+ * sleeper to sleeper while running threads could take it (docs/mutex.md,
+ * Bounds); this way a lock makes at most one handoff per an eighth of the
+ * threshold, as parking_lot's eventual fairness makes one per 0.5 ms on
+ * average.  hl_tp_head_due_at: the moment a head that is not RT becomes
+ * due. */
+#define HL_TP_HEAD_MIN_SHIFT 3
+
+static inline uint64_t hl_tp_head_due_at(const struct hl_node *n, uint64_t handoff_ns,
+					 uint64_t head_since)
+{
+	uint64_t queued = n->wait_start_ns + handoff_ns;
+	uint64_t competed = head_since + (handoff_ns >> HL_TP_HEAD_MIN_SHIFT);
+	return queued > competed ? queued : competed;
+}
+
+static inline bool hl_tp_head_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns,
+				  uint64_t head_since)
+{
+	return (n->flags & HL_NODE_F_RT) || now >= hl_tp_head_due_at(n, handoff_ns, head_since);
+}
+
 #endif

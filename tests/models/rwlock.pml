@@ -514,7 +514,7 @@
 /* Node x belongs to thread OWNER(x); threads 1..READERS are readers. */
 #define OWNER(x) (((x) - 1) / NPT + 1)
 #define ISREADER(x) (OWNER(x) <= READERS)
-/* A writer waiter of a prefer-writer lock is due at once (due_now). */
+/* A writer waiter of a prefer-writer lock is due at once (head_due). */
 #define PW_WRITER(x) (WRITER_FIRST && !ISREADER(x))
 
 /* node states (wait.h) */
