@@ -111,7 +111,7 @@ _Static_assert(_Alignof(struct cond) == _Alignof(hl_cond_t), "layout");
 _Static_assert(offsetof(struct cond, lock) == offsetof(hl_cond_t, lock_), "layout");
 _Static_assert(offsetof(struct cond, first) == offsetof(hl_cond_t, first_), "layout");
 _Static_assert(offsetof(struct cond, last) == offsetof(hl_cond_t, last_), "layout");
-_Static_assert(offsetof(struct cond, refs) == offsetof(hl_cond_t, unused_), "layout");
+_Static_assert(offsetof(struct cond, refs) == offsetof(hl_cond_t, refs_), "layout");
 _Static_assert(sizeof(hl_cond_t) <= 16, "hl_cond_t must fit in 16 bytes");
 
 static inline struct cond *C(hl_cond_t *c) { return (struct cond *)c; }

@@ -25,7 +25,7 @@ typedef struct hl_cond {
 	uint32_t lock_;     /* the waiter list's lock (with the fork generation) */
 	uint32_t first_;    /* first waiter node (index | fork generation), 0: none */
 	uint32_t last_;     /* last waiter node (index) */
-	uint32_t unused_;
+	uint32_t refs_;     /* waiters that may still touch the condvar */
 } hl_cond_t;
 
 #define HL_COND_INIT { 0, 0, 0, 0 }
