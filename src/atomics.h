@@ -112,13 +112,12 @@ static inline void hl_cpu_relax(void)
  * it changes nothing. */
 #define hl_fence_seq_cst()      atomic_thread_fence(memory_order_seq_cst)
 
-/* Pause iterations between two clock reads in a spin loop.  A pause costs
- * 27 ns on the AMD EPYC this was measured on (a few ns on many Intel cores)
- * and a vDSO clock read 24 ns, so the clock costs under 2% of the spin and
- * a budget is overshot by at most 64 pauses (1.7 us there).  In the
- * controlled-schedule build every pause is a step of virtual time, and the
- * clock is read more often so that a spin ends within a few steps of its
- * budget. */
+/* Pause iterations between two clock reads in a spin loop: often enough
+ * that a budget is overshot by at most 64 pauses, seldom enough that the
+ * clock is a small share of the spin (docs/core.md, "The waiting policy",
+ * has the costs measured).  In the controlled-schedule build every pause
+ * is a step of virtual time, and the clock is read more often so that a
+ * spin ends within a few steps of its budget. */
 #ifndef HOTLOCK_SCHED
 #define HL_SPIN_CLOCK_EVERY 64
 #else

@@ -9,10 +9,10 @@
  * at most one futex call (none when the broadcaster holds the mutex: its
  * unlock wakes the first of them) and never wakes a crowd.  A signal wakes
  * the one waiter it chose, which then takes the mutex as any thread does
- * (stealing it, spinning for it, or queueing): measured, a single waiter
- * moved to the end of a mutex queue of sleepers waits for every one of
- * them to be woken in turn, and a bounded queue ran at 0.4-0.7x glibc's
- * rate instead of several times it (docs/cond.md, Signal).
+ * (stealing it, spinning for it, or queueing): a single waiter moved to
+ * the end of a mutex queue of sleepers would wait for every one of them to
+ * be woken in turn, while running threads keep the mutex (docs/cond.md,
+ * Signal, has the measurements).
  *
  * State (16 bytes, all-zero = no waiters):
  *

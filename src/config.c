@@ -13,11 +13,11 @@
 #include "config.h"
 
 /* The spin budget: how long a waiter spins on its own cache line before it
- * parks.  Chosen by measurement (docs/mutex.md has the sweep): long enough
- * that a waiter whose lock is released within a few critical sections never
- * pays for a futex sleep and wake-up (about 5-10 us each here), short enough
- * that on an oversubscribed machine a spinner gives its CPU back before it
- * costs the owner a time slice. */
+ * parks.  Chosen by measurement (docs/mutex.md, Tunables, has the sweep
+ * and the cost of a wake-up): long enough that a waiter whose lock is
+ * released within a few critical sections never pays for a futex sleep and
+ * wake-up, short enough that on an oversubscribed machine a spinner gives
+ * its CPU back before it costs the owner a time slice. */
 #define HL_SPIN_NS_DEFAULT    20000ull
 /* The kernel rwsem's handoff: the first waiter is due the lock after 4 ms. */
 #define HL_HANDOFF_NS_DEFAULT 4000000ull

@@ -101,9 +101,9 @@ void hl_sched_name(const void *obj, size_t size, const char *name);
 void hl_sched_set_signal(void (*handler)(void), unsigned per_64k);
 /* The calling thread frees [obj, obj + size) (a lock it has destroyed):
  * from now on a scheduling point of any thread on an address in it fails
- * the schedule, as a use after free (DESIGN.md invariant 7: after the store
- * that lets another thread take a lock, the releaser touches nothing of
- * it, so its last user may free it at once). */
+ * the schedule, as a use after free (docs/design.md invariant 7: after
+ * the store that lets another thread take a lock, the releaser touches
+ * nothing of it, so its last user may free it at once). */
 void hl_sched_free(const void *obj, size_t size);
 /* After every thread has ended. */
 void hl_sched_stats(struct hl_sched_stats *out);

@@ -7,8 +7,8 @@
  * with n a power of two >= 2 allocates or resizes the process's private
  * table (the old one is drained into it) and marks it "custom": the
  * kernel never resizes it again.  A SET waits in the kernel until the
- * previous table is out of use (RCU grace periods: 17-44 ms measured on
- * this 2-CPU VM with threads alive).  n = 0 switches to the global table,
+ * previous table is out of use (RCU grace periods: tens of milliseconds;
+ * docs/futex-hash.md has the times).  n = 0 switches to the global table,
  * after which every SET answers EBUSY (the only EBUSY 6.18 has); GET_SLOTS
  * answers the size, 0 for the global table or no table yet.  Without a
  * SET, a process gets a private table when it creates its first thread,
@@ -106,13 +106,13 @@
  * and sets after it: the program's size is the last one set.
  *
  * Fork: no atfork handler of ours (it could run late, after other
- * libraries' handlers took locks, or not at all after _Fork(): DESIGN.md,
- * invariant 6).  thread.c brings the child's fork generation up to date
- * before a registration in the child goes on (hl_fork_check), and step 1
- * compares it; rec carries its pid and resizer its holder's, so a parent's
- * record or look in flight is recognised as such.  docs/futex-hash.md has
- * the measurements behind the rule, and the cost of a resize on the lock
- * path.
+ * libraries' handlers took locks, or not at all after _Fork():
+ * docs/design.md, invariant 6).  thread.c brings the child's fork
+ * generation up to date before a registration in the child goes on
+ * (hl_fork_check), and step 1 compares it; rec carries its pid and resizer
+ * its holder's, so a parent's record or look in flight is recognised as
+ * such.  docs/futex-hash.md has the measurements behind the rule, and the
+ * cost of a resize on the lock path.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -115,8 +115,8 @@
  *     serves the new head's flags if it set any meanwhile.
  *  3. The store of step 2 (or the CAS of step 1) is the last access to the
  *     mutex: after it another thread may take the lock, release it and free
- *     its memory (DESIGN.md invariant 7, glibc bug 13690).  Only the head's
- *     node is touched after it, and nodes are never unmapped.
+ *     its memory (docs/design.md invariant 7, glibc bug 13690).  Only the
+ *     head's node is touched after it, and nodes are never unmapped.
  *
  * Bounded waiting: a head that has set HANDOFF is served at the next unlock:
  * nobody takes the lock before it.  A head sets it once it has waited the
@@ -265,10 +265,9 @@ static void note_holder_node(struct mutex *m)
 /* m's spin record (wait.h), for hl_spin_begin.  A CNA mutex keeps none
  * (always 0, spinning pays): there a contender on another node than the
  * holder's gives way by design (gives_way_to_holder), so a lost spin is
- * not evidence that spinning fails, and with the record on, the CNA
- * tests' queue passes fell below what they judge the order by
- * (tests/test_cna.c: 1.9-2.9% of passes searched, the check asks 3.1%).
- * Not measured further yet. */
+ * not evidence that spinning fails, and with the record on, too few queue
+ * passes search for tests/test_cna.c to judge the order by (docs/cna.md,
+ * "Contenders on other nodes give way"). */
 static inline unsigned spin_rec(struct mutex *m)
 {
 	uint32_t q = queue_word(m);

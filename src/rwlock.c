@@ -115,8 +115,8 @@
  * The word with flags and no holder gives nobody a share or a write hold
  * (take), and no head sets flags on it, so the committed releaser alone
  * acts on the head.  The releasing CAS is the last access to the lock
- * object, which its last user may free at once (DESIGN.md invariant 7); only
- * the head's node is touched after it.
+ * object, which its last user may free at once (docs/design.md invariant
+ * 7); only the head's node is touched after it.
  *
  * Giving up (a timed wait whose deadline passes; the core's own deadline is
  * not used, so that the node stays armed until we decide): whoever removes
@@ -1060,7 +1060,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
  * writer head only a wake-up, since the lock stays read-held).  Nobody else
  * can take the lock or set flags until the CAS below, so every access to
  * the lock object is made before it; after it, only the head's node
- * (DESIGN.md invariant 7: the lock may be freed at once). */
+ * (docs/design.md invariant 7: the lock may be freed at once). */
 static void release_to_head(struct rwlock *l, uint64_t s, uint64_t mine)
 {
 	/* The acquire that showed the flags synchronized with the release

@@ -39,13 +39,14 @@
  * as soon as its wait returns (at worst a later futex at that address gets
  * a spurious wake-up, which every futex user must tolerate).
  *
- * When to spin (measured on this 2-CPU VM, docs/swap.md): a round trip
- * whose two sides spin costs about 0.2 us, one through two futex wake-ups
- * 25-50 us; but a spinner on the CPU its peer needs delays the peer by a
- * whole time slice, about 3x worse than sleeping.  So a wait spins only
- * when each of these holds, and parks at once otherwise:
+ * When to spin (docs/swap.md, "When to spin", has the measurements): a
+ * round trip whose two sides spin costs a fraction of a microsecond, one
+ * through two futex wake-ups tens of microseconds; but a spinner on the
+ * CPU its peer needs delays the peer by a whole time slice, which is worse
+ * than sleeping.  So a wait spins only when each of these holds, and parks
+ * at once otherwise:
  *  - the budget (HOTLOCK_SPIN_NS, twice it for a swap: a parked peer's
- *    wake-up alone takes 12-25 us here) is not 0;
+ *    wake-up alone takes about as long as the default budget) is not 0;
  *  - in a swap, the peer does not wait on the caller's CPU (the CPU each
  *    waiter last waited on is recorded in its point): a peer preempted
  *    there, or parked there and about to be woken there, needs this CPU;
@@ -61,12 +62,11 @@
  *    writes: for hl_swap and hl_wait_self the point's own (a point
  *    persists from wait to wait), for hl_channel's calls, whose points
  *    live one call each, one the caller keeps per thread and channel
- *    (channel.c); the internal calls take it as an argument.  A first
- *    design that spun and backed off after each failed spin (1, 3, ...
- *    1023 waits) still spun a few times in a thousand waits of that kind,
- *    and each failed spin could hold back a thread the kernel had queued
- *    on the spinner's CPU: schbench's 99th percentile was 0.70x
- *    wake+wait's (docs/swap.md).
+ *    (channel.c); the internal calls take it as an argument.  A record
+ *    rather than a back-off after each failed spin: a back-off still
+ *    spins now and then in waits that never pay, and each failed spin can
+ *    hold back a thread the kernel queued on the spinner's CPU
+ *    (docs/swap.md, schbench).
  * The rules live in the waiting core with the locks' (wait.h,
  * hl_reply_spin_ns and hl_reply_learn); this point supplies the CPUs and
  * keeps the record.

@@ -284,10 +284,10 @@ HL_HIDDEN void hl_thread_set_rt(struct hl_thread *t, bool rt);
  * it, brings the child's state up to date (hl__fork_child, thread.c).  Other
  * libraries' atfork child handlers run before hotlock's when their
  * constructors ran first (always so under LD_PRELOAD), and _Fork() runs no
- * handler at all: the locks cannot wait for hotlock's handler (DESIGN.md
- * invariant 6).  Until the page is mapped, and where the kernel lacks
- * MADV_WIPEONFORK (before 4.14), the pointer names a constant 1: then only
- * hotlock's own atfork handler updates the child. */
+ * handler at all: the locks cannot wait for hotlock's handler
+ * (docs/design.md invariant 6).  Until the page is mapped, and where the
+ * kernel lacks MADV_WIPEONFORK (before 4.14), the pointer names a constant
+ * 1: then only hotlock's own atfork handler updates the child. */
 HL_HIDDEN extern _Atomic(_Atomic uint32_t *) hl__fork_canary;
 HL_HIDDEN void hl__fork_child(_Atomic uint32_t *canary);
 static inline void hl_fork_check(void)

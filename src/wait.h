@@ -131,7 +131,7 @@ enum {
  * whether to spin, not how long: a spin ends as soon as the lock is free,
  * so the budget is only ever spent in full by a spin that loses, and a
  * budget cut in steps was measured to turn spinning off on locks where it
- * pays (docs/core.md, "Waiting").
+ * pays (docs/core.md, "The waiting policy").
  *
  * A fork child gets its slots back (hl_spin_atfork_child, run by thread.c's
  * fork check as a hook, layers.c): the parent's spinners do not exist

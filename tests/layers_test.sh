@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# src/'s bottom layers call in one direction (DESIGN.md, "Target layout";
+# src/'s bottom layers call in one direction (docs/design.md, "Architecture";
 # thread.h, "Layering"): internal.c -> thread records (thread.c) -> futex
 # layer (futex.c, futex_hash.c) -> waiting core (wait.c), with the tunables
 # (config.c, which calls nothing of the library) at the bottom beside

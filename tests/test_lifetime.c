@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A lock freed the moment its last user is done (DESIGN.md invariant 7,
- * glibc bug 13690), with real threads: after the store that lets another
+/* A lock freed the moment its last user is done (docs/design.md invariant
+ * 7, glibc bug 13690), with real threads: after the store that lets another
  * thread take a lock, its releaser must touch nothing of the lock.
  *
  * Every lock object sits at the start of its own page of a large mapping.

@@ -270,7 +270,7 @@ static int toy_describe(void *o, char *buf, size_t len)
  * lock and unlock of its own, the usual way to wait until the other readers
  * have let go.  From then on any access to the lock by any thread fails the
  * schedule: a release must not touch the lock after the store that lets
- * another thread take it (DESIGN.md invariant 7). */
+ * another thread take it (docs/design.md invariant 7). */
 static struct plan the_plan;
 static void cna_thread_init(void *obj, int index);
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The seeds' published benchmark tables beside ours from this machine.
 
-Three of the seed postings (see the shared seeds folder's README) publish
+Three of the seed postings (docs/seeds.md lists all five) publish
 tables that `hotlock-bench` regenerates.  This module holds the seeds'
 numbers as data (SEED_TABLES, transcribed from the postings) and renders,
 for each seed table whose scenario has a JSON file in a results directory

@@ -9,7 +9,7 @@
 #include <sys/types.h> /* clockid_t, also in strict ISO C mode */
 #include <time.h>
 
-#include <hotlock/topology.h> /* hl_cpu_node, which used to be declared here */
+#include <hotlock/topology.h> /* hl_cpu_node, for users of this header */
 
 #ifdef __cplusplus
 extern "C" {

@@ -217,9 +217,9 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 }
 
 /* A tracked normal or adaptive mutex, taken without a wait, in the one
- * acquisition in SAMPLE that is counted (shim_stats.h).  Not inlined: the
- * clock read inline made the untracked fast path above it 3 instructions
- * a pair longer (callgrind, hotlock-shim-pair). */
+ * acquisition in SAMPLE that is counted (shim_stats.h).  Not inlined: a
+ * clock read inline lengthens the untracked fast path above it
+ * (docs/stats.md, "What it costs, and how it counts"). */
 __attribute__((noinline)) static void sampled_acquisition(pthread_mutex_t *m)
 {
 	shim_hold_start_sampled(&SM(m)->held_since);

@@ -593,12 +593,13 @@ static const int wait_fields[HL_COUNTERS] = {
 /* The sums (stats_area.h, struct area_sums).  Adding a count to a record
  * is an atomic add on the record's lines, which other CPUs' threads write
  * too: a dozen of them per waited acquisition.  Under the lock, they
- * lengthened the critical section (sysbench-mutex lost a tenth of its
- * rate); right after the release, they held the releasing thread back
- * from its next acquisition, long enough for a waiter on the other CPU to
- * take the lock first, and the lock then moved between CPUs more often.
- * Before the thread's next wait, they cost a dozen atomic adds per
- * acquisition where nearly every acquisition waits.  So a thread sums its
+ * lengthen the critical section; right after the release, they hold the
+ * releasing thread back from its next acquisition, long enough for a
+ * waiter on the other CPU to take the lock first, and the lock then moves
+ * between CPUs more often.  Before the thread's next wait, they cost a
+ * dozen atomic adds per acquisition where nearly every acquisition waits
+ * (docs/stats.md, "What it costs, and how it counts", has the
+ * measurements).  So a thread sums its
  * counts in its own slots, with loads and stores, and a slot is added to
  * its record only when the thread needs it for another record, at the
  * thread's exit, and by the collector after the process's end.  Whoever
@@ -748,8 +749,8 @@ void shim_hold_add(struct stats_rec *r, uint64_t since, uint64_t until)
 	/* A sampled hold stands for SAMPLE acquisitions without a wait, and
 	 * is weighed so: every waited acquisition's hold is timed, and
 	 * their mean alone would stand for the rest (a hold taken after a
-	 * wait, by a thread just woken, is often the longer: hotspots' hot
-	 * mutex read as held 366% of its phase before). */
+	 * wait, by a thread just woken, is often the longer, so that mean
+	 * overstates the holds: docs/stats.md). */
 	uint64_t weight = since & HOLD_SAMPLED ? SAMPLE : 1;
 	struct area_sum *s = slot_for(r, ticks);
 	slot_add(s, STC_HOLD_NS, ticks * weight);

@@ -12,15 +12,15 @@
  *    (a per-thread xorshift, so that no program's pattern of locks falls
  *    in step with it), has its hold timed, and is counted SAMPLE times with
  *    that hold; the others cost a few instructions on the thread's own
- *    state (measured: one in 16 cost sysbench-threads 5% more than one in
- *    64, docs/stats.md);
+ *    state (a denser sample costs more: docs/stats.md, "What it costs,
+ *    and how it counts");
  *  - the counts are summed by the thread and added to the record seldom
  *    (shim_stats.c: struct sums);
  *  - times are read from shim_ticks: the CPU's time-stamp counter where the
  *    kernel keeps time by it, converted to nanoseconds for the report.
- * Measured with hotlock-bench apps --stats-cost (docs/stats.md): counting
- * and timing every acquisition, under the lock, with clock_gettime,
- * sysbench-mutex ran at 0.39-0.56 of its rate.
+ * Counting and timing every acquisition under the lock, with
+ * clock_gettime, would cost a program whose locks are busy a large share
+ * of its rate (docs/stats.md, "Cost, measured").
  * Whatever goes into the record is an atomic add, made by threads side by
  * side; the only shared memory written inside the critical section is the
  * hold's start, into the object itself (its line is the lock's). */
@@ -45,8 +45,8 @@ HL_HIDDEN extern struct area_slot *shim_slot;
 HL_HIDDEN extern __thread uint32_t shim_sample_state __attribute__((tls_model("initial-exec")));
 HL_HIDDEN extern __thread uint64_t shim_releases __attribute__((tls_model("initial-exec")));
 
-/* The collector's clock: the TSC (rdtsc, about 10 ns here against 30 for
- * the vDSO's clock_gettime) where shim_stats.c found the kernel keeping
+/* The collector's clock: the TSC (rdtsc, cheaper than the vDSO's
+ * clock_gettime: docs/stats.md) where shim_stats.c found the kernel keeping
  * CLOCK_MONOTONIC by it, which makes it constant-rate and synchronised
  * across CPUs; else CLOCK_MONOTONIC's nanoseconds.  Every time in the
  * records and thread totals is in these ticks until the report converts
@@ -117,9 +117,9 @@ HL_HIDDEN void shim_wait_begin(struct shim_wait *w, struct stats_rec *r);
 HL_HIDDEN uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err);
 
 /* A thread's first state: its TID, mixed (murmur3's finalizer), so that
- * threads draw apart.  With one seed for all, every thread sampled the same
- * acquisitions of its own, and the errors added up instead of averaging
- * out: 8 threads of 3,000 acquisitions each were counted 20% over. */
+ * threads draw apart.  With one seed for all, every thread would sample
+ * the same acquisitions of its own, and the errors would add up instead of
+ * averaging out (docs/stats.md, "What it costs, and how it counts"). */
 static inline uint32_t shim_sample_seed(void)
 {
 	uint32_t x = hl_tid() ^ 0x9e3779b9u;

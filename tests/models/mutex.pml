@@ -107,7 +107,7 @@
  *     not due may sleep passive at any point of its loop (a superset of
  *     the C code's rule: after it lost a race), which leaves M1-M6 to hold
  *     for every timing of the timers.
- *  M6 (not with -DLIVE) the last user may free the lock (DESIGN.md
+ *  M6 (not with -DLIVE) the last user may free the lock (docs/design.md
  *     invariant 7, glibc bug 13690): each thread holds a reference (the
  *     ghost refs) and drops it in the critical section of its last lock
  *     call, or when that call times out.  The thread whose drop in its

@@ -63,8 +63,8 @@ rows=(
 	"mutex.pml|-DBUG_PASSIVE_NEVER_REJOINS|deadlock"
 	"mutex.pml|-DTIMED -DBUG_HANDOFF_NO_CLAIM|assert"
 	"mutex.pml|-DBUG_HANDOFF_RELEASES|assert"
-	# DESIGN.md invariant 7 (M6): the release order before cd7e9af, and
-	# a pass that keeps the gone head's flags.
+	# docs/design.md invariant 7 (M6): the release order before cd7e9af,
+	# and a pass that keeps the gone head's flags.
 	"mutex.pml|-DTIMED -DBUG_RELEASE_BEFORE_PASS|assert"
 	"mutex.pml|-DTIMED -DBUG_PASS_KEEPS_FLAGS|assert"
 	"cna.pml||ok"
@@ -128,7 +128,7 @@ rows=(
 	"rwlock.pml|-DREADERS=1 -DWRITERS=2 -DTIMED -DBUG_WITHDRAW_FLAGS|assert"
 	"rwlock.pml|-DTIMED -DBUG_WITHDRAW_NO_PASS|assert"
 	"rwlock.pml|-DTIMED -DBUG_WITHDRAW_COMMITTED|assert"
-	# DESIGN.md invariant 7 (R7): the release order before cd7e9af.
+	# docs/design.md invariant 7 (R7): the release order before cd7e9af.
 	"rwlock.pml|-DTIMED -DBUG_RELEASE_BEFORE_PASS|assert"
 	# R9, no dead head (fault 4 of issue 37): the recorder's look at a
 	# head it records, in leave_queue and in a downgrade that keeps a

@@ -259,7 +259,7 @@
  *     overlap, which is that kind's promise (glibc's default); with
  *     -DLIVE_WRITER the formula asks for the writer too, and spin finds
  *     the cycle;
- *  R7 (not with -DLIVE) the last user may free the lock (DESIGN.md
+ *  R7 (not with -DLIVE) the last user may free the lock (docs/design.md
  *     invariant 7, glibc bug 13690): each thread holds a reference (the
  *     ghost refs) and drops it in the critical section of its last lock
  *     call (a downgrading writer in its write hold), or when that call
