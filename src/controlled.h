@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The controlled-schedule mode: the library's real code, run one thread at
- * a time by a deterministic scheduler (src/controlled.c has the design).
+ * a time by a deterministic scheduler.  The scheduler is the tests'
+ * (tests/controlled.c, with its design); this header is what the library
+ * is built against.
  *
  * Only a build with -DHOTLOCK_SCHED has it (the static library
  * libhotlock_sched.a, built for the tests): there every atomic of
