@@ -150,22 +150,6 @@ static char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The lower median, as the harness picks the run it shows; NAN for none. */
-static double median(double *v, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof *v, cmp_double);
-	return v[(n - 1) / 2];
-}
-
 /* A bounded text buffer that notes when something did not fit. */
 struct sbuf {
 	char *b;
@@ -287,12 +271,12 @@ static void result_stats(const json_t *result, struct stats *st)
 			cpu[ncpu++] = x;
 	}
 	st->runs = nops;
-	st->med = median(ops, nops);            /* sorts ops */
+	st->med = bench_lower_median(ops, nops); /* sorts ops */
 	st->min = nops ? ops[0] : NAN;
 	st->max = nops ? ops[nops - 1] : NAN;
 	/* One run has no spread to show (0 would read as "very steady"). */
 	st->spread = nops >= 2 && st->med > 0 ? (st->max - st->min) / st->med : NAN;
-	st->cpu = median(cpu, ncpu);
+	st->cpu = bench_lower_median(cpu, ncpu);
 	free(ops);
 	free(cpu);
 }

@@ -221,13 +221,6 @@ unsigned bench_parse_busy(const char *scenario, const char *s)
 	return (unsigned)bench_parse_ulong(scenario, "--busy", s, 0, BENCH_MAX_BUSY);
 }
 
-static int cmp_unsigned(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-
-	return (x > y) - (x < y);
-}
-
 void bench_list_each(const char *scenario, const char *opt, const char *list,
 		     void (*item)(void *ctx, const char *entry), void *ctx)
 {
@@ -276,7 +269,7 @@ static void parse_threads(struct bench_common *c, const char *scenario,
 	struct threads_parse tp = { .c = c, .scenario = scenario };
 
 	bench_list_each(scenario, "--threads", list, threads_item, &tp);
-	qsort(c->threads, tp.n, sizeof c->threads[0], cmp_unsigned);
+	qsort(c->threads, tp.n, sizeof c->threads[0], bench_cmp_unsigned);
 	c->nthreads = 0;
 	for (size_t i = 0; i < tp.n; i++)
 		if (i == 0 || c->threads[i] != c->threads[i - 1])
@@ -342,6 +335,26 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 	return true;
 }
 
+/* --duration, --repeat and --json of a scenario that makes its own runs. */
+bool bench_run_option(const char *scenario, int argc, char **argv, int *i,
+		      double *duration_s, unsigned *repeat, const char **json)
+{
+	const char *v;
+
+	if ((v = bench_opt_value(scenario, argc, argv, i, "--duration"))) {
+		*duration_s = bench_parse_seconds(scenario, "--duration", v, 3600);
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--repeat"))) {
+		*repeat = (unsigned)bench_parse_ulong(scenario, "--repeat", v, 1, 100);
+	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--json"))) {
+		if (!*v)
+			bench_usage_error(scenario, "--json: empty file name");
+		*json = v;
+	} else {
+		return false;
+	}
+	return true;
+}
+
 void bench_parse_args(const char *scenario, int argc, char **argv,
 		      struct bench_common *c, void (*help)(FILE *f),
 		      bool (*option)(void *ctx, int argc, char **argv, int *i),
@@ -353,7 +366,7 @@ void bench_parse_args(const char *scenario, int argc, char **argv,
 			exit(0);
 		}
 		if (option(ctx, argc, argv, &i) ||
-		    bench_common_option(c, scenario, argc, argv, &i))
+		    (c && bench_common_option(c, scenario, argc, argv, &i)))
 			continue;
 		if (argv[i][0] == '-')
 			bench_usage_error(scenario, "unknown option '%s'", argv[i]);
@@ -544,6 +557,12 @@ double bench_now(void)
 	return clock_s(CLOCK_MONOTONIC, "clock_gettime(CLOCK_MONOTONIC)");
 }
 
+/* The calling thread's CPU time so far, seconds. */
+double bench_thread_cpu_s(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+}
+
 double bench_machine_busy_s(void)
 {
 	unsigned long long v[8];
@@ -654,13 +673,13 @@ static void *worker_main(void *p)
 	barrier_wait(&w->rs->start);
 	hl_futex_stats_thread(&f0);
 	csw0 = bench_thread_csw();
-	cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+	cpu0 = bench_thread_cpu_s();
 	t->start_s = bench_now();
 
 	t->ops = spec->body(t, spec->arg);
 
 	t->end_s = bench_now();
-	t->cpu_s = clock_s(CLOCK_THREAD_CPUTIME_ID, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)") - cpu0;
+	t->cpu_s = bench_thread_cpu_s() - cpu0;
 	t->csw = bench_thread_csw() - csw0;
 	hl_futex_stats_thread(&f1);
 	t->futex_calls = hl_futex_stats_calls(&f1) - hl_futex_stats_calls(&f0);
@@ -889,39 +908,16 @@ double bench_per_wall(const struct bench_sample *s, double x)
 	return s->wall_s > 0 ? x / s->wall_s : NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 double bench_sample_ops_per_sec(const struct bench_sample *s)
 {
 	return s->ops_per_sec;
 }
 
-unsigned bench_median_run(const struct bench_sample *runs, unsigned n,
-			  double (*key)(const struct bench_sample *s))
-{
-	double *v = bench_xcalloc(n, sizeof *v);
-	double m;
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		v[i] = key(&runs[i]);
-	qsort(v, n, sizeof *v, cmp_double);
-	m = v[(n - 1) / 2];
-	free(v);
-	for (i = 0; i < n && key(&runs[i]) != m; i++)
-		;
-	return i < n ? i : 0;   /* 0: a NAN among the keys */
-}
-
 /* ---- tables -------------------------------------------------------------- */
 
-/* prec < 0: -prec significant digits, no exponent (see bench_column). */
-static void cell(int width, int prec, double v)
+/* One table cell, "-" for NAN; prec < 0: -prec significant digits, no
+ * exponent (see bench_column). */
+void bench_print_cell(double v, int width, int prec)
 {
 	if (isnan(v)) {
 		printf(" %*s", width, "-");
@@ -1071,7 +1067,7 @@ void bench_table_print(const char *title, const char *const *names,
 
 		printf("%-*s", namew, names[l]);
 		for (size_t k = 0; k < ncols; k++)
-			cell(cols[k]->width, cols[k]->prec, cols[k]->value(r));
+			bench_print_cell(cols[k]->value(r), cols[k]->width, cols[k]->prec);
 		putchar('\n');
 		others = most_other_cpus(bench_result_sample(r), 1, others);
 	}
@@ -1159,7 +1155,7 @@ static void print_summary(const struct bench_suite *s, const struct bench_result
 		for (size_t l = 0; l < s->nlocks; l++) {
 			const struct bench_result *r = &results[ti * s->nlocks + l];
 
-			cell(w[l], col->prec, col->value(r));
+			bench_print_cell(col->value(r), w[l], col->prec);
 			others = most_other_cpus(bench_result_sample(r), 1, others);
 		}
 		putchar('\n');
@@ -1349,14 +1345,8 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 		s->json_config(s->ctx, j);
 	bench_json_number(j, "duration_s", c->duration_s);
 	bench_json_uint(j, "cores", o->cores);
-	bench_json_array(j, "threads");
-	for (size_t t = 0; t < c->nthreads; t++)
-		bench_json_uint(j, NULL, c->threads[t]);
-	bench_json_end(j);
-	bench_json_array(j, "locks");
-	for (size_t l = 0; l < s->nlocks; l++)
-		bench_json_string(j, NULL, s->lock_names[l]);
-	bench_json_end(j);
+	bench_json_uint_array(j, "threads", c->threads, c->nthreads);
+	bench_json_string_array(j, "locks", s->lock_names, s->nlocks);
 	bench_json_object(j, "lock_roles");
 	for (size_t l = 0; l < s->nlocks; l++)
 		bench_json_string(j, s->lock_names[l], bench_lock_role(s->lock_names[l]));

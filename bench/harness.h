@@ -138,12 +138,18 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 			 int argc, char **argv, int *i);
 /* The common options' lines for a scenario's --help. */
 void bench_common_help(FILE *f, const char *default_locks);
+/* For a scenario that makes its own runs: consumes argv[*i] if it is
+ * --duration S (at most 3600), --repeat R (1 to 100) or --json FILE (not
+ * empty), into *duration_s, *repeat or *json. */
+bool bench_run_option(const char *scenario, int argc, char **argv, int *i,
+		      double *duration_s, unsigned *repeat, const char **json);
 /* Parses a scenario's command line (argv[0] is the scenario's name):
  * --help or -h prints help(stdout) and exits 0; option, when it returns
  * true, has consumed argv[*i] as one of the scenario's own (it is asked
  * first, so a scenario may give a common option's name its own meaning, as
  * cond does --threads); the common options go into c (see
- * bench_common_option); anything else exits 2. */
+ * bench_common_option), or, with c NULL, are not taken (a scenario with
+ * options of its own only); anything else exits 2. */
 void bench_parse_args(const char *scenario, int argc, char **argv,
 		      struct bench_common *c, void (*help)(FILE *f),
 		      bool (*option)(void *ctx, int argc, char **argv, int *i),
@@ -154,6 +160,7 @@ unsigned bench_cores(void);
 /* Pins the calling thread to one CPU: 0 or pthread_setaffinity_np's errno. */
 int bench_pin_self(int cpu);
 double bench_now(void); /* CLOCK_MONOTONIC, seconds */
+double bench_thread_cpu_s(void); /* CLOCK_THREAD_CPUTIME_ID, seconds */
 
 /* ---- one run --------------------------------------------------------- */
 
@@ -291,6 +298,17 @@ void bench_print_lock_state(const char *name,
 void bench_run(const struct bench_run_spec *spec, struct bench_sample *out);
 void bench_sample_free(struct bench_sample *s);
 
+/* ---- statistics (stats.c) --------------------------------------------- */
+
+/* qsort orders, ascending. */
+int bench_cmp_double(const void *a, const void *b);
+int bench_cmp_unsigned(const void *a, const void *b);
+/* Sorts v[0..n) in place and returns its lower median (for an even count
+ * the lower of the middle two: a value that happened); NAN for n = 0. */
+double bench_lower_median(double *v, size_t n);
+/* The first index of v[0..n) holding its lower median; 0 when none does
+ * (a NAN among the values).  v is left as it was. */
+unsigned bench_median_index(const double *v, unsigned n);
 /* The index of the run with the median key (the lower median for an even
  * count, so that the run shown is one that happened); the suites' key is
  * bench_sample_ops_per_sec. */
@@ -368,6 +386,11 @@ extern const struct bench_column bench_col_limit;       /* limit% */
 /* x per second of the run's wall time (a rate), NAN when it had none. */
 double bench_per_wall(const struct bench_sample *s, double x);
 
+/* One table cell on stdout: a space, then v right-aligned in width with prec
+ * decimals (prec < 0: -prec significant digits, as in bench_column); NAN
+ * prints "-". */
+void bench_print_cell(double v, int width, int prec);
+
 /* A table: the title line, a heading "lock" and each column's head, then
  * row[l] as names[l] and its cells (NAN prints "-"), and a note under it
  * when other load was high during the runs shown.  The suites' table per
@@ -441,6 +464,10 @@ void bench_json_number(struct bench_json *j, const char *key, double v);
 void bench_json_uint(struct bench_json *j, const char *key, uint64_t v);
 void bench_json_bool(struct bench_json *j, const char *key, bool v);
 void bench_json_null(struct bench_json *j, const char *key);
+/* An array of v[0..n) under key. */
+void bench_json_uint_array(struct bench_json *j, const char *key, const unsigned *v, size_t n);
+void bench_json_string_array(struct bench_json *j, const char *key, const char *const *v,
+			     size_t n);
 void bench_json_close(struct bench_json *j); /* exits 1 on I/O errors */
 /* Remembers the command line (main does, first thing), for the JSON. */
 void bench_set_command(int argc, char **argv);

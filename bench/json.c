@@ -184,6 +184,25 @@ void bench_json_null(struct bench_json *j, const char *key)
 	fputs("null", j->f);
 }
 
+/* [v[0], ..., v[n-1]] under key. */
+void bench_json_uint_array(struct bench_json *j, const char *key, const unsigned *v, size_t n)
+{
+	bench_json_array(j, key);
+	for (size_t i = 0; i < n; i++)
+		bench_json_uint(j, NULL, v[i]);
+	bench_json_end(j);
+}
+
+/* ["v[0]", ..., "v[n-1]"] under key. */
+void bench_json_string_array(struct bench_json *j, const char *key, const char *const *v,
+			     size_t n)
+{
+	bench_json_array(j, key);
+	for (size_t i = 0; i < n; i++)
+		bench_json_string(j, NULL, v[i]);
+	bench_json_end(j);
+}
+
 void bench_json_close(struct bench_json *j)
 {
 	if (j->depth != 0)

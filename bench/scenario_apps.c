@@ -1272,34 +1272,18 @@ static void run_one(const struct apps *a, enum app_kind k, unsigned t, enum side
 
 /* ---- the rows ------------------------------------------------------------ */
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* The lower median of v[0..n), sorted in place: a run that happened. */
-static double lower_median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return v[(n - 1) / 2];
-}
-
+/* The lower median of the runs' double at offset off; *idx (unless NULL): the
+ * run that has it. */
 static double median_of(const struct app_run *runs, unsigned n, size_t off, unsigned *idx)
 {
 	double *v = bench_xcalloc(n, sizeof *v), med;
 
 	for (unsigned i = 0; i < n; i++)
 		v[i] = *(const double *)((const char *)&runs[i] + off);
-	med = lower_median(v, n);
-	free(v);
 	if (idx)
-		for (unsigned i = 0; i < n; i++)
-			if (*(const double *)((const char *)&runs[i] + off) == med) {
-				*idx = i;
-				break;
-			}
+		*idx = bench_median_index(v, n);
+	med = bench_lower_median(v, n);
+	free(v);
 	return med;
 }
 
@@ -1321,7 +1305,7 @@ static double resampled_median(const struct app_run *runs, unsigned n, double *v
 		*x ^= *x << 17;
 		v[i] = runs[*x % n].value;
 	}
-	return lower_median(v, n);
+	return bench_lower_median(v, n);
 }
 
 /* The ratio's 95% interval by the bootstrap: each side's runs resampled
@@ -1342,7 +1326,7 @@ static void ratio_interval(struct app_row *row, unsigned repeat)
 
 		r[i] = oriented(row->kind, base, trial);
 	}
-	qsort(r, RESAMPLES, sizeof *r, cmp_double);
+	qsort(r, RESAMPLES, sizeof *r, bench_cmp_double);
 	row->ci_lo = r[RESAMPLES / 40];
 	row->ci_hi = r[RESAMPLES - 1 - RESAMPLES / 40];
 	free(r);
@@ -1630,10 +1614,7 @@ static void write_json(const struct apps *a, const struct app_row *rows, size_t 
 		if (a->want[k] && !a->skip[k][0])
 			bench_json_string(j, NULL, k < APP_NPROGRAMS ? app_info[k].name : "mutex-pair");
 	bench_json_end(j);
-	bench_json_array(j, "threads");
-	for (size_t i = 0; i < a->nthreads; i++)
-		bench_json_uint(j, NULL, a->threads[i]);
-	bench_json_end(j);
+	bench_json_uint_array(j, "threads", a->threads, a->nthreads);
 	bench_json_uint(j, "repeat", a->repeat);
 	bench_json_number(j, "duration_s", a->duration);
 	bench_json_bool(j, "quick", a->quick);
@@ -1976,11 +1957,64 @@ static void workload_item(void *ctx, const char *entry)
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* The command line as apps_main reads it: the options, those it resolves
+ * after the whole line (--threads, --hotlock-run, --shim-pair) as given,
+ * and whether --duration and --pairs were given. */
+struct apps_parse {
+	struct apps *a;
+	const char *threads, *hotlock_run, *shim_pair;
+	bool duration_given, pairs_given;
+};
+
+/* Consumes argv[*i] if it is one of apps' options (bench_parse_args). */
+static bool apps_option(void *ctx, int argc, char **argv, int *i)
+{
+	struct apps_parse *p = ctx;
+	struct apps *a = p->a;
+	const char *v;
+
+	if (strcmp(argv[*i], "--quick") == 0) {
+		a->quick = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--threads"))) {
+		p->threads = v;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--repeat"))) {
+		a->repeat = (unsigned)bench_parse_ulong(me, "--repeat", v, 1, 100);
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--duration"))) {
+		a->duration = (unsigned)bench_parse_ulong(me, "--duration", v, 1, 600);
+		p->duration_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--workloads"))) {
+		memset(a->want, 0, sizeof a->want);
+		bench_list_each(me, "--workloads", v, workload_item, a);
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--pairs"))) {
+		a->pairs = bench_parse_ulong(me, "--pairs", v, 1, 1000000000000UL);
+		p->pairs_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--json"))) {
+		a->json = v;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--hotlock-run"))) {
+		p->hotlock_run = v;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--shim-pair"))) {
+		p->shim_pair = v;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--queue"))) {
+		if (strcmp(v, "fifo") != 0 && strcmp(v, "cna") != 0)
+			bench_usage_error(me, "--queue: '%s' is not fifo or cna", v);
+		a->queue = v;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--spin-ns"))) {
+		bench_parse_ulong(me, "--spin-ns", v, 0, 10000000);
+		a->spin_ns = v;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--busy"))) {
+		a->busy = bench_parse_busy(me, v);
+	} else if (strcmp(argv[*i], "--stats-cost") == 0) {
+		a->stats_cost = true;
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static int apps_main(int argc, char **argv)
 {
 	struct apps a;
-	const char *threads = NULL, *hotlock_run = NULL, *shim_pair = NULL, *v;
-	bool duration_given = false, pairs_given = false;
+	struct apps_parse p = { .a = &a };
 	struct app_row *rows;
 	struct bench_json *json;
 	size_t nrows = 0, npair = 0;
@@ -1991,59 +2025,17 @@ static int apps_main(int argc, char **argv)
 	for (int k = 0; k < APP_NPROGRAMS; k++)
 		a.want[k] = app_info[k].by_default;
 	a.want[APP_NPROGRAMS] = true;   /* the pair */
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			apps_help(stdout);
-			return 0;
-		}
-		if (strcmp(argv[i], "--quick") == 0) {
-			a.quick = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--threads"))) {
-			threads = v;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--repeat"))) {
-			a.repeat = (unsigned)bench_parse_ulong(me, "--repeat", v, 1, 100);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--duration"))) {
-			a.duration = (unsigned)bench_parse_ulong(me, "--duration", v, 1, 600);
-			duration_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--workloads"))) {
-			memset(a.want, 0, sizeof a.want);
-			bench_list_each(me, "--workloads", v, workload_item, &a);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--pairs"))) {
-			a.pairs = bench_parse_ulong(me, "--pairs", v, 1, 1000000000000UL);
-			pairs_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--json"))) {
-			a.json = v;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--hotlock-run"))) {
-			hotlock_run = v;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--shim-pair"))) {
-			shim_pair = v;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--queue"))) {
-			if (strcmp(v, "fifo") != 0 && strcmp(v, "cna") != 0)
-				bench_usage_error(me, "--queue: '%s' is not fifo or cna", v);
-			a.queue = v;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--spin-ns"))) {
-			bench_parse_ulong(me, "--spin-ns", v, 0, 10000000);
-			a.spin_ns = v;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--busy"))) {
-			a.busy = bench_parse_busy(me, v);
-		} else if (strcmp(argv[i], "--stats-cost") == 0) {
-			a.stats_cost = true;
-		} else if (argv[i][0] == '-') {
-			bench_usage_error(me, "unknown option '%s'", argv[i]);
-		} else {
-			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
-		}
-	}
-	bench_list_each(me, "--threads", threads ? threads :
+	bench_parse_args(me, argc, argv, NULL, apps_help, apps_option, &p);
+	bench_list_each(me, "--threads", p.threads ? p.threads :
 			a.quick ? APPS_QUICK_THREADS : APPS_DEFAULT_THREADS, threads_item, &a);
-	if (!duration_given)
+	if (!p.duration_given)
 		a.duration = a.quick ? 1 : 2;
-	if (!pairs_given)
+	if (!p.pairs_given)
 		a.pairs = a.quick ? 4000000 : 10000000;
 	a.loadgen_threads = bench_cores() < 2 ? 1 : bench_cores();
 
 	atexit(kill_live);
-	find_programs(&a, hotlock_run, shim_pair);
+	find_programs(&a, p.hotlock_run, p.shim_pair);
 
 	/* The rows, in order: the pair's two forms, then each workload's T. */
 	rows = bench_xcalloc(2 + APP_NPROGRAMS * a.nthreads, sizeof *rows);

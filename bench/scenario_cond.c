@@ -388,13 +388,6 @@ static void cond_on_hang(void *arg)
 
 /* ---- one measurement ----------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The queue's figures and checks. */
 static void queue_collect(const struct cond_run *r, const struct bench_sample *s,
 			  struct cond_extra *x)
@@ -445,8 +438,7 @@ static void broadcast_collect(const struct cond_run *r, const struct bench_sampl
 	x->bc_csw = b->csw;
 	x->lat_median_s = x->lat_p90_s = NAN;
 	if (b->nlat) {
-		qsort(b->lat, b->nlat, sizeof *b->lat, cmp_double);
-		x->lat_median_s = b->lat[(b->nlat - 1) / 2];
+		x->lat_median_s = bench_lower_median(b->lat, b->nlat); /* sorts b->lat */
 		x->lat_p90_s = b->lat[(b->nlat - 1) * 9 / 10];
 	}
 	free(b->lat);
@@ -854,18 +846,12 @@ static void write_json(const struct cond_ctx *c, const struct bench_common *comm
 		bench_json_uint(j, "capacity", c->capacity);
 	}
 	if (c->kind[COND_BROADCAST]) {
-		bench_json_array(j, "waiters");
-		for (size_t i = 0; i < c->nwaiters; i++)
-			bench_json_uint(j, NULL, c->waiters[i]);
-		bench_json_end(j);
+		bench_json_uint_array(j, "waiters", c->waiters, c->nwaiters);
 		bench_json_uint(j, "cs", c->cs);
 	}
 	bench_json_number(j, "duration_s", common->duration_s);
 	bench_json_uint(j, "cores", bench_cores());
-	bench_json_array(j, "locks");
-	for (size_t l = 0; l < c->nconds; l++)
-		bench_json_string(j, NULL, c->names[l]);
-	bench_json_end(j);
+	bench_json_string_array(j, "locks", c->names, c->nconds);
 	bench_json_object(j, "lock_roles");
 	for (size_t l = 0; l < c->nconds; l++)
 		bench_json_string(j, c->names[l], bench_registry_role(

@@ -227,17 +227,57 @@ static void hash_item(void *ctx, const char *e)
 	o->sizes[o->nsizes++] = s;
 }
 
-static int cmp_unsigned(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+/* The command line as parse reads it: the options, --hash as given and
+ * which options were given. */
+struct fh_parse {
+	struct fh_opts *o;
+	const char *hash;
+	bool futexes_given, threads_given, parked_given, hot_given;
+};
 
-	return (x > y) - (x < y);
+/* Consumes argv[*i] if it is one of futex-hash's options (bench_parse_args). */
+static bool fh_option(void *ctx, int argc, char **argv, int *i)
+{
+	struct fh_parse *p = ctx;
+	struct fh_opts *o = p->o;
+	const char *v;
+
+	if ((v = bench_opt_value(me, argc, argv, i, "--scenario"))) {
+		if (strcmp(v, "hash") == 0)
+			o->scenario = SC_HASH;
+		else if (strcmp(v, "parked") == 0)
+			o->scenario = SC_PARKED;
+		else
+			bench_usage_error(me, "--scenario: unknown '%s'; valid: hash, parked", v);
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--threads"))) {
+		o->nthreads = 0;
+		bench_list_each(me, "--threads", v, threads_item, o);
+		p->threads_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--parked"))) {
+		o->nparked = 0;
+		bench_list_each(me, "--parked", v, parked_item, o);
+		p->parked_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--futexes"))) {
+		o->futexes = (unsigned)bench_parse_ulong(me, "--futexes", v, 1, FH_MAX_FUTEXES);
+		p->futexes_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--hot"))) {
+		o->hot = (unsigned)bench_parse_ulong(me, "--hot", v, 1, FH_MAX_HOT);
+		p->hot_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--hash"))) {
+		p->hash = v;
+	} else if (strcmp(argv[*i], "--no-pin") == 0) {
+		o->pin = false;
+	} else {
+		return bench_run_option(me, argc, argv, i, &o->duration_s, &o->repeat,
+					&o->json);
+	}
+	return true;
 }
 
 static void parse(int argc, char **argv, struct fh_opts *o)
 {
-	const char *hash = NULL;
-	bool futexes_given = false, threads_given = false, parked_given = false, hot_given = false;
+	struct fh_parse p = { .o = o };
+	const char *hash;
 
 	memset(o, 0, sizeof *o);
 	o->scenario = SC_HASH;
@@ -246,55 +286,11 @@ static void parse(int argc, char **argv, struct fh_opts *o)
 	o->duration_s = 1;
 	o->repeat = 3;
 	o->pin = true;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fh_help(stdout);
-			exit(0);
-		}
-		if ((v = bench_opt_value(me, argc, argv, &i, "--scenario"))) {
-			if (strcmp(v, "hash") == 0)
-				o->scenario = SC_HASH;
-			else if (strcmp(v, "parked") == 0)
-				o->scenario = SC_PARKED;
-			else
-				bench_usage_error(me, "--scenario: unknown '%s'; valid: hash, parked", v);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--threads"))) {
-			o->nthreads = 0;
-			bench_list_each(me, "--threads", v, threads_item, o);
-			threads_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--parked"))) {
-			o->nparked = 0;
-			bench_list_each(me, "--parked", v, parked_item, o);
-			parked_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--futexes"))) {
-			o->futexes = (unsigned)bench_parse_ulong(me, "--futexes", v, 1, FH_MAX_FUTEXES);
-			futexes_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--hot"))) {
-			o->hot = (unsigned)bench_parse_ulong(me, "--hot", v, 1, FH_MAX_HOT);
-			hot_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--hash"))) {
-			hash = v;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--duration"))) {
-			o->duration_s = bench_parse_seconds(me, "--duration", v, 3600);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--repeat"))) {
-			o->repeat = (unsigned)bench_parse_ulong(me, "--repeat", v, 1, 100);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--json"))) {
-			if (!*v)
-				bench_usage_error(me, "--json: empty file name");
-			o->json = v;
-		} else if (strcmp(argv[i], "--no-pin") == 0) {
-			o->pin = false;
-		} else if (argv[i][0] == '-') {
-			bench_usage_error(me, "unknown option '%s'", argv[i]);
-		} else {
-			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
-		}
-	}
-	if (o->scenario == SC_HASH && (parked_given || hot_given))
+	bench_parse_args(me, argc, argv, NULL, fh_help, fh_option, &p);
+	hash = p.hash;
+	if (o->scenario == SC_HASH && (p.parked_given || p.hot_given))
 		bench_usage_error(me, "--parked and --hot are options of --scenario parked");
-	if (o->scenario == SC_PARKED && (threads_given || futexes_given || !o->pin))
+	if (o->scenario == SC_PARKED && (p.threads_given || p.futexes_given || !o->pin))
 		bench_usage_error(me, "--threads, --futexes and --no-pin are options of --scenario hash");
 	if (!hash)
 		hash = o->scenario == SC_HASH ? "global,default,4,8,16,32,64,128,256,512,1024,2048"
@@ -311,8 +307,8 @@ static void parse(int argc, char **argv, struct fh_opts *o)
 		o->parked[1] = 1024;
 		o->nparked = 2;
 	}
-	qsort(o->threads, o->nthreads, sizeof o->threads[0], cmp_unsigned);
-	qsort(o->parked, o->nparked, sizeof o->parked[0], cmp_unsigned);
+	qsort(o->threads, o->nthreads, sizeof o->threads[0], bench_cmp_unsigned);
+	qsort(o->parked, o->nparked, sizeof o->parked[0], bench_cmp_unsigned);
 }
 
 /* ---- what a child sends back ------------------------------------------------ */
@@ -968,14 +964,6 @@ static void slots_text(char *buf, size_t len, const struct fh_result *r)
 		snprintf(buf, len, "%d->%d", r->slots_first, r->slots_after);
 }
 
-static void print_num(double v, int width, int prec)
-{
-	if (isnan(v))
-		printf(" %*s", width, "-");
-	else
-		printf(" %*.*f", width, prec, v);
-}
-
 static void print_skips(const struct fh_opts *o)
 {
 	for (size_t z = 0; z < o->nsizes; z++)
@@ -1000,75 +988,90 @@ static void size_head(char *buf, size_t len, const struct fh_size *z, const stru
 		snprintf(buf, len, "P %ld", z->slots);
 }
 
-static void hash_tables(const struct fh_opts *o, const unsigned *counts, size_t ncounts,
-			struct fh_cell *cells, unsigned full)
+/* The index of the global table's size where it was measured, else nsizes. */
+static size_t global_size(const struct fh_opts *o)
 {
-	const size_t nz = o->nsizes;
-	size_t g = nz;  /* the global column, if measured */
-	char head[32];
+	size_t g = o->nsizes;
 
-	for (size_t z = 0; z < nz; z++)
+	for (size_t z = 0; z < o->nsizes; z++)
 		if (o->sizes[z].slots == SIZE_GLOBAL && !o->sizes[z].skipped)
 			g = z;
+	return g;
+}
 
-	printf("\nops/s per thread (perf's 'Averaged'), %u futexes per thread, median of %u runs\n",
-	       o->futexes, o->repeat);
-	printf("%7s", "Threads");
-	for (size_t z = 0; z < nz; z++) {
+/* Whether count is one of --threads (the counts run also hold the full run's). */
+static bool threads_listed(const struct fh_opts *o, unsigned count)
+{
+	for (size_t k = 0; k < o->nthreads; k++)
+		if (o->threads[k] == count)
+			return true;
+	return false;
+}
+
+/* The heads of the sizes measured, " %10s" each, and a newline. */
+static void print_size_heads(const struct fh_opts *o, const struct fh_cell *cells)
+{
+	char head[32];
+
+	for (size_t z = 0; z < o->nsizes; z++) {
 		if (o->sizes[z].skipped)
 			continue;
 		size_head(head, sizeof head, &o->sizes[z], &cells[z]);
 		printf(" %10s", head);
 	}
 	printf("\n");
-	for (size_t t = 0; t < ncounts; t++) {
-		if (!o->nthreads)
-			break;
-		bool listed = false;
+}
 
-		for (size_t k = 0; k < o->nthreads; k++)
-			listed |= o->threads[k] == counts[t];
-		if (!listed)
+/* The cells of one thread count (row: its cell per size): each measured
+ * size's ops/s per thread, or with base (a cell of row) its ratio to base's. */
+static void print_avg_cells(const struct fh_opts *o, const struct fh_cell *row,
+			    const struct fh_cell *base)
+{
+	const struct fh_result *rg = base ? cell_run(base) : NULL;
+
+	for (size_t z = 0; z < o->nsizes; z++) {
+		const struct fh_result *r = cell_run(&row[z]);
+
+		if (o->sizes[z].skipped)
+			continue;
+		if (base)
+			bench_print_cell(r && rg ? per_thread_avg(&r->s) / per_thread_avg(&rg->s)
+					 : NAN, 10, 2);
+		else
+			bench_print_cell(r ? per_thread_avg(&r->s) : NAN, 10, 0);
+	}
+}
+
+/* The ops/s per thread by --threads count (rows) and size measured (columns);
+ * with g < nsizes, each over the same count's at size g (the global table). */
+static void print_avg_table(const struct fh_opts *o, const unsigned *counts, size_t ncounts,
+			    const struct fh_cell *cells, size_t g)
+{
+	const size_t nz = o->nsizes;
+
+	printf("%7s", "Threads");
+	print_size_heads(o, cells);
+	for (size_t t = 0; t < ncounts; t++) {
+		if (!threads_listed(o, counts[t]))
 			continue;
 		printf("%7u", counts[t]);
-		for (size_t z = 0; z < nz; z++) {
-			const struct fh_result *r = cell_run(&cells[t * nz + z]);
-
-			if (o->sizes[z].skipped)
-				continue;
-			print_num(r ? per_thread_avg(&r->s) : NAN, 10, 0);
-		}
+		print_avg_cells(o, &cells[t * nz], g < nz ? &cells[t * nz + g] : NULL);
 		printf("\n");
 	}
+}
+
+static void hash_tables(const struct fh_opts *o, const unsigned *counts, size_t ncounts,
+			struct fh_cell *cells, unsigned full)
+{
+	const size_t nz = o->nsizes;
+	const size_t g = global_size(o);        /* the global column, if measured */
+
+	printf("\nops/s per thread (perf's 'Averaged'), %u futexes per thread, median of %u runs\n",
+	       o->futexes, o->repeat);
+	print_avg_table(o, counts, ncounts, cells, nz);
 	if (g < nz) {
-		printf("\nratio to G (the same threads)\n%7s", "Threads");
-		for (size_t z = 0; z < nz; z++) {
-			if (o->sizes[z].skipped)
-				continue;
-			size_head(head, sizeof head, &o->sizes[z], &cells[z]);
-			printf(" %10s", head);
-		}
-		printf("\n");
-		for (size_t t = 0; t < ncounts; t++) {
-			bool listed = false;
-
-			for (size_t k = 0; k < o->nthreads; k++)
-				listed |= o->threads[k] == counts[t];
-			if (!listed)
-				continue;
-			const struct fh_result *rg = cell_run(&cells[t * nz + g]);
-
-			printf("%7u", counts[t]);
-			for (size_t z = 0; z < nz; z++) {
-				const struct fh_result *r = cell_run(&cells[t * nz + z]);
-
-				if (o->sizes[z].skipped)
-					continue;
-				print_num(r && rg ? per_thread_avg(&r->s) / per_thread_avg(&rg->s) : NAN,
-					  10, 2);
-			}
-			printf("\n");
-		}
+		printf("\nratio to G (the same threads)\n");
+		print_avg_table(o, counts, ncounts, cells, g);
 	}
 
 	/* The full run: threads = CPUs online. */
@@ -1078,32 +1081,11 @@ static void hash_tables(const struct fh_opts *o, const unsigned *counts, size_t 
 		printf("\nthe full run: %u threads (the CPUs online, perf's default; the seed ran "
 		       "one such process per node, this machine has one), %u futexes per thread\n",
 		       full, o->futexes);
-		for (size_t z = 0; z < nz; z++) {
-			if (o->sizes[z].skipped)
-				continue;
-			size_head(head, sizeof head, &o->sizes[z], &cells[z]);
-			printf(" %10s", head);
-		}
-		printf("\n");
-		for (size_t z = 0; z < nz; z++) {
-			const struct fh_result *r = cell_run(&cells[t * nz + z]);
-
-			if (o->sizes[z].skipped)
-				continue;
-			print_num(r ? per_thread_avg(&r->s) : NAN, 10, 0);
-		}
+		print_size_heads(o, cells);
+		print_avg_cells(o, &cells[t * nz], NULL);
 		printf("\n");
 		if (g < nz) {
-			const struct fh_result *rg = cell_run(&cells[t * nz + g]);
-
-			for (size_t z = 0; z < nz; z++) {
-				const struct fh_result *r = cell_run(&cells[t * nz + z]);
-
-				if (o->sizes[z].skipped)
-					continue;
-				print_num(r && rg ? per_thread_avg(&r->s) / per_thread_avg(&rg->s)
-						  : NAN, 10, 2);
-			}
+			print_avg_cells(o, &cells[t * nz], &cells[t * nz + g]);
 			printf("   (ratio to G)\n");
 		}
 	}
@@ -1132,15 +1114,17 @@ static void hash_tables(const struct fh_opts *o, const unsigned *counts, size_t 
 			}
 			slots_text(slots, sizeof slots, r);
 			printf("%-8s %11s", o->sizes[z].name, slots);
-			print_num(s->ops_per_sec / 1e6, 9, 3);
-			print_num((double)mn / s->wall_s / 1e6, 9, 3);
-			print_num(per_thread_avg(s) / 1e6, 9, 3);
-			print_num((double)mx / s->wall_s / 1e6, 9, 3);
-			print_num(mx ? (double)mn / (double)mx : NAN, 7, 2);
-			print_num(s->total_ops ? s->cpu_s * 1e9 / (double)s->total_ops : NAN, 9, 0);
-			print_num(s->total_ops ? (double)s->csw * 1e3 / (double)s->total_ops : NAN, 8, 3);
-			print_num(rg ? s->ops_per_sec / rg->s.ops_per_sec : NAN, 7, 2);
-			print_num(s->other_cpus, 6, 2);
+			bench_print_cell(s->ops_per_sec / 1e6, 9, 3);
+			bench_print_cell((double)mn / s->wall_s / 1e6, 9, 3);
+			bench_print_cell(per_thread_avg(s) / 1e6, 9, 3);
+			bench_print_cell((double)mx / s->wall_s / 1e6, 9, 3);
+			bench_print_cell(mx ? (double)mn / (double)mx : NAN, 7, 2);
+			bench_print_cell(s->total_ops ? s->cpu_s * 1e9 / (double)s->total_ops : NAN,
+					 9, 0);
+			bench_print_cell(s->total_ops ? (double)s->csw * 1e3 / (double)s->total_ops
+					 : NAN, 8, 3);
+			bench_print_cell(rg ? s->ops_per_sec / rg->s.ops_per_sec : NAN, 7, 2);
+			bench_print_cell(s->other_cpus, 6, 2);
 			printf("\n");
 		}
 	}
@@ -1153,11 +1137,8 @@ static void hash_tables(const struct fh_opts *o, const unsigned *counts, size_t 
 static void parked_tables(const struct fh_opts *o, struct fh_cell *cells)
 {
 	const size_t nz = o->nsizes;
-	size_t g = nz;
+	const size_t g = global_size(o);
 
-	for (size_t z = 0; z < nz; z++)
-		if (o->sizes[z].slots == SIZE_GLOBAL && !o->sizes[z].skipped)
-			g = z;
 	for (size_t p = 0; p < o->nparked; p++) {
 		const struct fh_result *rg = g < nz ? cell_run(&cells[p * nz + g]) : NULL;
 
@@ -1180,18 +1161,19 @@ static void parked_tables(const struct fh_opts *o, struct fh_cell *cells)
 
 			slots_text(slots, sizeof slots, r);
 			printf("%-8s %11s", o->sizes[z].name, slots);
-			print_num(ho, 10, 0);
-			print_num(rg ? ho / handovers_per_s(&rg->s) : NAN, 6, 2);
-			print_num(x->handovers ? (double)x->futex_calls / (double)x->handovers : NAN,
-				  9, 2);
-			print_num(x->probe_mean_ns, 8, 0);
-			print_num(x->probe_p50_ns, 8, 0);
-			print_num(x->probe_p99_ns, 8, 0);
-			print_num(x->handovers ? s->cpu_s * 1e6 / (double)x->handovers : NAN, 10, 2);
-			print_num(x->thr_handovers_max ? (double)x->thr_handovers_min /
-				  (double)x->thr_handovers_max : NAN, 11, 2);
-			print_num(x->park_s, 7, 2);
-			print_num(s->other_cpus, 6, 2);
+			bench_print_cell(ho, 10, 0);
+			bench_print_cell(rg ? ho / handovers_per_s(&rg->s) : NAN, 6, 2);
+			bench_print_cell(x->handovers ? (double)x->futex_calls /
+					 (double)x->handovers : NAN, 9, 2);
+			bench_print_cell(x->probe_mean_ns, 8, 0);
+			bench_print_cell(x->probe_p50_ns, 8, 0);
+			bench_print_cell(x->probe_p99_ns, 8, 0);
+			bench_print_cell(x->handovers ? s->cpu_s * 1e6 / (double)x->handovers : NAN,
+					 10, 2);
+			bench_print_cell(x->thr_handovers_max ? (double)x->thr_handovers_min /
+					 (double)x->thr_handovers_max : NAN, 11, 2);
+			bench_print_cell(x->park_s, 7, 2);
+			bench_print_cell(s->other_cpus, 6, 2);
 			printf("\n");
 		}
 	}
@@ -1205,14 +1187,6 @@ static void parked_tables(const struct fh_opts *o, struct fh_cell *cells)
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static void json_num(struct bench_json *j, const char *key, double v)
-{
-	if (isnan(v) || isinf(v))
-		bench_json_null(j, key);
-	else
-		bench_json_number(j, key, v);
-}
-
 static void json_run(const void *ctx, struct bench_json *j, const struct bench_sample *s)
 {
 	const struct fh_result *r = (const struct fh_result *)((const char *)s -
@@ -1221,24 +1195,24 @@ static void json_run(const void *ctx, struct bench_json *j, const struct bench_s
 	bench_json_sample(j, s);
 	bench_json_number(j, "kernel_slots", r->slots_first);
 	bench_json_number(j, "kernel_slots_after", r->slots_after);
-	json_num(j, "ops_per_sec_per_thread", per_thread_avg(s));
+	bench_json_number(j, "ops_per_sec_per_thread", per_thread_avg(s));
 	if (s->extra) {
 		const struct fh_parked *x = s->extra;
 
 		bench_json_uint(j, "parked", x->parked);
 		bench_json_uint(j, "mutexes", x->mutexes);
 		bench_json_uint(j, "handovers", x->handovers);
-		json_num(j, "handovers_per_sec", handovers_per_s(s));
+		bench_json_number(j, "handovers_per_sec", handovers_per_s(s));
 		bench_json_uint(j, "futex_calls_total", x->futex_calls);
-		json_num(j, "futex_calls_per_handover",
-			 x->handovers ? (double)x->futex_calls / (double)x->handovers : NAN);
+		bench_json_number(j, "futex_calls_per_handover", x->handovers ?
+				  (double)x->futex_calls / (double)x->handovers : NAN);
 		bench_json_uint(j, "probes", x->probes);
-		json_num(j, "probe_mean_ns", x->probe_mean_ns);
-		json_num(j, "probe_p50_ns", x->probe_p50_ns);
-		json_num(j, "probe_p99_ns", x->probe_p99_ns);
-		json_num(j, "probe_max_ns", x->probe_max_ns);
-		json_num(j, "park_s", x->park_s);
-		json_num(j, "release_s", x->release_s);
+		bench_json_number(j, "probe_mean_ns", x->probe_mean_ns);
+		bench_json_number(j, "probe_p50_ns", x->probe_p50_ns);
+		bench_json_number(j, "probe_p99_ns", x->probe_p99_ns);
+		bench_json_number(j, "probe_max_ns", x->probe_max_ns);
+		bench_json_number(j, "park_s", x->park_s);
+		bench_json_number(j, "release_s", x->release_s);
 	}
 }
 
@@ -1256,10 +1230,7 @@ static void write_json(const struct fh_opts *o, const unsigned *counts, size_t n
 	for (size_t z = 0; z < nz; z++)
 		bench_json_string(j, NULL, o->sizes[z].name);
 	bench_json_end(j);
-	bench_json_array(j, o->scenario == SC_HASH ? "threads" : "parked");
-	for (size_t t = 0; t < ncounts; t++)
-		bench_json_uint(j, NULL, counts[t]);
-	bench_json_end(j);
+	bench_json_uint_array(j, o->scenario == SC_HASH ? "threads" : "parked", counts, ncounts);
 	if (o->scenario == SC_HASH) {
 		bench_json_uint(j, "futexes", o->futexes);
 		bench_json_bool(j, "pinned", o->pin);
@@ -1337,7 +1308,7 @@ static int fh_main(int argc, char **argv)
 		/* The full run's threads, if --threads left them out. */
 		if (!have && full >= 1 && full <= BENCH_MAX_THREADS) {
 			counts[ncounts++] = full;
-			qsort(counts, ncounts, sizeof counts[0], cmp_unsigned);
+			qsort(counts, ncounts, sizeof counts[0], bench_cmp_unsigned);
 		}
 	} else {
 		for (size_t p = 0; p < o.nparked; p++)

@@ -272,14 +272,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static bool stopping(struct sb_run *r)
 {
 	return atomic_load(&r->stopping);
@@ -324,11 +316,11 @@ static void think(struct sb_worker *w, unsigned long us)
 
 	if (!us)
 		return;
-	c0 = thread_cpu_s();
+	c0 = bench_thread_cpu_s();
 	end = now_ns() + (uint64_t)us * 1000u;
 	while (now_ns() < end)
 		bench_pause();
-	w->think_cpu_s += thread_cpu_s() - c0;
+	w->think_cpu_s += bench_thread_cpu_s() - c0;
 }
 
 static void wake_worker(struct sb_run *r, struct sb_worker *w)
@@ -660,13 +652,6 @@ static const struct sb_fig figs[] = {
 };
 #define NFIGS (sizeof figs / sizeof figs[0])
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Median (the lower one for an even count: a value that happened) and
  * range of v[0..n), NANs left out; NAN when none. */
 struct spread {
@@ -683,8 +668,7 @@ static struct spread spread_of(const double *v, unsigned n)
 		if (!isnan(v[i]))
 			s[k++] = v[i];
 	if (k) {
-		qsort(s, k, sizeof *s, cmp_double);
-		out.med = s[(k - 1) / 2];
+		out.med = bench_lower_median(s, k); /* sorts s */
 		out.lo = s[0];
 		out.hi = s[k - 1];
 	}
@@ -837,27 +821,14 @@ static void print_tables(const struct sb_opts *o, struct sb_result *const *runs)
 	}
 }
 
+/* {"median", "min", "max"} of a spread (null where NAN). */
 static void json_spread(struct bench_json *j, const char *key, struct spread s)
 {
 	bench_json_object(j, key);
-	if (isnan(s.med)) {
-		bench_json_null(j, "median");
-		bench_json_null(j, "min");
-		bench_json_null(j, "max");
-	} else {
-		bench_json_number(j, "median", s.med);
-		bench_json_number(j, "min", s.lo);
-		bench_json_number(j, "max", s.hi);
-	}
+	bench_json_number(j, "median", s.med);
+	bench_json_number(j, "min", s.lo);
+	bench_json_number(j, "max", s.hi);
 	bench_json_end(j);
-}
-
-static void json_number_or_null(struct bench_json *j, const char *key, double v)
-{
-	if (isnan(v))
-		bench_json_null(j, key);
-	else
-		bench_json_number(j, key, v);
 }
 
 static void write_json(const struct sb_opts *o, struct sb_result *const *runs)
@@ -915,7 +886,7 @@ static void write_json(const struct sb_opts *o, struct sb_result *const *runs)
 			bench_json_uint(j, "futex_calls", r->futex_calls);
 			bench_json_uint(j, "csw", r->csw);
 			for (size_t f = 0; f < NFIGS; f++)
-				json_number_or_null(j, figs[f].json, figs[f].value(r));
+				bench_json_number(j, figs[f].json, figs[f].value(r));
 			bench_json_end(j);
 		}
 		bench_json_end(j);      /* runs */
@@ -983,46 +954,53 @@ static const char *opt2(int argc, char **argv, int *i, const char *shrt, const c
 	return v ? v : bench_opt_value(me, argc, argv, i, lng);
 }
 
+/* The command line as parse reads it: the options, and --modes as given. */
+struct sb_parse {
+	struct sb_opts *o;
+	const char *modes;
+};
+
+/* Consumes argv[*i] if it is one of schbench's options (bench_parse_args). */
+static bool sb_option(void *ctx, int argc, char **argv, int *i)
+{
+	struct sb_parse *p = ctx;
+	struct sb_opts *o = p->o;
+	const char *v;
+
+	if ((v = opt2(argc, argv, i, "-m", "--message-threads")))
+		o->m = (unsigned)bench_parse_ulong(me, "--message-threads", v, 1,
+						   BENCH_MAX_THREADS / 2);
+	else if ((v = opt2(argc, argv, i, "-t", "--threads")))
+		o->t = (unsigned)bench_parse_ulong(me, "--threads", v, 1,
+						   BENCH_MAX_THREADS - 1);
+	else if ((v = opt2(argc, argv, i, "-r", "--runtime")))
+		o->runtime_s = bench_parse_seconds(me, "--runtime", v, 86400);
+	else if ((v = opt2(argc, argv, i, "-c", "--cputime")))
+		o->cputime_us = bench_parse_ulong(me, "--cputime", v, 0, SB_MAX_USEC);
+	else if ((v = opt2(argc, argv, i, "-s", "--sleeptime")))
+		o->sleeptime_us = bench_parse_ulong(me, "--sleeptime", v, 0, SB_MAX_USEC);
+	else if ((v = bench_opt_value(me, argc, argv, i, "--modes")))
+		p->modes = v;
+	else if ((v = bench_opt_value(me, argc, argv, i, "--repeat")))
+		o->repeat = (unsigned)bench_parse_ulong(me, "--repeat", v, 1, 100);
+	else if ((v = bench_opt_value(me, argc, argv, i, "--json")))
+		o->json = v;
+	else
+		return false;
+	return true;
+}
+
 static void parse(struct sb_opts *o, int argc, char **argv)
 {
-	const char *modes = NULL;
+	struct sb_parse p = { .o = o };
 
 	*o = (struct sb_opts){ .m = 2, .t = 16, .runtime_s = 30, .cputime_us = 30000,
 			       .sleeptime_us = 30000, .repeat = 3 };
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			schbench_help(stdout);
-			exit(0);
-		}
-		if ((v = opt2(argc, argv, &i, "-m", "--message-threads")))
-			o->m = (unsigned)bench_parse_ulong(me, "--message-threads", v, 1,
-							   BENCH_MAX_THREADS / 2);
-		else if ((v = opt2(argc, argv, &i, "-t", "--threads")))
-			o->t = (unsigned)bench_parse_ulong(me, "--threads", v, 1,
-							   BENCH_MAX_THREADS - 1);
-		else if ((v = opt2(argc, argv, &i, "-r", "--runtime")))
-			o->runtime_s = bench_parse_seconds(me, "--runtime", v, 86400);
-		else if ((v = opt2(argc, argv, &i, "-c", "--cputime")))
-			o->cputime_us = bench_parse_ulong(me, "--cputime", v, 0, SB_MAX_USEC);
-		else if ((v = opt2(argc, argv, &i, "-s", "--sleeptime")))
-			o->sleeptime_us = bench_parse_ulong(me, "--sleeptime", v, 0, SB_MAX_USEC);
-		else if ((v = bench_opt_value(me, argc, argv, &i, "--modes")))
-			modes = v;
-		else if ((v = bench_opt_value(me, argc, argv, &i, "--repeat")))
-			o->repeat = (unsigned)bench_parse_ulong(me, "--repeat", v, 1, 100);
-		else if ((v = bench_opt_value(me, argc, argv, &i, "--json")))
-			o->json = v;
-		else if (argv[i][0] == '-')
-			bench_usage_error(me, "unknown option '%s'", argv[i]);
-		else
-			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
-	}
+	bench_parse_args(me, argc, argv, NULL, schbench_help, sb_option, &p);
 	if ((unsigned long)o->m * (o->t + 1ul) > BENCH_MAX_THREADS)
 		bench_usage_error(me, "-m %u -t %u makes %lu threads; at most %u", o->m, o->t,
 				  (unsigned long)o->m * (o->t + 1ul), BENCH_MAX_THREADS);
-	bench_list_each(me, "--modes", modes ? modes : "wake+wait,hl_swap", mode_item, o);
+	bench_list_each(me, "--modes", p.modes ? p.modes : "wake+wait,hl_swap", mode_item, o);
 }
 
 static int schbench_main(int argc, char **argv)

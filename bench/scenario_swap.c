@@ -88,15 +88,6 @@ struct pingpong {
 	int cpu[2];             /* the CPU each side is pinned to; -1: not pinned */
 };
 
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		bench_check(errno, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The handover primitives of each mode.  They return 0, an errno value
  * (the run fails), or -1: stop seen while spinning. */
 
@@ -224,7 +215,7 @@ static uint64_t swap_body(struct bench_thread *t, void *arg)
 			goto out;
 		}
 	}
-	double cpu0 = thread_cpu_s();
+	double cpu0 = bench_thread_cpu_s();
 	st->t0 = bench_now();
 	if (id == 0) {
 		while (!bench_should_stop(t) && (err = handover(&c)) == 0)
@@ -234,7 +225,7 @@ static uint64_t swap_body(struct bench_thread *t, void *arg)
 			;
 	}
 	st->t1 = bench_now();
-	st->cpu_s = thread_cpu_s() - cpu0;
+	st->cpu_s = bench_thread_cpu_s() - cpu0;
 out:
 	last_wake(&c);
 	if (c.ring) {
@@ -403,41 +394,35 @@ static void swap_help(FILE *f)
 		MAX_LOAD_THREADS);
 }
 
+/* Consumes argv[*i] if it is one of swap's options (bench_parse_args). */
+static bool swap_option(void *ctx, int argc, char **argv, int *i)
+{
+	struct swap_opts *o = ctx;
+	const char *v;
+
+	if ((v = bench_opt_value(me, argc, argv, i, "--modes"))) {
+		memset(o->mode, 0, sizeof o->mode);
+		bench_list_each(me, "--modes", v, mode_item, o);
+		o->modes_given = true;
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--placements"))) {
+		o->nplacements = 0;
+		bench_list_each(me, "--placements", v, placement_item, o);
+	} else if ((v = bench_opt_value(me, argc, argv, i, "--load"))) {
+		o->nloads = 0;
+		bench_list_each(me, "--load", v, load_item, o);
+	} else {
+		return bench_run_option(me, argc, argv, i, &o->duration_s, &o->repeat,
+					&o->json);
+	}
+	return true;
+}
+
 static void parse(int argc, char **argv, struct swap_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->duration_s = 1;
 	o->repeat = 3;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			swap_help(stdout);
-			exit(0);
-		}
-		if ((v = bench_opt_value(me, argc, argv, &i, "--modes"))) {
-			memset(o->mode, 0, sizeof o->mode);
-			bench_list_each(me, "--modes", v, mode_item, o);
-			o->modes_given = true;
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--placements"))) {
-			o->nplacements = 0;
-			bench_list_each(me, "--placements", v, placement_item, o);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--load"))) {
-			o->nloads = 0;
-			bench_list_each(me, "--load", v, load_item, o);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--duration"))) {
-			o->duration_s = bench_parse_seconds(me, "--duration", v, 3600);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--repeat"))) {
-			o->repeat = (unsigned)bench_parse_ulong(me, "--repeat", v, 1, 100);
-		} else if ((v = bench_opt_value(me, argc, argv, &i, "--json"))) {
-			if (!*v)
-				bench_usage_error(me, "--json: empty file name");
-			o->json = v;
-		} else if (argv[i][0] == '-') {
-			bench_usage_error(me, "unknown option '%s'", argv[i]);
-		} else {
-			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
-		}
-	}
+	bench_parse_args(me, argc, argv, NULL, swap_help, swap_option, o);
 	if (!o->modes_given)
 		for (int m = 0; m < NMODES; m++)
 			o->mode[m] = true;
@@ -476,22 +461,6 @@ static unsigned median_run(const struct swap_run *runs, unsigned n)
 			idx[k - 1] = x;
 		}
 	return idx[(n - 1) / 2];
-}
-
-static void print_cell(double v, int width, int prec)
-{
-	if (isnan(v))
-		printf(" %*s", width, "-");
-	else
-		printf(" %*.*f", width, prec, v);
-}
-
-static void json_number_or_null(struct bench_json *j, const char *key, double v)
-{
-	if (isnan(v) || isinf(v))
-		bench_json_null(j, key);
-	else
-		bench_json_number(j, key, v);
 }
 
 static int swap_main(int argc, char **argv)
@@ -637,12 +606,12 @@ static int swap_main(int argc, char **argv)
 					snprintf(range, sizeof range, "%.0f..%.0f", lo, hi);
 				double speedup = base / s->ns_rt;
 				printf("%-9s %4u %-9s", placement_names[pl], load, mode_names[m]);
-				print_cell(s->ns_rt, 11, 0);
+				bench_print_cell(s->ns_rt, 11, 0);
 				printf(" %25s", range);
-				print_cell(s->cpu_ns_rt, 11, 0);
-				print_cell(s->cpus, 5, 2);
-				print_cell(s->futex_rt, 8, 2);
-				print_cell(s->enters_rt, 8, 2);
+				bench_print_cell(s->cpu_ns_rt, 11, 0);
+				bench_print_cell(s->cpus, 5, 2);
+				bench_print_cell(s->futex_rt, 8, 2);
+				bench_print_cell(s->enters_rt, 8, 2);
 				/* Spinning on one CPU can be thousands of
 				 * times slower: an exponent then. */
 				if (isnan(speedup))
@@ -661,28 +630,35 @@ static int swap_main(int argc, char **argv)
 					}
 					bench_json_end(j);
 					bench_json_uint(j, "median_run", med);
-					json_number_or_null(j, "ns_per_round_trip", s->ns_rt);
-					json_number_or_null(j, "ns_per_round_trip_min", lo);
-					json_number_or_null(j, "ns_per_round_trip_max", hi);
-					json_number_or_null(j, "cpu_ns_per_round_trip", s->cpu_ns_rt);
-					json_number_or_null(j, "cpus_busy", s->cpus);
-					json_number_or_null(j, "futex_calls_per_round_trip", s->futex_rt);
-					json_number_or_null(j, "uring_enters_per_round_trip", s->enters_rt);
-					json_number_or_null(j, "speedup_over_wake_wait", speedup);
+					bench_json_number(j, "ns_per_round_trip", s->ns_rt);
+					bench_json_number(j, "ns_per_round_trip_min", lo);
+					bench_json_number(j, "ns_per_round_trip_max", hi);
+					bench_json_number(j, "cpu_ns_per_round_trip", s->cpu_ns_rt);
+					bench_json_number(j, "cpus_busy", s->cpus);
+					bench_json_number(j, "futex_calls_per_round_trip",
+							  s->futex_rt);
+					bench_json_number(j, "uring_enters_per_round_trip",
+							  s->enters_rt);
+					bench_json_number(j, "speedup_over_wake_wait", speedup);
 					bench_json_array(j, "runs");
 					for (unsigned r = 0; r < o.repeat; r++) {
 						const struct swap_run *x = &mr[r];
 						bench_json_object(j, NULL);
 						bench_json_uint(j, "round_trips", x->rounds);
 						bench_json_number(j, "loop_s", x->loop_s);
-						json_number_or_null(j, "ns_per_round_trip", x->ns_rt);
-						json_number_or_null(j, "cpu_ns_per_round_trip", x->cpu_ns_rt);
-						json_number_or_null(j, "cpus_busy", x->cpus);
-						json_number_or_null(j, "futex_calls_per_round_trip", x->futex_rt);
-						json_number_or_null(j, "futex_waits_per_round_trip", x->futex_wait_rt);
-						json_number_or_null(j, "futex_wakes_per_round_trip", x->futex_wake_rt);
-						json_number_or_null(j, "uring_enters_per_round_trip", x->enters_rt);
-						json_number_or_null(j, "other_cpus", x->other_cpus);
+						bench_json_number(j, "ns_per_round_trip", x->ns_rt);
+						bench_json_number(j, "cpu_ns_per_round_trip",
+								  x->cpu_ns_rt);
+						bench_json_number(j, "cpus_busy", x->cpus);
+						bench_json_number(j, "futex_calls_per_round_trip",
+								  x->futex_rt);
+						bench_json_number(j, "futex_waits_per_round_trip",
+								  x->futex_wait_rt);
+						bench_json_number(j, "futex_wakes_per_round_trip",
+								  x->futex_wake_rt);
+						bench_json_number(j, "uring_enters_per_round_trip",
+								  x->enters_rt);
+						bench_json_number(j, "other_cpus", x->other_cpus);
 						bench_json_end(j);
 					}
 					bench_json_end(j);

@@ -27,6 +27,7 @@
 
 enum wake_mode { FUTEX_CROSS, FUTEX_SAME, SPIN_CROSS, NMODES };
 static const char *const mode_names[NMODES] = { "futex-cross", "futex-same", "spin-cross" };
+static const char *const me = "wake";
 
 struct pingpong {
 	/* Each word on its own cache line.  Sequentially consistent atomics:
@@ -120,12 +121,6 @@ static struct wake_sample run_mode(enum wake_mode mode, unsigned long rounds, in
 	return out;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
 static void wake_help(FILE *f)
 {
 	fprintf(f,
@@ -141,31 +136,37 @@ static void wake_help(FILE *f)
 		"  --json FILE   also write the results as JSON\n");
 }
 
+struct wake_opts {
+	unsigned long rounds, repeat;
+	const char *json_path;
+};
+
+/* Consumes argv[*i] if it is one of wake's options (bench_parse_args). */
+static bool wake_option(void *ctx, int argc, char **argv, int *i)
+{
+	struct wake_opts *o = ctx;
+	const char *v;
+
+	if ((v = bench_opt_value(me, argc, argv, i, "--rounds")))
+		o->rounds = bench_parse_ulong(me, "--rounds", v, 1, 100000000UL);
+	else if ((v = bench_opt_value(me, argc, argv, i, "--repeat")))
+		o->repeat = bench_parse_ulong(me, "--repeat", v, 1, 100);
+	else if ((v = bench_opt_value(me, argc, argv, i, "--json")))
+		o->json_path = v;
+	else
+		return false;
+	return true;
+}
+
 static int wake_main(int argc, char **argv)
 {
-	static const char *const me = "wake";
-	unsigned long rounds = 20000, repeat = 3;
-	const char *json_path = NULL;
+	struct wake_opts o = { .rounds = 20000, .repeat = 3 };
 	int cpus[2] = { -1, -1 };
 	cpu_set_t set;
 
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			wake_help(stdout);
-			return 0;
-		}
-		if ((v = bench_opt_value(me, argc, argv, &i, "--rounds")))
-			rounds = bench_parse_ulong(me, "--rounds", v, 1, 100000000UL);
-		else if ((v = bench_opt_value(me, argc, argv, &i, "--repeat")))
-			repeat = bench_parse_ulong(me, "--repeat", v, 1, 100);
-		else if ((v = bench_opt_value(me, argc, argv, &i, "--json")))
-			json_path = v;
-		else if (argv[i][0] == '-')
-			bench_usage_error(me, "unknown option '%s'", argv[i]);
-		else
-			bench_usage_error(me, "unexpected argument '%s'", argv[i]);
-	}
+	bench_parse_args(me, argc, argv, NULL, wake_help, wake_option, &o);
+	const unsigned long rounds = o.rounds, repeat = o.repeat;
+	const char *const json_path = o.json_path;
 
 	/* The first two CPUs of our affinity mask. */
 	bench_check(sched_getaffinity(0, sizeof set, &set) ? errno : 0, "sched_getaffinity");
@@ -204,7 +205,8 @@ static int wake_main(int argc, char **argv)
 		}
 		double *sorted = bench_xcalloc(repeat, sizeof *sorted);
 		memcpy(sorted, rt, repeat * sizeof *rt);
-		qsort(sorted, repeat, sizeof *sorted, cmp_double);
+		qsort(sorted, repeat, sizeof *sorted, bench_cmp_double);
+		/* For an even R, the upper of the middle two. */
 		double med = sorted[repeat / 2];
 		char cpustr[16];
 		snprintf(cpustr, sizeof cpustr, "%d,%d", a, b);
