@@ -453,8 +453,9 @@ int bench_suite_run(const struct bench_suite *s);
 
 /* ---- JSON ------------------------------------------------------------ */
 
-/* A streaming writer; keys are NULL inside arrays.  Writes FILE.tmp and
- * renames it to FILE on close, so FILE is always whole. */
+/* A writer on jansson: the calls build the document in memory, keys NULL
+ * inside arrays; close writes it to FILE.tmp (created by open) and renames
+ * that to FILE, so FILE is always whole. */
 struct bench_json *bench_json_open(const char *path);
 void bench_json_object(struct bench_json *j, const char *key);
 void bench_json_array(struct bench_json *j, const char *key);

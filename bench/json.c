@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* hotlock-bench: a small streaming JSON writer (see harness.h).  Strings are
- * escaped and made valid UTF-8, non-finite numbers become null, commas and
- * indentation follow the nesting.  The file is written as FILE.tmp and
- * renamed to FILE when whole, so a reader never sees half a file; an early
- * exit removes FILE.tmp. */
+/* hotlock-bench: the JSON writer (see harness.h), on jansson.  The calls
+ * build the document in memory (a few KB to some hundred KB); close has
+ * jansson write it, indented by 2, numbers as "%.10g".  Strings are made
+ * valid UTF-8 first, non-finite numbers become null.  The file is written
+ * as FILE.tmp, opened at once so that an unwritable path fails before the
+ * runs, and renamed to FILE when whole, so a reader never sees half a
+ * file; an early exit removes FILE.tmp. */
 #include <errno.h>
+#include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../tools/utf8.h"
 #include "harness.h"
 
 /* The FILE.tmp being written, for bench_json_discard. */
@@ -17,101 +22,85 @@ static char *open_tmp;
 
 #define JSON_MAX_DEPTH 16
 
+/* Kept in key order (jansson >= 2.8 always does), 2 spaces an indent, reals
+ * as "%.10g" (as the hand-written JSON before had them). */
+#define JSON_DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
 struct bench_json {
-	FILE *f;
+	FILE *f;                        /* FILE.tmp, from bench_json_open on */
 	char *path, *tmp;
+	json_t *root;                   /* the document; NULL until its first value */
 	int depth;
-	char close[JSON_MAX_DEPTH];     /* '}' or ']' per open container */
-	bool nonempty[JSON_MAX_DEPTH];
+	json_t *open[JSON_MAX_DEPTH];   /* the containers being filled, innermost last */
 };
 
-/* The length (1 to 4) of the valid UTF-8 sequence at p, or 0 where the
- * bytes there are none: a stray continuation byte, an overlong form (C0, C1,
- * E0 80-9F, F0 80-8F), a surrogate (ED A0-BF: U+D800-DFFF), a code point
- * above U+10FFFF (F4 90-BF, F5-FF) or a sequence cut short (the string's NUL
- * is no continuation byte, so nothing past it is read). */
-static int utf8_len(const unsigned char *p)
+/* A copy of s (free it) that is valid UTF-8, as jansson requires.  s is
+ * arbitrary bytes (argv, in "command", may hold a Latin-1 file name):
+ * valid sequences pass unchanged, each byte of an invalid one becomes
+ * U+FFFD (tools/utf8.h, as in hotlock-run's reports). */
+static char *utf8_copy(const char *s)
 {
-	unsigned char lo = 0x80, hi = 0xbf;     /* the second byte's range */
-	int n;
+	size_t size = 3 * strlen(s) + 1;
+	char *copy = bench_xcalloc(size, 1);
 
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] < 0xc2 || p[0] > 0xf4)
-		return 0;
-	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
-	if (p[0] == 0xe0)
-		lo = 0xa0;
-	else if (p[0] == 0xed)
-		hi = 0x9f;
-	else if (p[0] == 0xf0)
-		lo = 0x90;
-	else if (p[0] == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (int i = 2; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
+	utf8_clean(copy, size, s);
+	return copy;
 }
 
-/* s as a JSON string.  s is arbitrary bytes (argv, in "command", may hold a
- * Latin-1 file name), but JSON is UTF-8 and compare's reader (jansson)
- * refuses a whole file that is not: valid sequences pass unchanged, and each
- * byte of an invalid one becomes U+FFFD, escaped, so that part stays ASCII. */
-static void json_raw_string(FILE *f, const char *s)
+/* s as a JSON string (a new reference). */
+static json_t *json_text(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	int n;
+	char *valid = utf8_copy(s);
+	json_t *v = json_string_nocheck(valid);
 
-	fputc('"', f);
-	for (; *p; p += n ? n : 1) {
-		n = utf8_len(p);
-		if (n == 0)
-			fputs("\\ufffd", f);
-		else if (n > 1)
-			fwrite(p, 1, (size_t)n, f);
-		else if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	free(valid);
+	return v;
 }
 
-/* Separator, indentation and key of the next member or element. */
-static void json_member(struct bench_json *j, const char *key)
+/* Adds v (a new reference, NULL when jansson ran out of memory) to the
+ * innermost open container: under key in an object, at the end of an
+ * array (key NULL), or as the document itself when none is open. */
+static void json_add(struct bench_json *j, const char *key, json_t *v)
 {
-	if (j->depth > 0) {
-		if (j->nonempty[j->depth - 1])
-			fputc(',', j->f);
-		j->nonempty[j->depth - 1] = true;
-		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	json_t *parent = j->depth > 0 ? j->open[j->depth - 1] : NULL;
+	char *k;
+
+	if (!v)
+		bench_fatal("out of memory");
+	if (!parent) {
+		if (j->root || key)
+			bench_fatal("JSON value outside the document (internal error)");
+		j->root = v;
+		return;
 	}
-	if (key) {
-		json_raw_string(j->f, key);
-		fputs(": ", j->f);
+	if (json_is_array(parent)) {
+		if (key)
+			bench_fatal("JSON key \"%s\" in an array (internal error)", key);
+		if (json_array_append_new(parent, v) != 0)
+			bench_fatal("out of memory");
+		return;
 	}
+	if (!key)
+		bench_fatal("JSON value without a key in an object (internal error)");
+	k = utf8_copy(key);
+	if (json_object_get(parent, k))
+		bench_fatal("JSON key \"%s\" written twice (internal error)", k);
+	if (json_object_set_new_nocheck(parent, k, v) != 0)
+		bench_fatal("out of memory");
+	free(k);
 }
 
-static void json_open(struct bench_json *j, const char *key, char open, char close)
+/* Adds the empty container c under key and makes it the innermost open
+ * one, for the values up to the matching bench_json_end. */
+static void json_open(struct bench_json *j, const char *key, json_t *c)
 {
 	if (j->depth == JSON_MAX_DEPTH)
 		bench_fatal("JSON nested too deep (internal error)");
-	json_member(j, key);
-	fputc(open, j->f);
-	j->close[j->depth] = close;
-	j->nonempty[j->depth] = false;
-	j->depth++;
+	json_add(j, key, c);
+	j->open[j->depth++] = c;
 }
 
+/* A writer for path: creates path.tmp now (exits 1 when it cannot). */
 struct bench_json *bench_json_open(const char *path)
 {
 	struct bench_json *j = bench_xcalloc(1, sizeof *j);
@@ -129,59 +118,70 @@ struct bench_json *bench_json_open(const char *path)
 	return j;
 }
 
+/* Opens an object under key, filled up to its bench_json_end. */
 void bench_json_object(struct bench_json *j, const char *key)
 {
-	json_open(j, key, '{', '}');
+	json_open(j, key, json_object());
 }
 
+/* Opens an array under key, filled up to its bench_json_end. */
 void bench_json_array(struct bench_json *j, const char *key)
 {
-	json_open(j, key, '[', ']');
+	json_open(j, key, json_array());
 }
 
+/* Closes the innermost open object or array. */
 void bench_json_end(struct bench_json *j)
 {
-	bool nonempty;
-
 	if (j->depth == 0)
 		bench_fatal("JSON end without a container (internal error)");
-	nonempty = j->nonempty[--j->depth];
-	if (nonempty)
-		fprintf(j->f, "\n%*s", 2 * j->depth, "");
-	fputc(j->close[j->depth], j->f);
+	j->depth--;
 }
 
+/* The string v under key. */
 void bench_json_string(struct bench_json *j, const char *key, const char *v)
 {
-	json_member(j, key);
-	json_raw_string(j->f, v);
+	json_add(j, key, json_text(v));
 }
 
+/* v under key: null when not finite; an integer where "%.10g" writes one
+ * ("3", not jansson's "3.0" for a real), as the hand-written JSON had it;
+ * else a real, which jansson writes with "%.10g" too (JSON_DUMP_FLAGS). */
 void bench_json_number(struct bench_json *j, const char *key, double v)
 {
-	json_member(j, key);
-	if (isfinite(v))
-		fprintf(j->f, "%.10g", v);
+	char text[32];
+
+	if (!isfinite(v)) {
+		json_add(j, key, json_null());
+		return;
+	}
+	snprintf(text, sizeof text, "%.10g", v);
+	if (strspn(text, "-0123456789") == strlen(text))
+		json_add(j, key, json_integer(strtoll(text, NULL, 10)));
 	else
-		fputs("null", j->f);
+		json_add(j, key, json_real(v));
 }
 
+/* v under key; above jansson's integers (2^63 - 1, no count gets there) a
+ * real. */
 void bench_json_uint(struct bench_json *j, const char *key, uint64_t v)
 {
-	json_member(j, key);
-	fprintf(j->f, "%llu", (unsigned long long)v);
+	if (v > LLONG_MAX)
+		json_add(j, key, json_real((double)v));
+	else
+		json_add(j, key, json_integer((json_int_t)v));
 }
 
+/* true or false under key. */
 void bench_json_bool(struct bench_json *j, const char *key, bool v)
 {
-	json_member(j, key);
-	fputs(v ? "true" : "false", j->f);
+	json_add(j, key, json_boolean(v));
 }
 
+/* null under key. */
 void bench_json_null(struct bench_json *j, const char *key)
 {
-	json_member(j, key);
-	fputs("null", j->f);
+	json_add(j, key, json_null());
 }
 
 /* [v[0], ..., v[n-1]] under key. */
@@ -203,23 +203,30 @@ void bench_json_string_array(struct bench_json *j, const char *key, const char *
 	bench_json_end(j);
 }
 
+/* Writes the document and a newline to FILE.tmp, syncs it, renames it to
+ * FILE and frees the writer; exits 1 on an I/O error. */
 void bench_json_close(struct bench_json *j)
 {
 	if (j->depth != 0)
 		bench_fatal("JSON closed with %d containers open (internal error)", j->depth);
-	fputc('\n', j->f);
-	if (fflush(j->f) != 0 || ferror(j->f) || fsync(fileno(j->f)) != 0)
+	if (!j->root)
+		bench_fatal("JSON closed empty (internal error)");
+	errno = 0;
+	if (json_dumpf(j->root, j->f, JSON_DUMP_FLAGS) != 0 || fputc('\n', j->f) == EOF ||
+	    fflush(j->f) != 0 || ferror(j->f) || fsync(fileno(j->f)) != 0)
 		bench_fatal("cannot write %s: %s", j->tmp, strerror(errno));
 	if (fclose(j->f) != 0)
 		bench_fatal("cannot write %s: %s", j->tmp, strerror(errno));
 	if (rename(j->tmp, j->path) != 0)
 		bench_fatal("cannot rename %s to %s: %s", j->tmp, j->path, strerror(errno));
 	open_tmp = NULL;
+	json_decref(j->root);
 	free(j->tmp);
 	free(j->path);
 	free(j);
 }
 
+/* Removes the FILE.tmp of a writer still open (on an early exit). */
 void bench_json_discard(void)
 {
 	if (open_tmp)
