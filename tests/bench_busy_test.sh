@@ -23,13 +23,17 @@ for v in -1 x 1025 1.5; do
 	done
 done
 
-# The busy processes of bench pid $1 (named hotlock-busy), waiting up to 3 s
-# for all $2 of them to appear (the bench forks them one after the other).
+# The busy processes of bench pid $1 (named hotlock-busy), waiting for all
+# $2 of them to appear (the bench forks them one after the other), for as
+# long as the bench runs, up to 60 s: a loaded machine can start it late
+# (a fixed 3 s failed once beside make test's other work).  They live for
+# the whole run (at least --duration), far longer than one poll.
 busy_of() {
 	local pid=$1 n=$2 kids="" i
-	for i in $(seq 150); do
+	for i in $(seq 3000); do
 		kids=$(pgrep -P "$pid" -x hotlock-busy | tr '\n' ' ')
 		[ "$(echo $kids | wc -w)" -ge "$n" ] && break
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.02
 	done
 	echo "$kids"
