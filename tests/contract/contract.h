@@ -114,6 +114,8 @@ enum contract_what {
 	W_INVARIANT,    /* a = source line of the check, b = a value */
 };
 
+#define CONTRACT_STACK_WORDS 64
+
 struct contract_shared {
 	/* A forbidden system call (the SIGSYS handler). */
 	_Atomic int sys_nr;         /* -1: none */
@@ -123,6 +125,11 @@ struct contract_shared {
 	_Atomic uintptr_t sys_ip;
 	_Atomic uintptr_t sys_sp0;  /* the word at the stack pointer: the syscall
 				     * wrapper's return address when it is a leaf */
+	/* The words above the stack pointer at the call: among them the
+	 * return addresses of its callers (the report names those that fall
+	 * in a function of a loaded object), since glibc keeps no frame
+	 * pointers to walk. */
+	_Atomic uintptr_t sys_stack[CONTRACT_STACK_WORDS];
 	/* The first failure a worker recorded, and how many there were. */
 	_Atomic int fails;
 	_Atomic int fail_what;
@@ -386,7 +393,12 @@ static void contract_on_sigsys(int sig, siginfo_t *si, void *uc)
 		cs->sys_ip = (uintptr_t)si->si_call_addr;
 #if defined(__x86_64__)
 		const ucontext_t *u = uc;
-		cs->sys_sp0 = *(const uintptr_t *)u->uc_mcontext.gregs[REG_RSP];
+		const uintptr_t *sp = (const uintptr_t *)u->uc_mcontext.gregs[REG_RSP];
+		cs->sys_sp0 = sp[0];
+		/* The stack above sp is the thread's own, mapped up to its
+		 * base, far past these 512 bytes at any call. */
+		for (int k = 0; k < CONTRACT_STACK_WORDS; k++)
+			cs->sys_stack[k] = sp[k];
 #endif
 	}
 	syscall(SYS_exit_group, CONTRACT_SYSCALL_EXIT);
@@ -434,6 +446,18 @@ static inline void contract_print_syscall(const char *prog, const char *lock)
 				       : call_name(cs->sys_call), nr, syscall_name(nr),
 		cs->sys_thread, contract_where(cs->sys_ip, w1, sizeof(w1)),
 		contract_where(cs->sys_sp0, w2, sizeof(w2)));
+	/* The callers: stack words that name a function of a loaded object
+	 * (data pointers may show too; the first functions are the chain). */
+	int shown = 0;
+	for (int k = 0; k < CONTRACT_STACK_WORDS && shown < 12; k++) {
+		Dl_info di;
+		uintptr_t a = cs->sys_stack[k];
+		if (!a || !dladdr((void *)a, &di) || !di.dli_sname || !di.dli_saddr)
+			continue;
+		fprintf(stderr, "%s:   [sp+%d] %s+%#lx (%s)\n", prog, 8 * k, di.dli_sname,
+			(unsigned long)(a - (uintptr_t)di.dli_saddr), contract_where(a, w1, sizeof(w1)));
+		shown++;
+	}
 }
 
 /* --allow NR[,NR...]: diagnosis only (contract_extra_allowed). */
