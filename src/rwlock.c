@@ -585,9 +585,9 @@ _Static_assert(WAIT_YIELD > HL_SIG_RETRY && WAIT_YIELD != HL_WAIT_TIMEDOUT, "WAI
  * (queued) may be recorded as head by step 5 at any time, even between two
  * of its looks, and does not know when: it looks from due_at (its enqueue
  * plus the threshold) at the same interval, and the first look that finds
- * it recorded starts its time as the head.  The deadline is not the core's (it would give the node up): the wait
- * wakes up at it and returns HL_WAIT_TIMEDOUT with n still armed, for
- * give_up.  Likewise at yield_at (0: never), returning WAIT_YIELD (step
+ * it recorded starts its time as the head.  The deadline is not the
+ * core's (it would give the node up): the wait wakes up at it and returns
+ * HL_WAIT_TIMEDOUT with n still armed, for give_up.  Likewise at yield_at (0: never), returning WAIT_YIELD (step
  * 4c). */
 static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_deadline *dl,
 			  uint64_t spin_ns, uint64_t due_at, bool queued, uint64_t handoff_ns,
@@ -608,18 +608,18 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 		uint64_t now = hl_now_ns();
 		if (yield_at && now >= yield_at)
 			return WAIT_YIELD;
-		if (mark && now >= mark && queued) {
-			/* Acquire: pairs with the release that set the flags
-			 * after `head` (names reads it). */
-			if (names(l, hl_load(&l->state, HL_ACQUIRE), n->index)) {
-				queued = false;
-				mark = hl_tp_head_due_at(n, handoff_ns, now);
-			} else {
-				mark = now + every;
-			}
-		} else if (mark && now >= mark) {
+		if (!mark || now < mark)
+			continue;
+		if (!queued) {
 			mark_due(l, n);
 			mark = hl_now_ns() + every;
+		} else if (names(l, hl_load(&l->state, HL_ACQUIRE), n->index)) {
+			/* Acquire: pairs with the release that set the flags
+			 * after `head` (names reads it). */
+			queued = false;
+			mark = hl_tp_head_due_at(n, handoff_ns, now);
+		} else {
+			mark = now + every;
 		}
 	}
 }
@@ -837,8 +837,8 @@ static enum wait_end wait_queued(struct rwlock *l, struct hl_node *n, bool reade
 
 /* Step 4 (with 4b, and 4c's withdrawal): head n found s held (no live
  * flags: we are the head since head_since) and is spun out or due: it
- * sets its flags and waits.  *budget is its spin phase's slot (0: none), ended here if it
- * waits.  Returns END_OWNED (handed), END_RACE, END_LOOK, END_YIELDED or
+ * sets its flags and waits.  *budget is its spin phase's slot (0: none),
+ * ended here if it waits.  Returns END_OWNED (handed), END_RACE, END_LOOK, END_YIELDED or
  * END_GAVE_UP. */
 static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int kind,
 			   const struct hl_deadline *dl, uint64_t s, bool due, uint64_t head_since,

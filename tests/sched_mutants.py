@@ -6,8 +6,8 @@ controlled-schedule tests (test_sched.c) must catch.
 For every mutant: make the one change in a copy of the source tree
 (configured and built once), rebuild test_sched, and run up to SCHEDULES
 schedules of the lock (50,000), until the first that fails; the mutant
-must fail one (the run prints the schedule and the replay command).  A mutant
-that survives fails this test: a checker that cannot catch these bugs
+must fail one (the run prints the schedule and the replay command).  A
+mutant that survives fails this test: a checker that cannot catch these bugs
 proves nothing.  A change that no longer applies (the code moved on) fails
 too, so that the list is kept up to date with the code.
 
