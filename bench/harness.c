@@ -261,9 +261,7 @@ static void threads_item(void *ctx, const char *entry)
 						    1, BENCH_MAX_THREADS);
 }
 
-/* "1,2,4,8": each in [1, BENCH_MAX_THREADS], sorted ascending, duplicates
- * dropped (the 1-thread runs then come first, and give the limit). */
-static void parse_threads(struct bench_common *c, const char *scenario,
+void bench_common_threads(struct bench_common *c, const char *scenario,
 			  const char *list)
 {
 	struct threads_parse tp = { .c = c, .scenario = scenario };
@@ -274,10 +272,11 @@ static void parse_threads(struct bench_common *c, const char *scenario,
 	for (size_t i = 0; i < tp.n; i++)
 		if (i == 0 || c->threads[i] != c->threads[i - 1])
 			c->threads[c->nthreads++] = c->threads[i];
+	c->threads_given = true;
 }
 
-/* --topology SPEC: in effect from here on, for every run. */
-static void set_topology(const char *scenario, const char *spec)
+void bench_common_topology(struct bench_common *c, const char *scenario,
+			   const char *spec)
 {
 	int err = hl_topology_set(spec);
 
@@ -290,6 +289,7 @@ static void set_topology(const char *scenario, const char *spec)
 			    "topology (%s); numa or virtual:N may do", spec,
 			    strerror(err));
 	bench_check(err, "hl_topology_set");
+	c->topology = spec;
 }
 
 void bench_common_defaults(struct bench_common *c, const char *locks)
@@ -314,8 +314,7 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 			bench_usage_error(scenario, "--locks: empty list");
 		c->locks = v;
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--threads"))) {
-		parse_threads(c, scenario, v);
-		c->threads_given = true;
+		bench_common_threads(c, scenario, v);
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--duration"))) {
 		c->duration_s = bench_parse_seconds(scenario, "--duration", v, 86400);
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--repeat"))) {
@@ -325,8 +324,7 @@ bool bench_common_option(struct bench_common *c, const char *scenario,
 			bench_usage_error(scenario, "--json: empty file name");
 		c->json = v;
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--topology"))) {
-		set_topology(scenario, v);
-		c->topology = v;
+		bench_common_topology(c, scenario, v);
 	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--busy"))) {
 		c->busy = bench_parse_busy(scenario, v);
 	} else {
@@ -1029,17 +1027,51 @@ static double col_xnode(const struct bench_result *r)
 	return bench_result_sample(r)->cross_node_share * 100;
 }
 
-const struct bench_column bench_col_mops = { "Mops/s", "total rate, Mops/s", 8, 3, col_mops };
-const struct bench_column bench_col_thr_min = { "thr-min", "per-thread minimum, Mops/s", 8, 3, col_thr_min };
-const struct bench_column bench_col_thr_avg = { "thr-avg", "per-thread average, Mops/s", 8, 3, col_thr_avg };
-const struct bench_column bench_col_thr_max = { "thr-max", "per-thread maximum, Mops/s", 8, 3, col_thr_max };
-const struct bench_column bench_col_fairness = { "min/max", "per-thread min/max", 7, 2, col_fairness };
-const struct bench_column bench_col_futex = { "futex/kop", "futex calls per 1000 ops", 9, 2, col_futex };
-const struct bench_column bench_col_csw = { "csw/kop", "context switches per 1000 ops", 8, 2, col_csw };
-const struct bench_column bench_col_cpu = { "cpu-s/Mop", "CPU seconds per million ops", 9, 3, col_cpu };
-const struct bench_column bench_col_ratio = { "ratio", "ops/s over the first lock's", 6, 2, col_ratio };
-const struct bench_column bench_col_limit = { "limit%", "ops/s over the limit, %", 6, 1, col_limit };
-static const struct bench_column col_xnode_def = { "xnode%", "cross-node handoffs, %", 6, 1, col_xnode };
+const struct bench_column bench_col_mops = { "Mops/s", "total rate, Mops/s", 8, 3, col_mops,
+	"all threads' lock/unlock pairs per second of wall time" };
+const struct bench_column bench_col_thr_min = { "thr-min", "per-thread minimum, Mops/s", 8, 3,
+	col_thr_min, "per-thread rates, Mops/s: the slowest thread's, the average, the fastest's" };
+const struct bench_column bench_col_thr_avg = { "thr-avg", "per-thread average, Mops/s", 8, 3,
+	col_thr_avg, NULL };
+const struct bench_column bench_col_thr_max = { "thr-max", "per-thread maximum, Mops/s", 8, 3,
+	col_thr_max, NULL };
+const struct bench_column bench_col_fairness = { "min/max", "per-thread min/max", 7, 2,
+	col_fairness, "thr-min over thr-max: fairness (1 = fair)" };
+const struct bench_column bench_col_futex = { "futex/kop", "futex calls per 1000 ops", 9, 2,
+	col_futex, "futex syscalls per 1000 ops, summed over the threads' own hl_futex_stats; "
+	"'-' for locks whose futex calls are their own and cannot be counted (JSON: null)" };
+const struct bench_column bench_col_csw = { "csw/kop", "context switches per 1000 ops", 8, 2,
+	col_csw, "voluntary context switches per 1000 ops (getrusage)" };
+const struct bench_column bench_col_cpu = { "cpu-s/Mop", "CPU seconds per million ops", 9, 3,
+	col_cpu, "CPU seconds (all threads) per million ops: spinning shows here" };
+const struct bench_column bench_col_ratio = { "ratio", "ops/s over the first lock's", 6, 2,
+	col_ratio, "ops/s over the first lock's at the same thread count" };
+const struct bench_column bench_col_limit = { "limit%", "ops/s over the limit, %", 6, 1,
+	col_limit, "ops/s over the limit, the best a perfect lock could do (the header "
+	"gives its formula); without 1 in --threads a short 1-thread calibration run "
+	"of the first lock gives the 1-thread rate it starts from" };
+const struct bench_column bench_col_xnode = { "xnode%", "cross-node handoffs, %", 6, 1,
+	col_xnode, "only when the topology has more than one node: of the handoffs "
+	"(acquisitions by another thread than the previous holder), the share whose "
+	"previous holder was on another node (JSON cross_node_share, a fraction 0-1; "
+	"'-' and null when a run had no handoff, as with 1 thread).  Counted alike for "
+	"every lock: inside the critical section each thread compares its index and "
+	"hl_topology_node() with the previous holder's" };
+
+void bench_columns_help(FILE *f, const struct bench_column *const *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char name[128];
+		size_t len = (size_t)snprintf(name, sizeof name, "%s", cols[i]->head);
+		const char *help = cols[i]->help;
+
+		while (i + 1 < n && !cols[i + 1]->help && len < sizeof name)
+			len += (size_t)snprintf(name + len, sizeof name - len, " %s",
+						cols[++i]->head);
+		if (help)
+			bench_help_item(f, name, help);
+	}
+}
 
 static const struct bench_column *const mutex_columns[] = {
 	&bench_col_mops, &bench_col_thr_min, &bench_col_thr_avg, &bench_col_thr_max,
@@ -1090,7 +1122,7 @@ static void print_table(const struct bench_suite *s, const struct bench_result *
 	memcpy(cols, s->columns ? s->columns : mutex_columns, ncols * sizeof cols[0]);
 	/* The same for every run of a suite: the topology does not change. */
 	if (bench_result_sample(&row[0])->handoffs_counted)
-		cols[ncols++] = &col_xnode_def;
+		cols[ncols++] = &bench_col_xnode;
 	snprintf(title, sizeof title, "threads=%u", threads);
 	bench_table_print(title, s->lock_names, row, s->nlocks, cols, ncols);
 }

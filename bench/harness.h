@@ -129,6 +129,15 @@ unsigned bench_parse_busy(const char *scenario, const char *s);
 void bench_list_each(const char *scenario, const char *opt, const char *list,
 		     void (*item)(void *ctx, const char *entry), void *ctx);
 
+/* --threads "1,2,4,8": each 1 to BENCH_MAX_THREADS, sorted ascending,
+ * duplicates dropped (the 1-thread runs then come first, and give the
+ * limit); exits 2 on a bad list. */
+void bench_common_threads(struct bench_common *c, const char *scenario,
+			  const char *list);
+/* --topology SPEC: in effect from here on, for every run (hl_topology_set);
+ * a spec it rejects exits 2, one this machine cannot provide exits 1. */
+void bench_common_topology(struct bench_common *c, const char *scenario,
+			   const char *spec);
 /* Fills the defaults: threads 1,2,4,8, duration 2 s, repeat 1. */
 void bench_common_defaults(struct bench_common *c, const char *locks);
 /* Consumes argv[*i] if it is one of the common options.  --topology takes
@@ -368,7 +377,14 @@ struct bench_column {
 	int width, prec;
 	/* The cell of one (lock, threads) result; NAN prints "-". */
 	double (*value)(const struct bench_result *r);
+	/* What --help says of it (bench_columns_help); NULL: described with
+	 * the column before it, whose help names both. */
+	const char *help;
 };
+
+/* --help's list of columns: a line per column (or run of columns that
+ * share a description), its heading and help. */
+void bench_columns_help(FILE *f, const struct bench_column *const *cols, size_t n);
 
 /* The mutex table's columns (see scenario_mutex.c's --help), for a scenario
  * that composes its own list. */
@@ -382,6 +398,8 @@ extern const struct bench_column bench_col_csw;         /* csw/kop */
 extern const struct bench_column bench_col_cpu;         /* cpu-s/Mop */
 extern const struct bench_column bench_col_ratio;
 extern const struct bench_column bench_col_limit;       /* limit% */
+/* xnode%: the harness adds it where handoffs are counted. */
+extern const struct bench_column bench_col_xnode;
 
 /* x per second of the run's wall time (a rate), NAN when it had none. */
 double bench_per_wall(const struct bench_sample *s, double x);
@@ -531,13 +549,9 @@ void bench_busy_note(FILE *f);
  * "busy_nice": the nice value they ran at. */
 void bench_json_busy(struct bench_json *j);
 
-/* ---- scenarios ------------------------------------------------------- */
+/* ---- scenarios (options.h) -------------------------------------------- */
 
-struct bench_scenario {
-	const char *name;
-	const char *summary;
-	int (*main)(int argc, char **argv); /* argv[0] is the scenario name */
-};
+#include "options.h"
 
 extern const struct bench_scenario bench_scenario_mutex;
 extern const struct bench_scenario bench_scenario_wake;

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the command line entry.  Dispatches to a scenario
- * ("hotlock-bench mutex ..."); --help and --list describe what there is. */
+ * ("hotlock-bench mutex ...") or runs a benchmark program of its own
+ * ("hotlock-bench apps ..." runs hotlock-bench-apps from this binary's
+ * directory); --help and --list describe what there is. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
 #include "conds.h"
@@ -23,10 +28,43 @@ static const struct bench_scenario *const scenarios[] = {
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
+/* The benchmarks that are programs of their own (hotlock-bench-NAME,
+ * bench/CMakeLists.txt's hotlock_bench_program). */
+static const struct program {
+	const char *name;
+	const char *summary;
+} programs[] = {
+	{ NULL, NULL },
+};
+
 static void print_scenarios(FILE *f)
 {
 	for (size_t i = 0; i < NSCENARIOS; i++)
 		fprintf(f, "  %-15s %s\n", scenarios[i]->name, scenarios[i]->summary);
+	for (const struct program *p = programs; p->name; p++)
+		fprintf(f, "  %-15s %s\n", p->name, p->summary);
+}
+
+/* Runs hotlock-bench-NAME from this binary's directory with argv[1..]. */
+static _Noreturn void run_program(const struct program *p, int argc, char **argv)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+	char *slash;
+
+	(void)argc;
+	if (n < 0)
+		bench_fatal("%s: cannot find this binary's directory: readlink "
+			    "/proc/self/exe: %s", p->name, strerror(errno));
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	if (!slash || snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path),
+			       "hotlock-bench-%s", p->name) >= (int)(sizeof path - (size_t)(slash + 1 - path)))
+		bench_fatal("%s: the path of hotlock-bench-%s is too long", p->name, p->name);
+	argv[0] = path;
+	execv(path, argv);
+	bench_fatal("%s is a program of its own: cannot run %s: %s", p->name, path,
+		    strerror(errno));
 }
 
 static void help(FILE *f)
@@ -96,9 +134,13 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "compare") == 0)
 		return bench_compare_main(argc - 1, argv + 1);
+	for (const struct program *p = programs; p->name; p++)
+		if (strcmp(argv[1], p->name) == 0)
+			run_program(p, argc - 1, argv + 1);
 	for (size_t i = 0; i < NSCENARIOS; i++)
 		if (strcmp(argv[1], scenarios[i]->name) == 0)
-			return scenarios[i]->main(argc - 1, argv + 1);
+			return scenarios[i]->main ? scenarios[i]->main(argc - 1, argv + 1)
+						  : bench_scenario_main(scenarios[i], argc - 1, argv + 1);
 	if (argv[1][0] == '-')
 		bench_usage_error(NULL, "unknown option '%s'", argv[1]);
 	bench_usage_error(NULL, "unknown scenario '%s'", argv[1]);

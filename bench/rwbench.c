@@ -262,8 +262,9 @@ static double side_mops(const struct bench_result *r, enum rw_side side)
 static double col_rd_mops(const struct bench_result *r) { return side_mops(r, RW_READ); }
 static double col_wr_mops(const struct bench_result *r) { return side_mops(r, RW_WRITE); }
 
-const struct bench_column rw_col_rd_mops = { "rd-Mops", "read ops, Mops/s", 8, 3, col_rd_mops };
-const struct bench_column rw_col_wr_mops = { "wr-Mops", "write ops, Mops/s", 8, 3, col_wr_mops };
+const struct bench_column rw_col_rd_mops = { "rd-Mops", "read ops, Mops/s", 8, 3, col_rd_mops,
+	"the read and the write ops among Mops/s" };
+const struct bench_column rw_col_wr_mops = { "wr-Mops", "write ops, Mops/s", 8, 3, col_wr_mops, NULL };
 
 static double futex_per_kop(const struct bench_result *r, enum rw_op op)
 {
@@ -279,10 +280,13 @@ static double col_fx_rl(const struct bench_result *r) { return futex_per_kop(r, 
 static double col_fx_ru(const struct bench_result *r) { return futex_per_kop(r, RW_RDUNLOCK); }
 
 const struct bench_column rw_col_futex[RW_NOPS] = {
-	[RW_WRLOCK] = { "fx-wl", "write lock futex calls per 1000 ops", 6, 2, col_fx_wl },
-	[RW_WRUNLOCK] = { "fx-wu", "write unlock futex calls per 1000 ops", 6, 2, col_fx_wu },
-	[RW_RDLOCK] = { "fx-rl", "read lock futex calls per 1000 ops", 6, 2, col_fx_rl },
-	[RW_RDUNLOCK] = { "fx-ru", "read unlock futex calls per 1000 ops", 6, 2, col_fx_ru },
+	[RW_WRLOCK] = { "fx-wl", "write lock futex calls per 1000 ops", 6, 2, col_fx_wl,
+		"futex calls per 1000 ops (of either kind) by operation: write lock, "
+		"write unlock, read lock, read unlock; the four add up to all futex calls "
+		"per 1000 ops (see below)" },
+	[RW_WRUNLOCK] = { "fx-wu", "write unlock futex calls per 1000 ops", 6, 2, col_fx_wu, NULL },
+	[RW_RDLOCK] = { "fx-rl", "read lock futex calls per 1000 ops", 6, 2, col_fx_rl, NULL },
+	[RW_RDUNLOCK] = { "fx-ru", "read unlock futex calls per 1000 ops", 6, 2, col_fx_ru, NULL },
 };
 
 /* Which per-thread figure of a side. */
@@ -313,14 +317,17 @@ static double col_wr_max(const struct bench_result *r) { return side_kops(r, RW_
 
 const struct bench_column rw_col_side[RW_NSIDES][3] = {
 	[RW_READ] = {
-		{ "rd-avg", "reader threads' average rate, kops/s", 9, 2, col_rd_avg },
-		{ "rd-min", "slowest reader thread, kops/s", 9, 2, col_rd_min },
-		{ "rd-max", "fastest reader thread, kops/s", 9, 2, col_rd_max },
+		{ "rd-avg", "reader threads' average rate, kops/s", 9, 2, col_rd_avg,
+		  "--split: the reader threads' average, slowest and fastest rate, kops/s "
+		  "per thread (the seed's reader rate is the average)" },
+		{ "rd-min", "slowest reader thread, kops/s", 9, 2, col_rd_min, NULL },
+		{ "rd-max", "fastest reader thread, kops/s", 9, 2, col_rd_max, NULL },
 	},
 	[RW_WRITE] = {
-		{ "wr-avg", "writer threads' average rate, kops/s", 9, 2, col_wr_avg },
-		{ "wr-min", "slowest writer thread, kops/s", 9, 2, col_wr_min },
-		{ "wr-max", "fastest writer thread, kops/s", 9, 2, col_wr_max },
+		{ "wr-avg", "writer threads' average rate, kops/s", 9, 2, col_wr_avg,
+		  "--split: the same for the writer threads" },
+		{ "wr-min", "slowest writer thread, kops/s", 9, 2, col_wr_min, NULL },
+		{ "wr-max", "fastest writer thread, kops/s", 9, 2, col_wr_max, NULL },
 	},
 };
 
@@ -333,6 +340,7 @@ static double col_wr_rd(const struct bench_result *r)
 
 const struct bench_column rw_col_wr_rd = {
 	"wr/rd", "writer over reader per-thread rate", 8, 3, col_wr_rd,
+	"--split: wr-avg over rd-avg, 0 where the writers starve",
 };
 
 static double col_thr_avg_k(const struct bench_result *r)
@@ -349,58 +357,30 @@ static double col_total_k(const struct bench_result *r)
 
 const struct bench_column rw_col_thr_avg_k = {
 	"thr-avg", "per-thread average rate, kops/s, by thread count", 10, 1, col_thr_avg_k,
+	"the per-thread average by thread count, kops/s (the last table, with more "
+	"than one thread count)",
 };
 const struct bench_column rw_col_total_k = {
 	"kops/s", "total locking rate, kops/s", 10, 1, col_total_k,
+	"all threads' lock/unlock pairs per second, kops/s",
 };
 
 /* ---- options, help and JSON ----------------------------------------------- */
 
-bool rw_workload_option(const char *scenario, int argc, char **argv, int *i,
-			struct rw_workload *w)
+void rw_parse_load(void *at, const char *scenario, const char *v)
 {
-	/* argv[*i] is the option's name, with its value or alone. */
-	const char *opt = strncmp(argv[*i], "--cs", 4) == 0 ? "--cs" : "--load";
-	const char *v;
+	struct rw_workload *w = at;
 
-	if ((v = bench_opt_value(scenario, argc, argv, i, "--load")) ||
-	    (v = bench_opt_value(scenario, argc, argv, i, "--cs"))) {
-		if (w->load_given)
-			bench_usage_error(scenario, "%s: the critical section's length was "
-					  "already given (--load and --cs are one option)", opt);
-		w->load = bench_parse_ulong(scenario, opt, v, 0, 1000000000UL);
-		w->load_given = true;
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--ncs"))) {
-		w->ncs = bench_parse_ulong(scenario, "--ncs", v, 0, 1000000000UL);
-	} else if (strcmp(argv[*i], "--no-futex-by-op") == 0) {
-		w->no_futex_by_op = true;
-	} else {
-		return false;
-	}
-	return true;
+	if (w->load_given)
+		bench_usage_error(scenario, "--load: the critical section's length was "
+				  "already given (--load and --cs are one option)");
+	w->load = bench_parse_ulong(scenario, "--load", v, 0, 1000000000UL);
+	w->load_given = true;
 }
-
-void rw_workload_help(FILE *f)
-{
-	fprintf(f,
-		"  --load L           the critical section: L iterations of { pause; read\n"
-		"                     (reader) or increment (writer) a counter on each of\n"
-		"                     two shared cache lines }, 0 or more (default 1).  One\n"
-		"                     unit costs a pause (27 ns on the 2-core VM of the\n"
-		"                     README, a few ns on many CPUs) and two shared-line\n"
-		"                     accesses\n"
-		"  --cs L             the same as --load L (the mutex scenario's name)\n"
-		"  --ncs N            pause iterations outside the lock, 0 or more (default 1)\n"
-		"  --no-futex-by-op   do not count futex calls by operation (fx-* columns\n"
-		"                     '-'): saves every lock's loop two calls per op that\n"
-		"                     read hotlock's per-thread counters\n");
-}
-
 
 void rw_help_common(FILE *f)
 {
 	fprintf(f,
-		"\n"
 		"Exclusion is checked in every critical section (a version word a writer\n"
 		"makes odd while inside; readers check it is even and unchanged) and after\n"
 		"each run (no lost update of the writers' counters): exit 1 if broken.\n"

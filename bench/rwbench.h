@@ -83,12 +83,29 @@ extern const struct bench_column rw_col_wr_rd;
 /* Summaries: per-thread average and total rate in kops/s. */
 extern const struct bench_column rw_col_thr_avg_k, rw_col_total_k;
 
-/* Consumes argv[*i] if it is one of the workload options both scenarios
- * take: --load L (or --cs L, not both), --ncs N, --no-futex-by-op. */
-bool rw_workload_option(const char *scenario, int argc, char **argv, int *i,
-			struct rw_workload *w);
-/* Their lines for --help. */
-void rw_workload_help(FILE *f);
+/* --load L and --cs L (one option, two names): at is the workload. */
+void rw_parse_load(void *at, const char *scenario, const char *v);
+
+/* The workload options both scenarios take, for the table of a context of
+ * struct type whose workload is member field. */
+#define RW_WORKLOAD_OPTIONS(type, field)					\
+	{ "--load", "L", BENCH_OPT_CALL, offsetof(type, field),			\
+	  .parse = rw_parse_load, .default_text = "1", .help =			\
+	  "the critical section: L iterations of { pause; read (reader) or "	\
+	  "increment (writer) a counter on each of two shared cache lines }, "	\
+	  "0 or more.  One unit costs a pause (a few to tens of ns, by CPU) "	\
+	  "and two shared-line accesses" },					\
+	{ "--cs", "L", BENCH_OPT_CALL, offsetof(type, field),			\
+	  .parse = rw_parse_load, .help =					\
+	  "the same as --load L (the mutex scenario's name)" },			\
+	{ "--ncs", "N", BENCH_OPT_ULONG, offsetof(type, field.ncs), 0, 1e9,	\
+	  .help = "pause iterations outside the lock" },			\
+	{ "--no-futex-by-op", NULL, BENCH_OPT_FLAG,				\
+	  offsetof(type, field.no_futex_by_op), .help =				\
+	  "do not count futex calls by operation (fx-* columns '-'): saves "	\
+	  "every lock's loop two calls per op that read hotlock's per-thread "	\
+	  "counters" }
+
 /* The rwlock and rwsem --help text on the checks, the futex columns and
  * the JSON members these scenarios add. */
 void rw_help_common(FILE *f);

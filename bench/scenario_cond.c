@@ -600,34 +600,34 @@ static double col_ns_signal(const struct bench_result *r)
 	return n ? s->wall_s * 1e9 / (double)n : NAN;
 }
 
-static const struct bench_column col_items = { "Mitem/s", NULL, 8, 3, col_rate_m };
-static const struct bench_column col_spread_def = { "spread%", NULL, 7, 1, col_spread };
+static const struct bench_column col_items = { "Mitem/s", NULL, 8, 3, col_rate_m, NULL };
+static const struct bench_column col_spread_def = { "spread%", NULL, 7, 1, col_spread, NULL };
 static const struct bench_column col_p[4] = {
-	{ "p-min", NULL, 7, 1, col_p_min }, { "p-avg", NULL, 7, 1, col_p_avg },
-	{ "p-max", NULL, 7, 1, col_p_max }, { "p-fair", NULL, 6, 2, col_p_fair },
+	{ "p-min", NULL, 7, 1, col_p_min, NULL }, { "p-avg", NULL, 7, 1, col_p_avg, NULL },
+	{ "p-max", NULL, 7, 1, col_p_max, NULL }, { "p-fair", NULL, 6, 2, col_p_fair, NULL },
 };
 static const struct bench_column col_c[4] = {
-	{ "c-min", NULL, 7, 1, col_c_min }, { "c-avg", NULL, 7, 1, col_c_avg },
-	{ "c-max", NULL, 7, 1, col_c_max }, { "c-fair", NULL, 6, 2, col_c_fair },
+	{ "c-min", NULL, 7, 1, col_c_min, NULL }, { "c-avg", NULL, 7, 1, col_c_avg, NULL },
+	{ "c-max", NULL, 7, 1, col_c_max, NULL }, { "c-fair", NULL, 6, 2, col_c_fair, NULL },
 };
-static const struct bench_column col_futex_item = { "futex/item", NULL, 10, 3, col_futex };
-static const struct bench_column col_csw_item = { "csw/item", NULL, 8, 3, col_csw };
-static const struct bench_column col_cpu_item = { "cpu-s/Mitem", NULL, 11, 3, col_cpu };
-static const struct bench_column col_ratio_def = { "ratio", NULL, 6, 2, col_ratio };
+static const struct bench_column col_futex_item = { "futex/item", NULL, 10, 3, col_futex, NULL };
+static const struct bench_column col_csw_item = { "csw/item", NULL, 8, 3, col_csw, NULL };
+static const struct bench_column col_cpu_item = { "cpu-s/Mitem", NULL, 11, 3, col_cpu, NULL };
+static const struct bench_column col_ratio_def = { "ratio", NULL, 6, 2, col_ratio, NULL };
 
-static const struct bench_column col_lat_def = { "lat-us", NULL, 8, 1, col_lat };
-static const struct bench_column col_p90_def = { "p90-us", NULL, 8, 1, col_p90 };
-static const struct bench_column col_rounds = { "krnd/s", NULL, 8, 2, col_rate_k };
-static const struct bench_column col_bc_futex_def = { "bc-futex", NULL, 8, 2, col_bc_futex };
-static const struct bench_column col_futex_rnd = { "futex/rnd", NULL, 9, 2, col_futex };
-static const struct bench_column col_csw_rnd = { "csw/rnd", NULL, 8, 2, col_csw };
-static const struct bench_column col_cpu_rnd = { "cpu-us/rnd", NULL, 10, 1, col_cpu };
+static const struct bench_column col_lat_def = { "lat-us", NULL, 8, 1, col_lat, NULL };
+static const struct bench_column col_p90_def = { "p90-us", NULL, 8, 1, col_p90, NULL };
+static const struct bench_column col_rounds = { "krnd/s", NULL, 8, 2, col_rate_k, NULL };
+static const struct bench_column col_bc_futex_def = { "bc-futex", NULL, 8, 2, col_bc_futex, NULL };
+static const struct bench_column col_futex_rnd = { "futex/rnd", NULL, 9, 2, col_futex, NULL };
+static const struct bench_column col_csw_rnd = { "csw/rnd", NULL, 8, 2, col_csw, NULL };
+static const struct bench_column col_cpu_rnd = { "cpu-us/rnd", NULL, 10, 1, col_cpu, NULL };
 
-static const struct bench_column col_rt = { "kRT/s", NULL, 8, 1, col_rate_k };
-static const struct bench_column col_ns_signal_def = { "ns/signal", NULL, 9, 0, col_ns_signal };
-static const struct bench_column col_futex_rt = { "futex/RT", NULL, 8, 2, col_futex };
-static const struct bench_column col_csw_rt = { "csw/RT", NULL, 7, 2, col_csw };
-static const struct bench_column col_cpu_rt = { "cpu-us/RT", NULL, 9, 2, col_cpu };
+static const struct bench_column col_rt = { "kRT/s", NULL, 8, 1, col_rate_k, NULL };
+static const struct bench_column col_ns_signal_def = { "ns/signal", NULL, 9, 0, col_ns_signal, NULL };
+static const struct bench_column col_futex_rt = { "futex/RT", NULL, 8, 2, col_futex, NULL };
+static const struct bench_column col_csw_rt = { "csw/RT", NULL, 7, 2, col_csw, NULL };
+static const struct bench_column col_cpu_rt = { "cpu-us/RT", NULL, 9, 2, col_cpu, NULL };
 
 static const struct bench_column *const queue_columns[] = {
 	&col_items, &col_spread_def, &col_p[0], &col_p[1], &col_p[2], &col_p[3],

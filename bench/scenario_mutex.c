@@ -76,9 +76,7 @@ struct mutex_ctx {
 	const struct bench_lock *locks[BENCH_MAX_LOCKS];
 	unsigned long cs, ncs;
 	bool torture;                   /* torture_delay instead of NCS */
-	bool cs_given, ncs_given;       /* on the command line */
 	bool wait_times;                /* time acquisitions (no --no-wait-times) */
-	bool wait_sample_given;         /* --wait-sample on the command line */
 	unsigned wait_sample;           /* one in this many, on average */
 	uint64_t wait_clock_floor_ns;   /* bench_wait_clock_floor_ns, at the start */
 	unsigned repeat;                /* --repeat: runs per result */
@@ -348,16 +346,30 @@ static double col_wait_samples(const struct bench_result *r)
 }
 
 static const struct bench_column col_wait_samples_def =
-	{ "samples", "sampled acquisitions (timed)", 7, 0, col_wait_samples };
+	{ "samples", "sampled acquisitions (timed)", 7, 0, col_wait_samples,
+	  "the wait columns' sample count: acquisitions timed (all threads; JSON "
+	  "wait_samples)" };
 /* The waits with 3 significant digits: they span from tens of ns to seconds. */
 static const struct bench_column col_wait_p50_def =
-	{ "p50-us", "sampled wait per acquisition, p50, us", 7, -3, col_wait_p50 };
+	{ "p50-us", "sampled wait per acquisition, p50, us", 7, -3, col_wait_p50,
+	  "wait per acquisition, microseconds, 3 significant digits: from just "
+	  "before lock to just after it returns (CLOCK_MONOTONIC through the vDSO; "
+	  "every sample includes one clock read, JSON wait_clock_floor_ns).  "
+	  "SAMPLED: each thread times about one acquisition in --wait-sample, the "
+	  "gaps drawn at random (uniform 1..2N-1, a phase of its own per thread), "
+	  "into its own histogram (percentiles within 0.8%).  The percentiles AND "
+	  "max are over the sampled acquisitions only: max is the longest sampled "
+	  "wait, exact, not the longest of every acquisition (--wait-sample 1 times "
+	  "them all, at two clock reads each).  A timed acquisition's critical "
+	  "section is one clock read longer.  JSON per run wait_us_p50, wait_us_p99, "
+	  "wait_us_p999, wait_us_max, and per result wait_us_max_all_runs (the "
+	  "longest over the --repeat runs)" };
 static const struct bench_column col_wait_p99_def =
-	{ "p99-us", "sampled wait per acquisition, p99, us", 7, -3, col_wait_p99 };
+	{ "p99-us", "sampled wait per acquisition, p99, us", 7, -3, col_wait_p99, NULL };
 static const struct bench_column col_wait_p999_def =
-	{ "p99.9-us", "sampled wait per acquisition, p99.9, us", 8, -3, col_wait_p999 };
+	{ "p99.9-us", "sampled wait per acquisition, p99.9, us", 8, -3, col_wait_p999, NULL };
 static const struct bench_column col_wait_max_def =
-	{ "max-us", "longest sampled wait per acquisition, us", 7, -3, col_wait_max };
+	{ "max-us", "longest sampled wait per acquisition, us", 7, -3, col_wait_max, NULL };
 
 /* The mutex table's columns and the waits. */
 static const struct bench_column *const mutex_wait_columns[] = {
@@ -368,81 +380,22 @@ static const struct bench_column *const mutex_wait_columns[] = {
 	&col_wait_p999_def, &col_wait_max_def,
 };
 
-static void mutex_help(FILE *f)
+static void mutex_help_more(FILE *f)
 {
-	fprintf(f,
-		"Usage: hotlock-bench mutex [OPTIONS]\n"
-		"\n"
-		"T threads loop { lock; CS; unlock; NCS } for --duration seconds, started\n"
-		"together.  CS = --cs x { pause; write two cache lines shared by all threads };\n"
-		"NCS = --ncs x { pause; write thread-private data }.  Mutual exclusion is\n"
-		"checked after each run (exit 1 if broken).\n"
-		"\n"
-		"Options:\n"
-		"  --cs N             pause iterations inside the lock, at least 1 (default 100)\n"
-		"  --ncs N            pause iterations outside the lock, 0 or more (default 10)\n"
-		"  --torture          locktorture-style runs and the table of the CNA\n"
-		"                     patches' cover letter: a row per thread count, each\n"
-		"                     lock's total ops per run (x10^6) as the mean over the\n"
-		"                     --repeat runs with the standard deviation in (), and\n"
-		"                     '/ speedup' = that mean over the first lock's.\n"
-		"                     Defaults: --locks " TORTURE_DEFAULT_LOCKS " (the stock queue\n"
-		"                     lock against CNA), --cs 1.  Outside the lock, instead\n"
-		"                     of NCS, a random delay (locktorture's spinlock writer:\n"
-		"                     mostly tiny, at times long): 0-15 pauses every op, a\n"
-		"                     2 us spin in 1 op of 256, a 100 us spin in 1 op of\n"
-		"                     65536.  Not with --ncs\n"
-		"  --wait-sample N    time about one acquisition in N per thread (1 to %u,\n"
-		"                     default %u; 1 times every one): the wait columns\n"
-		"  --no-wait-times    read no clock around lock: no wait column, the JSON's\n"
-		"                     wait_* null (to measure what the sampling costs)\n",
-		BENCH_WAIT_SAMPLE_MAX, BENCH_WAIT_SAMPLE_DEFAULT);
-	bench_common_help(f, MUTEX_DEFAULT_LOCKS);
-	fprintf(f,
-		"\n"
-		"Locks:\n");
+	static const struct bench_column *const help_columns[] = {
+		&bench_col_mops, &bench_col_thr_min, &bench_col_thr_avg, &bench_col_thr_max,
+		&bench_col_fairness, &bench_col_futex, &bench_col_csw, &bench_col_cpu,
+		&bench_col_ratio, &bench_col_limit, &bench_col_xnode,
+		&col_wait_samples_def, &col_wait_p50_def, &col_wait_p99_def,
+		&col_wait_p999_def, &col_wait_max_def,
+	};
+
+	fprintf(f, "Locks:\n");
 	bench_locks_print(f, "  ");
-	fprintf(f,
-		"\n"
-		"Columns (one table per thread count; the run with the median ops/s):\n"
-		"  Mops/s     all threads' lock/unlock pairs per second of wall time\n"
-		"  thr-min/avg/max  per-thread rates, Mops/s; min/max = fairness (1 = fair)\n"
-		"  futex/kop  futex syscalls per 1000 ops, summed over the threads' own\n"
-		"             hl_futex_stats; '-' for glibc, whose futex calls are its own\n"
-		"             and cannot be counted (JSON: null).  mcs makes none: 0\n"
-		"  csw/kop    voluntary context switches per 1000 ops (getrusage)\n"
-		"  cpu-s/Mop  CPU seconds (all threads) per million ops: spinning shows here\n"
-		"  ratio      ops/s over the first lock's at the same thread count\n"
-		"  limit%%     ops/s over the limit = the first lock's 1-thread rate x\n"
-		"             min(cores, (cs + ncs) / cs); without 1 in --threads a short\n"
-		"             1-thread calibration run of the first lock gives the rate\n"
-		"  xnode%%     only when the topology has more than one node: of the\n"
-		"             handoffs (acquisitions by another thread than the previous\n"
-		"             holder), the share whose previous holder was on another node\n"
-		"             (JSON cross_node_share, a fraction 0-1; '-' and null when a\n"
-		"             run had no handoff, as with 1 thread).  Counted alike for\n"
-		"             every lock: inside the critical section each thread compares\n"
-		"             its index and hl_topology_node() with the previous holder's,\n"
-		"             which lengthens every lock's critical section by the same\n"
-		"             few instructions.  --torture: in the JSON only\n"
-		"  samples    the wait columns' sample count: acquisitions timed (all\n"
-		"             threads; JSON wait_samples)\n"
-		"  p50-us p99-us p99.9-us max-us  wait per acquisition, microseconds,\n"
-		"             3 significant digits: from just before lock to just after\n"
-		"             it returns (CLOCK_MONOTONIC through the vDSO; every sample\n"
-		"             includes one clock read, JSON wait_clock_floor_ns).\n"
-		"             SAMPLED: each thread times about one acquisition in\n"
-		"             --wait-sample (16), the gaps drawn at random (uniform\n"
-		"             1..2N-1, a phase of its own per thread), into its own\n"
-		"             histogram (percentiles within 0.8%%).  The percentiles\n"
-		"             AND max are over the sampled acquisitions only: max is\n"
-		"             the longest sampled wait, exact, not the longest of every\n"
-		"             acquisition (--wait-sample 1 times them all, at two clock\n"
-		"             reads each).  A timed acquisition's critical section is\n"
-		"             one clock read longer.  Like every column, of the run\n"
-		"             shown; JSON per run wait_us_p50, wait_us_p99, wait_us_p999,\n"
-		"             wait_us_max, and per result wait_us_max_all_runs (the\n"
-		"             longest over the --repeat runs).  --torture: JSON only\n"
+	fprintf(f, "\nColumns (one table per thread count; the run with the median ops/s;\n"
+		"--torture: its own table, the rest in the JSON only):\n");
+	bench_columns_help(f, help_columns, sizeof help_columns / sizeof help_columns[0]);
+	fprintf(f, "The limit here: the first lock's 1-thread rate x min(cores, (cs + ncs) / cs).\n"
 		"The header and the JSON give the topology in effect and its node count.\n"
 		"\n"
 		"Exit status: 0 ok, 1 a run failed (broken exclusion, a lock error, threads\n"
@@ -450,98 +403,104 @@ static void mutex_help(FILE *f)
 		"this machine cannot provide, 2 bad command line.\n");
 }
 
-/* The scenario's own options (bench_parse_args). */
-static bool mutex_option(void *ctx, int argc, char **argv, int *i)
+static int mutex_main(void *ctx, struct bench_common *common)
 {
 	static const char *const me = "mutex";
 	struct mutex_ctx *c = ctx;
-	const char *v;
-
-	if ((v = bench_opt_value(me, argc, argv, i, "--cs"))) {
-		c->cs = bench_parse_ulong(me, "--cs", v, 1, 1000000000UL);
-		c->cs_given = true;
-	} else if ((v = bench_opt_value(me, argc, argv, i, "--ncs"))) {
-		c->ncs = bench_parse_ulong(me, "--ncs", v, 0, 1000000000UL);
-		c->ncs_given = true;
-	} else if (strcmp(argv[*i], "--torture") == 0) {
-		c->torture = true;
-	} else if ((v = bench_opt_value(me, argc, argv, i, "--wait-sample"))) {
-		c->wait_sample = (unsigned)bench_parse_ulong(me, "--wait-sample", v, 1,
-							     BENCH_WAIT_SAMPLE_MAX);
-		c->wait_sample_given = true;
-	} else if (strcmp(argv[*i], "--no-wait-times") == 0) {
-		c->wait_times = false;
-	} else {
-		return false;
-	}
-	return true;
-}
-
-static int mutex_main(int argc, char **argv)
-{
-	static const char *const me = "mutex";
-	/* Its address tells whether --locks was given. */
-	static const char default_locks[] = MUTEX_DEFAULT_LOCKS;
-	struct mutex_ctx c = {
-		.cs = 100, .ncs = 10,
-		.wait_times = true, .wait_sample = BENCH_WAIT_SAMPLE_DEFAULT,
-	};
-	struct bench_common common;
 	struct bench_suite suite = {
 		.scenario = me,
-		.common = &common,
+		.common = common,
 		.run = mutex_run,
 		.json_config = mutex_json_config,
 		.json_sample = mutex_json_sample,
 		.json_result = mutex_json_result,
-		.ctx = &c,
+		.ctx = c,
 	};
 	char params[160], formula[64];
 	unsigned cores = bench_cores();
 	double ratio;
 
-	bench_common_defaults(&common, default_locks);
-	bench_parse_args(me, argc, argv, &common, mutex_help, mutex_option, &c);
-	if (c.torture) {
-		if (c.ncs_given)
+	if (c->torture) {
+		if (bench_option_given("--ncs"))
 			bench_usage_error(me, "--ncs does not go with --torture, whose delays "
 					  "outside the lock are random (see --help)");
-		if (!c.cs_given)
-			c.cs = TORTURE_DEFAULT_CS;
-		if (common.locks == default_locks)
-			common.locks = TORTURE_DEFAULT_LOCKS;
+		if (!bench_option_given("--cs"))
+			c->cs = TORTURE_DEFAULT_CS;
+		if (!bench_option_given("--locks"))
+			common->locks = TORTURE_DEFAULT_LOCKS;
 	}
-	if (!c.wait_times && c.wait_sample_given)
+	if (!c->wait_times && bench_option_given("--wait-sample"))
 		bench_usage_error(me, "--wait-sample does not go with --no-wait-times");
-	c.repeat = common.repeat;
-	if (c.wait_times) {
-		c.wait_clock_floor_ns = bench_wait_clock_floor_ns();
+	c->repeat = common->repeat;
+	if (c->wait_times) {
+		c->wait_clock_floor_ns = bench_wait_clock_floor_ns();
 		suite.columns = mutex_wait_columns;
 		suite.ncolumns = sizeof mutex_wait_columns / sizeof mutex_wait_columns[0];
 	}
-	suite.nlocks = bench_locks_parse(me, common.locks, c.locks, BENCH_MAX_LOCKS);
+	suite.nlocks = bench_locks_parse(me, common->locks, c->locks, BENCH_MAX_LOCKS);
 	for (size_t l = 0; l < suite.nlocks; l++)
-		suite.lock_names[l] = c.locks[l]->name;
+		suite.lock_names[l] = c->locks[l]->name;
 
-	if (c.torture) {
+	if (c->torture) {
 		/* No limit: the random delays have no closed-form one. */
 		snprintf(params, sizeof params,
-			 "torture cs=%lu delay-outside=(" TORTURE_DELAY_TEXT ")", c.cs);
+			 "torture cs=%lu delay-outside=(" TORTURE_DELAY_TEXT ")", c->cs);
 		suite.params = params;
 		suite.locktorture_table = true;
 		return bench_suite_run(&suite);
 	}
-	ratio = (double)(c.cs + c.ncs) / (double)c.cs;
+	ratio = (double)(c->cs + c->ncs) / (double)c->cs;
 	suite.limit_factor = ratio < cores ? ratio : cores;
-	snprintf(formula, sizeof formula, "min(%u, %lu/%lu)", cores, c.cs + c.ncs, c.cs);
-	snprintf(params, sizeof params, "cs=%lu ncs=%lu", c.cs, c.ncs);
+	snprintf(formula, sizeof formula, "min(%u, %lu/%lu)", cores, c->cs + c->ncs, c->cs);
+	snprintf(params, sizeof params, "cs=%lu ncs=%lu", c->cs, c->ncs);
 	suite.params = params;
 	suite.limit_formula = formula;
 	return bench_suite_run(&suite);
 }
 
+#define OPT(field) offsetof(struct mutex_ctx, field)
+
+static const struct bench_option mutex_options[] = {
+	{ "--cs", "N", BENCH_OPT_ULONG, OPT(cs), 1, 1e9, .help =
+	  "pause iterations inside the lock" },
+	{ "--ncs", "N", BENCH_OPT_ULONG, OPT(ncs), 0, 1e9, .help =
+	  "pause iterations outside the lock" },
+	{ "--torture", NULL, BENCH_OPT_FLAG, OPT(torture), .help =
+	  "locktorture-style runs and the table of the CNA patches' cover letter: "
+	  "a row per thread count, each lock's total ops per run (x10^6) as the "
+	  "mean over the --repeat runs with the standard deviation in (), and "
+	  "'/ speedup' = that mean over the first lock's.  Defaults: --locks "
+	  TORTURE_DEFAULT_LOCKS " (the stock queue lock against CNA), --cs 1.  "
+	  "Outside the lock, instead of NCS, a random delay (locktorture's "
+	  "spinlock writer: mostly tiny, at times long): " TORTURE_DELAY_TEXT
+	  ".  Not with --ncs" },
+	{ "--wait-sample", "N", BENCH_OPT_UINT, OPT(wait_sample), 1, BENCH_WAIT_SAMPLE_MAX,
+	  .help = "time about one acquisition in N per thread (1 times every one): "
+	  "the wait columns" },
+	{ "--no-wait-times", NULL, BENCH_OPT_UNFLAG, OPT(wait_times), .help =
+	  "read no clock around lock: no wait column, the JSON's wait_* null (to "
+	  "measure what the sampling costs)" },
+	{ 0 },
+};
+
+static const struct mutex_ctx mutex_defaults = {
+	.cs = 100, .ncs = 10,
+	.wait_times = true, .wait_sample = BENCH_WAIT_SAMPLE_DEFAULT,
+};
+
 const struct bench_scenario bench_scenario_mutex = {
 	.name = "mutex",
 	.summary = "T threads lock, write two shared lines, unlock, think; throughput and fairness",
-	.main = mutex_main,
+	.about =
+	"T threads loop { lock; CS; unlock; NCS } for --duration seconds, started\n"
+	"together.  CS = --cs x { pause; write two cache lines shared by all threads };\n"
+	"NCS = --ncs x { pause; write thread-private data }.  Mutual exclusion is\n"
+	"checked after each run (exit 1 if broken).",
+	.options = mutex_options,
+	.common = BENCH_COMMON_SUITE,
+	.default_locks = MUTEX_DEFAULT_LOCKS,
+	.ctx_size = sizeof(struct mutex_ctx),
+	.ctx_init = &mutex_defaults,
+	.help_more = mutex_help_more,
+	.run = mutex_main,
 };

@@ -60,32 +60,9 @@ static void rwsem_json_config(void *ctx, struct bench_json *j)
 	rw_json_workload(j, &c->base);
 }
 
-static void rwsem_help(FILE *f)
+static void rwsem_help_more(FILE *f)
 {
-	fprintf(f,
-		"Usage: hotlock-bench rwsem [OPTIONS]\n"
-		"\n"
-		"The rwsem seed's table: for each thread count T and lock, the total rate\n"
-		"of lock/unlock pairs of\n"
-		"  wlock  T writer threads;\n"
-		"  mixed  T/2 reader and T - T/2 writer threads (1 thread: one writer).\n"
-		"Each thread loops { lock; CS; unlock; NCS } for --duration seconds, as in\n"
-		"'hotlock-bench rwlock --split' (see its --help): CS = --load x { pause;\n"
-		"read (reader) or increment (writer) a counter on each of two shared\n"
-		"cache lines }, NCS = --ncs pauses.\n"
-		"\n"
-		"Options:\n"
-		"  --rt               the workers run under SCHED_FIFO (priority %d, the\n"
-		"                     main thread at %d to end each run on time), as the\n"
-		"                     seed's RT table.  Where the process may not use\n"
-		"                     SCHED_FIFO (no CAP_SYS_NICE, RLIMIT_RTPRIO below %d),\n"
-		"                     one line says it is skipped and why, and the exit\n"
-		"                     status is 0 (with --json, a JSON object saying so)\n",
-		RWSEM_RT_WORKER, RWSEM_RT_MAIN, RWSEM_RT_MAIN);
-	rw_workload_help(f);
-	bench_common_help(f, BENCH_RWLOCK_DEFAULTS);
-	fprintf(f,
-		"  (at most %u locks: each is measured in both modes)\n"
+	fprintf(f, "At most %u locks: each is measured in both modes.\n"
 		"\n"
 		"Locks (reader-writer):\n", BENCH_MAX_LOCKS / RWSEM_NMODES);
 	bench_rwlocks_print(f, "  ");
@@ -95,7 +72,8 @@ static void rwsem_help(FILE *f)
 		"with the median ops/s): the total locking rate in kops/s, then the\n"
 		"per-thread min/max (fairness, 1 = fair).  The JSON has every run with\n"
 		"the rwlock scenario's members; its \"lock\" is LOCK/MODE, with \"rwlock\"\n"
-		"and \"mode\" apart, and its ratio is against the first column.\n");
+		"and \"mode\" apart, and its ratio is against the first column.\n"
+		"\n");
 	rw_help_common(f);
 	fprintf(f,
 		"\n"
@@ -144,64 +122,81 @@ static const struct bench_column *const rwsem_summary[] = {
 	&rw_col_total_k, &bench_col_fairness,
 };
 
-/* The scenario's own options (bench_parse_args). */
-static bool rwsem_option(void *ctx, int argc, char **argv, int *i)
-{
-	struct rwsem_ctx *c = ctx;
-
-	if (strcmp(argv[*i], "--rt") == 0) {
-		c->rt = true;
-		return true;
-	}
-	return rw_workload_option("rwsem", argc, argv, i, &c->base);
-}
-
-static int rwsem_main(int argc, char **argv)
+static int rwsem_main(void *ctx, struct bench_common *common)
 {
 	static const char *const me = "rwsem";
-	struct rwsem_ctx c = { .base = { .mode = "rwsem", .load = 1, .ncs = 1 } };
-	struct bench_common common;
+	struct rwsem_ctx *c = ctx;
 	struct bench_suite suite = {
 		.scenario = me,
-		.common = &common,
+		.common = common,
 		.run = rwsem_run,
 		.json_config = rwsem_json_config,
 		.json_sample = rw_json_sample,
 		.summary = rwsem_summary,
 		.nsummary = sizeof rwsem_summary / sizeof rwsem_summary[0],
 		.summary_only = true,
-		.ctx = &c,
+		.ctx = c,
 	};
 	char params[160];
 	size_t nlocks;
 	int policy = SCHED_OTHER, ret;
 	struct sched_param param = { 0 };
 
-	bench_common_defaults(&common, BENCH_RWLOCK_DEFAULTS);
-	bench_parse_args(me, argc, argv, &common, rwsem_help, rwsem_option, &c);
-	nlocks = bench_rwlocks_parse(me, common.locks, c.locks, BENCH_MAX_LOCKS / RWSEM_NMODES);
+	nlocks = bench_rwlocks_parse(me, common->locks, c->locks, BENCH_MAX_LOCKS / RWSEM_NMODES);
 	suite.nlocks = nlocks * RWSEM_NMODES;
 	for (size_t e = 0; e < suite.nlocks; e++) {
-		snprintf(c.names[e], sizeof c.names[e], "%s/%s",
-			 c.locks[e / RWSEM_NMODES]->name, mode_names[e % RWSEM_NMODES]);
-		suite.lock_names[e] = c.names[e];
+		snprintf(c->names[e], sizeof c->names[e], "%s/%s",
+			 c->locks[e / RWSEM_NMODES]->name, mode_names[e % RWSEM_NMODES]);
+		suite.lock_names[e] = c->names[e];
 	}
 	snprintf(params, sizeof params, "wlock=T writers, mixed=T/2 readers + T-T/2 "
-		 "writers, load=%lu ncs=%lu%s", c.base.load, c.base.ncs,
-		 c.rt ? " rt=SCHED_FIFO" : "");
+		 "writers, load=%lu ncs=%lu%s", c->base.load, c->base.ncs,
+		 c->rt ? " rt=SCHED_FIFO" : "");
 	suite.params = params;
 
-	if (c.rt && rt_enter(&policy, &param) == EPERM)
-		return rt_skipped(&common);
+	if (c->rt && rt_enter(&policy, &param) == EPERM)
+		return rt_skipped(common);
 	ret = bench_suite_run(&suite);
-	if (c.rt)
+	if (c->rt)
 		bench_check(pthread_setschedparam(pthread_self(), policy, &param),
 			    "pthread_setschedparam (back)");
 	return ret;
 }
 
+_Static_assert(RWSEM_RT_WORKER == 1 && RWSEM_RT_MAIN == 2, "--rt's help names them");
+
+static const struct bench_option rwsem_options[] = {
+	{ "--rt", NULL, BENCH_OPT_FLAG, offsetof(struct rwsem_ctx, rt), .help =
+	  "the workers run under SCHED_FIFO (priority 1, the main thread at 2 to "
+	  "end each run on time), as the seed's RT table.  Where the process may "
+	  "not use SCHED_FIFO (no CAP_SYS_NICE, RLIMIT_RTPRIO below 2), one line "
+	  "says it is skipped and why, and the exit status is 0 (with --json, a "
+	  "JSON object saying so)" },
+	RW_WORKLOAD_OPTIONS(struct rwsem_ctx, base),
+	{ 0 },
+};
+
+static const struct rwsem_ctx rwsem_defaults = {
+	.base = { .mode = "rwsem", .load = 1, .ncs = 1 },
+};
+
 const struct bench_scenario bench_scenario_rwsem = {
 	.name = "rwsem",
 	.summary = "writers only, and equal readers and writers, by thread count; --rt: SCHED_FIFO",
-	.main = rwsem_main,
+	.about =
+	"The rwsem seed's table: for each thread count T and lock, the total rate\n"
+	"of lock/unlock pairs of\n"
+	"  wlock  T writer threads;\n"
+	"  mixed  T/2 reader and T - T/2 writer threads (1 thread: one writer).\n"
+	"Each thread loops { lock; CS; unlock; NCS } for --duration seconds, as in\n"
+	"'hotlock-bench rwlock --split' (see its --help): CS = --load x { pause;\n"
+	"read (reader) or increment (writer) a counter on each of two shared\n"
+	"cache lines }, NCS = --ncs pauses.",
+	.options = rwsem_options,
+	.common = BENCH_COMMON_SUITE,
+	.default_locks = BENCH_RWLOCK_DEFAULTS,
+	.ctx_size = sizeof(struct rwsem_ctx),
+	.ctx_init = &rwsem_defaults,
+	.help_more = rwsem_help_more,
+	.run = rwsem_main,
 };
