@@ -42,8 +42,8 @@ static const struct bench_option common_options[] = {
 	{ "--duration", "S", BENCH_OPT_SECONDS, COMMON(duration_s), 0, 86400, .help =
 	  "seconds per run, may be fractional" },
 	{ "--repeat", "R", BENCH_OPT_UINT, COMMON(repeat), 1, 1000, .help =
-	  "runs of each measurement, interleaved across locks; the tables show "
-	  "the median run, the JSON keeps all" },
+	  "runs of each measurement (a suite of locks interleaves them across "
+	  "the locks); the tables show the median run, the JSON keeps all" },
 	{ "--json", "FILE", BENCH_OPT_STRING, COMMON(json), .help =
 	  "also write the results as JSON to FILE", .default_text = "" },
 	{ "--topology", "SPEC", BENCH_OPT_CALL, 0, .parse = parse_topology, .help =

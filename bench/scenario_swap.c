@@ -309,14 +309,10 @@ static struct swap_run run_once(enum swap_mode mode, enum placement pl, unsigned
 
 struct swap_opts {
 	bool mode[NMODES];
-	bool modes_given;
 	enum placement placements[NPLACEMENTS];
 	size_t nplacements;
 	unsigned loads[MAX_LOADS];
 	size_t nloads;
-	double duration_s;
-	unsigned repeat;
-	const char *json;
 };
 
 static void mode_item(void *ctx, const char *e)
@@ -363,79 +359,29 @@ static void load_item(void *ctx, const char *e)
 	o->loads[o->nloads++] = n;
 }
 
-static void swap_help(FILE *f)
+/* The list options; each replaces its default (swap_defaults). */
+static void parse_modes(void *at, const char *scenario, const char *v)
 {
-	fprintf(f,
-		"Usage: hotlock-bench swap [--modes LIST] [--placements LIST] [--load LIST]\n"
-		"                          [--duration S] [--repeat R] [--json FILE]\n"
-		"\n"
-		"Seed 003 (FUTEX_SWAP): two threads ping-pong, each waking the other and\n"
-		"waiting, in one call (hl_swap, io_uring) or two (futex wake + wait).\n"
-		"Prints per (placement, load, mode): ns per round trip (median run, and the\n"
-		"range of the runs), CPU ns per round trip of the two threads (load threads\n"
-		"excluded) and the CPUs that keeps busy, futex syscalls and io_uring_enter\n"
-		"calls per round trip, and the speed-up over wake+wait.\n"
-		"\n"
-		"  --modes LIST       of wake+wait (set the peer's word, futex wake, futex\n"
-		"                     wait on the own word), hl_swap, spin (no syscall),\n"
-		"                     uring (io_uring FUTEX_WAKE linked to FUTEX_WAIT, one\n"
-		"                     io_uring_enter; Linux 6.7+, skipped with a line where\n"
-		"                     refused).  Default: all, in that order\n"
-		"  --placements LIST  of cross (the threads on the first two CPUs of the\n"
-		"                     affinity mask; skipped with one CPU), same (both on\n"
-		"                     the first), free (not pinned).  Default: cross,same,free\n"
-		"  --load LIST        busy-loop threads (not pinned) competing for the CPUs\n"
-		"                     during each run, 0 to %u each (default 0,4)\n"
-		"  --duration S       seconds per run; round trips are counted (default 1)\n"
-		"  --repeat R         runs per mode, the modes interleaved within each repeat;\n"
-		"                     the median is shown, the JSON keeps all (default 3)\n"
-		"  --json FILE        also write the results as JSON to FILE\n"
-		"  --help             this text\n",
-		MAX_LOAD_THREADS);
+	struct swap_opts *o = at;
+
+	memset(o->mode, 0, sizeof o->mode);
+	bench_list_each(scenario, "--modes", v, mode_item, o);
 }
 
-/* Consumes argv[*i] if it is one of swap's options (bench_parse_args). */
-static bool swap_option(void *ctx, int argc, char **argv, int *i)
+static void parse_placements(void *at, const char *scenario, const char *v)
 {
-	struct swap_opts *o = ctx;
-	const char *v;
+	struct swap_opts *o = at;
 
-	if ((v = bench_opt_value(me, argc, argv, i, "--modes"))) {
-		memset(o->mode, 0, sizeof o->mode);
-		bench_list_each(me, "--modes", v, mode_item, o);
-		o->modes_given = true;
-	} else if ((v = bench_opt_value(me, argc, argv, i, "--placements"))) {
-		o->nplacements = 0;
-		bench_list_each(me, "--placements", v, placement_item, o);
-	} else if ((v = bench_opt_value(me, argc, argv, i, "--load"))) {
-		o->nloads = 0;
-		bench_list_each(me, "--load", v, load_item, o);
-	} else {
-		return bench_run_option(me, argc, argv, i, &o->duration_s, &o->repeat,
-					&o->json);
-	}
-	return true;
+	o->nplacements = 0;
+	bench_list_each(scenario, "--placements", v, placement_item, o);
 }
 
-static void parse(int argc, char **argv, struct swap_opts *o)
+static void parse_loads(void *at, const char *scenario, const char *v)
 {
-	memset(o, 0, sizeof *o);
-	o->duration_s = 1;
-	o->repeat = 3;
-	bench_parse_args(me, argc, argv, NULL, swap_help, swap_option, o);
-	if (!o->modes_given)
-		for (int m = 0; m < NMODES; m++)
-			o->mode[m] = true;
-	if (!o->nplacements) {
-		for (int pl = 0; pl < NPLACEMENTS; pl++)
-			o->placements[pl] = (enum placement)pl;
-		o->nplacements = NPLACEMENTS;
-	}
-	if (!o->nloads) {
-		o->loads[0] = 0;
-		o->loads[1] = 4;
-		o->nloads = 2;
-	}
+	struct swap_opts *o = at;
+
+	o->nloads = 0;
+	bench_list_each(scenario, "--load", v, load_item, o);
 }
 
 /* ---- the suite --------------------------------------------------------------- */
@@ -463,16 +409,14 @@ static unsigned median_run(const struct swap_run *runs, unsigned n)
 	return idx[(n - 1) / 2];
 }
 
-static int swap_main(int argc, char **argv)
+static int swap_main(void *ctx, struct bench_common *common)
 {
-	struct swap_opts o;
+	struct swap_opts o = *(struct swap_opts *)ctx;
 	int cpus[2] = { -1, -1 };
 	cpu_set_t set;
 	char uring_why[256] = "";
 	bool uring_ok = false;
 	hl_config_t cfg;
-
-	parse(argc, argv, &o);
 
 	bench_check(sched_getaffinity(0, sizeof set, &set) ? errno : 0, "sched_getaffinity");
 	for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
@@ -503,7 +447,7 @@ static int swap_main(int argc, char **argv)
 	hl_config_get(&cfg);
 	printf("swap: two threads ping-pong, %g s per run, median of %u runs, modes interleaved "
 	       "(futex interface %s, HOTLOCK_SPIN_NS %llu, CPUs %d,%d, %u online)\n",
-	       o.duration_s, o.repeat, hl_futex_interface(), (unsigned long long)cfg.spin_ns,
+	       common->duration_s, common->repeat, hl_futex_interface(), (unsigned long long)cfg.spin_ns,
 	       cpus[0], cpus[1], bench_cores());
 	if (uring_ok)
 		printf("uring: io_uring futex ops available (rings set up with %s)\n", swap_uring_setup_flags());
@@ -513,7 +457,7 @@ static int swap_main(int argc, char **argv)
 		printf("cross: skipped: this process may run on one CPU only\n");
 	fflush(stdout);
 
-	struct bench_json *j = o.json ? bench_json_open(o.json) : NULL;
+	struct bench_json *j = common->json ? bench_json_open(common->json) : NULL;
 	if (j) {
 		bench_json_object(j, NULL);
 		bench_json_string(j, "bench", me);
@@ -530,8 +474,8 @@ static int swap_main(int argc, char **argv)
 		for (size_t i = 0; i < o.nloads; i++)
 			bench_json_uint(j, NULL, o.loads[i]);
 		bench_json_end(j);
-		bench_json_number(j, "duration_s", o.duration_s);
-		bench_json_uint(j, "repeat", o.repeat);
+		bench_json_number(j, "duration_s", common->duration_s);
+		bench_json_uint(j, "repeat", common->repeat);
 		bench_json_array(j, "cpus");
 		for (int i = 0; i < 2; i++)
 			if (cpus[i] >= 0)
@@ -551,22 +495,22 @@ static int swap_main(int argc, char **argv)
 		bench_json_array(j, "results");
 	}
 
-	bench_progress_start((unsigned)(nplacements * o.nloads * o.repeat * nmodes));
+	bench_progress_start((unsigned)(nplacements * o.nloads * common->repeat * nmodes));
 	static const char head_fmt[] = "%-9s %4s %-9s %11s %25s %11s %5s %8s %8s %8s\n";
 	bool header_done = false;
-	struct swap_run *runs = bench_xcalloc((size_t)NMODES * o.repeat, sizeof *runs);
+	struct swap_run *runs = bench_xcalloc((size_t)NMODES * common->repeat, sizeof *runs);
 
 	for (size_t pi = 0; pi < nplacements; pi++) {
 		for (size_t li = 0; li < o.nloads; li++) {
 			enum placement pl = placements[pi];
 			unsigned load = o.loads[li];
-			for (unsigned r = 0; r < o.repeat; r++) {
+			for (unsigned r = 0; r < common->repeat; r++) {
 				for (unsigned mi = 0; mi < nmodes; mi++) {
 					enum swap_mode m = modes[mi];
 					bench_progress_begin("swap %s load=%u %s run %u/%u", placement_names[pl],
-							     load, mode_names[m], r + 1, o.repeat);
-					struct swap_run *s = &runs[(size_t)m * o.repeat + r];
-					*s = run_once(m, pl, load, cpus, o.duration_s);
+							     load, mode_names[m], r + 1, common->repeat);
+					struct swap_run *s = &runs[(size_t)m * common->repeat + r];
+					*s = run_once(m, pl, load, cpus, common->duration_s);
 					char result[64];
 					if (isnan(s->ns_rt))
 						snprintf(result, sizeof result, "no round trip");
@@ -578,8 +522,8 @@ static int swap_main(int argc, char **argv)
 			/* wake+wait's median, for the speed-ups. */
 			double base = NAN;
 			if (o.mode[M_WAKE_WAIT]) {
-				const struct swap_run *b = &runs[(size_t)M_WAKE_WAIT * o.repeat];
-				base = b[median_run(b, o.repeat)].ns_rt;
+				const struct swap_run *b = &runs[(size_t)M_WAKE_WAIT * common->repeat];
+				base = b[median_run(b, common->repeat)].ns_rt;
 			}
 			bench_progress_clear();
 			if (!header_done) {
@@ -589,11 +533,11 @@ static int swap_main(int argc, char **argv)
 			}
 			for (unsigned mi = 0; mi < nmodes; mi++) {
 				enum swap_mode m = modes[mi];
-				const struct swap_run *mr = &runs[(size_t)m * o.repeat];
-				unsigned med = median_run(mr, o.repeat);
+				const struct swap_run *mr = &runs[(size_t)m * common->repeat];
+				unsigned med = median_run(mr, common->repeat);
 				const struct swap_run *s = &mr[med];
 				double lo = INFINITY, hi = -INFINITY;
-				for (unsigned r = 0; r < o.repeat; r++) {
+				for (unsigned r = 0; r < common->repeat; r++) {
 					if (isnan(mr[r].ns_rt))
 						continue;
 					lo = fmin(lo, mr[r].ns_rt);
@@ -641,7 +585,7 @@ static int swap_main(int argc, char **argv)
 							  s->enters_rt);
 					bench_json_number(j, "speedup_over_wake_wait", speedup);
 					bench_json_array(j, "runs");
-					for (unsigned r = 0; r < o.repeat; r++) {
+					for (unsigned r = 0; r < common->repeat; r++) {
 						const struct swap_run *x = &mr[r];
 						bench_json_object(j, NULL);
 						bench_json_uint(j, "round_trips", x->rounds);
@@ -677,8 +621,51 @@ static int swap_main(int argc, char **argv)
 	return 0;
 }
 
+_Static_assert(MAX_LOAD_THREADS == 256, "--load's help says 0 to 256");
+
+static const struct bench_option swap_options[] = {
+	{ "--modes", "LIST", BENCH_OPT_CALL, 0, .parse = parse_modes, .help =
+	  "of wake+wait (set the peer's word, futex wake, futex wait on the own "
+	  "word), hl_swap, spin (no syscall), uring (io_uring FUTEX_WAKE linked to "
+	  "FUTEX_WAIT, one io_uring_enter; Linux 6.7+, skipped with a line where "
+	  "refused)", .default_text = "all, in that order" },
+	{ "--placements", "LIST", BENCH_OPT_CALL, 0, .parse = parse_placements, .help =
+	  "of cross (the threads on the first two CPUs of the affinity mask; "
+	  "skipped with one CPU), same (both on the first), free (not pinned)",
+	  .default_text = "cross,same,free" },
+	{ "--load", "LIST", BENCH_OPT_CALL, 0, .parse = parse_loads, .help =
+	  "busy-loop threads (not pinned) competing for the CPUs during each run, "
+	  "0 to 256 each", .default_text = "0,4" },
+	{ 0 },
+};
+
+static const struct swap_opts swap_defaults = {
+	.mode = { [M_WAKE_WAIT] = true, [M_HL_SWAP] = true, [M_SPIN] = true, [M_URING] = true },
+	.placements = { P_CROSS, P_SAME, P_FREE },
+	.nplacements = NPLACEMENTS,
+	.loads = { 0, 4 },
+	.nloads = 2,
+};
+
 const struct bench_scenario bench_scenario_swap = {
 	.name = "swap",
 	.summary = "seed 003: two threads ping-pong through wake+wait, hl_swap, spinning and io_uring, on two CPUs, one, or free, with and without load",
-	.main = swap_main,
+	.about =
+	"Seed 003 (FUTEX_SWAP): two threads ping-pong, each waking the other and\n"
+	"waiting, in one call (hl_swap, io_uring) or two (futex wake + wait).\n"
+	"Prints per (placement, load, mode): ns per round trip (median run, and the\n"
+	"range of the runs), CPU ns per round trip of the two threads (load threads\n"
+	"excluded) and the CPUs that keeps busy, futex syscalls and io_uring_enter\n"
+	"calls per round trip, and the speed-up over wake+wait.  --duration: round\n"
+	"trips are counted for that long; --repeat: runs per mode, the modes\n"
+	"interleaved within each repeat.",
+	.options = swap_options,
+	.common = BENCH_COMMON_RUNS,
+	.default_duration_s = 1,
+	.max_duration_s = 3600,
+	.default_repeat = 3,
+	.max_repeat = 100,
+	.ctx_size = sizeof(struct swap_opts),
+	.ctx_init = &swap_defaults,
+	.run = swap_main,
 };

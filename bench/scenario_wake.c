@@ -121,52 +121,17 @@ static struct wake_sample run_mode(enum wake_mode mode, unsigned long rounds, in
 	return out;
 }
 
-static void wake_help(FILE *f)
-{
-	fprintf(f,
-		"Usage: hotlock-bench wake [--rounds N] [--repeat R] [--json FILE]\n"
-		"\n"
-		"What a handover between two threads costs: a ping-pong on two words,\n"
-		"the receiver sleeping on a futex (on two CPUs, and both threads on one)\n"
-		"or spinning (two CPUs).  Prints microseconds per round trip (two\n"
-		"handovers) and futex calls per round trip; median of R runs.\n"
-		"\n"
-		"  --rounds N    round trips per run (default 20000)\n"
-		"  --repeat R    runs per mode, median reported (default 3)\n"
-		"  --json FILE   also write the results as JSON\n");
-}
-
 struct wake_opts {
-	unsigned long rounds, repeat;
-	const char *json_path;
+	unsigned long rounds;
 };
 
-/* Consumes argv[*i] if it is one of wake's options (bench_parse_args). */
-static bool wake_option(void *ctx, int argc, char **argv, int *i)
+static int wake_main(void *ctx, struct bench_common *common)
 {
-	struct wake_opts *o = ctx;
-	const char *v;
-
-	if ((v = bench_opt_value(me, argc, argv, i, "--rounds")))
-		o->rounds = bench_parse_ulong(me, "--rounds", v, 1, 100000000UL);
-	else if ((v = bench_opt_value(me, argc, argv, i, "--repeat")))
-		o->repeat = bench_parse_ulong(me, "--repeat", v, 1, 100);
-	else if ((v = bench_opt_value(me, argc, argv, i, "--json")))
-		o->json_path = v;
-	else
-		return false;
-	return true;
-}
-
-static int wake_main(int argc, char **argv)
-{
-	struct wake_opts o = { .rounds = 20000, .repeat = 3 };
+	const unsigned long rounds = ((struct wake_opts *)ctx)->rounds;
+	const unsigned long repeat = common->repeat;
+	const char *const json_path = common->json;
 	int cpus[2] = { -1, -1 };
 	cpu_set_t set;
-
-	bench_parse_args(me, argc, argv, NULL, wake_help, wake_option, &o);
-	const unsigned long rounds = o.rounds, repeat = o.repeat;
-	const char *const json_path = o.json_path;
 
 	/* The first two CPUs of our affinity mask. */
 	bench_check(sched_getaffinity(0, sizeof set, &set) ? errno : 0, "sched_getaffinity");
@@ -238,8 +203,27 @@ static int wake_main(int argc, char **argv)
 	return 0;
 }
 
+static const struct bench_option wake_options[] = {
+	{ "--rounds", "N", BENCH_OPT_ULONG, offsetof(struct wake_opts, rounds), 1, 1e8,
+	  .help = "round trips per run" },
+	{ 0 },
+};
+
+static const struct wake_opts wake_defaults = { .rounds = 20000 };
+
 const struct bench_scenario bench_scenario_wake = {
 	.name = "wake",
 	.summary = "two threads ping-pong: a handover to a sleeping (futex) or spinning thread, across CPUs and on one",
-	.main = wake_main,
+	.about =
+	"What a handover between two threads costs: a ping-pong on two words,\n"
+	"the receiver sleeping on a futex (on two CPUs, and both threads on one)\n"
+	"or spinning (two CPUs).  Prints microseconds per round trip (two\n"
+	"handovers) and futex calls per round trip; median of --repeat runs.",
+	.options = wake_options,
+	.common = BENCH_COMMON_REPEAT | BENCH_COMMON_JSON,
+	.default_repeat = 3,
+	.max_repeat = 100,
+	.ctx_size = sizeof(struct wake_opts),
+	.ctx_init = &wake_defaults,
+	.run = wake_main,
 };
