@@ -3,15 +3,17 @@
 """The seeds' published benchmark tables beside ours from this machine.
 
 Three of the seed postings (docs/seeds.md lists all five) publish
-tables that `hotlock-bench` regenerates.  This module holds the seeds'
-numbers as data (SEED_TABLES, transcribed from the postings) and renders,
-for each seed table whose scenario has a JSON file in a results directory
-(`make bench` writes RESULTS_DIR/<stem>.json), a markdown table with the
-seed's numbers and ours side by side, in the seed's shape and units, then
-ratios that can be compared across machines, one sentence on how the
-machines differ, and the command that made ours.
+tables that `hotlock-bench` regenerates.  The seeds' numbers are data, one
+JSON file per seed table in tools/seed-tables/ (transcribed from the
+postings; its README.md gives the schema).  This module reads them and
+renders, for each seed table whose scenario has a JSON file in a results
+directory (`make bench` writes RESULTS_DIR/<stem>.json), a markdown table
+with the seed's numbers and ours side by side, in the seed's shape and
+units, then ratios that can be compared across machines, one sentence on
+how the machines differ, and the command that made ours.
 
-How each seed table maps onto our scenarios (our lock names in brackets):
+How each seed table (named as its file) maps onto our scenarios (our lock
+names in brackets; _MAP below says it in code):
 
   seed 000, TP futexes with reader grouping (TP = hotlock-rw, WW = ww-rw,
   glibc = glibc-rw; writer-preferring: ww-rw-writer, glibc-rw-writer):
@@ -66,7 +68,10 @@ ops/s of config.repeat runs (seed 001's table: mean and stdev over them).
 Use: `python3 tools/bench_seeds.py RESULTS_DIR` prints every table it can
 render; `sections(results)` and `doc_sections(results, seed)` give the
 markdown to other tools (the second for one seed's doc page:
-docs/rwlock.md for 000 and 004, docs/cna.md for 001).  Stdlib only.
+docs/rwlock.md for 000 and 004, docs/cna.md for 001), `load_table(name)`
+one seed table.  A seed table file that is missing or unreadable gives
+its section as "not rendered" with the error; the others still render.
+Stdlib only.
 """
 
 import json
@@ -76,218 +81,29 @@ import sys
 from fractions import Fraction
 
 # ---------------------------------------------------------------------------
-# The seeds' numbers.  Transcribed digit for digit; None where the seed
-# prints "-".  Each table: seed id, title, source (which posting, which
-# part), the seed's machine in words, its CPU count where the posting gives
-# it, units, column names and rows.
+# The seeds' numbers: one JSON file per seed table in tools/seed-tables/
+# (its README.md gives the schema and where each number comes from).
 # ---------------------------------------------------------------------------
 
-_S000_SOURCE = ("Waiman Long, [PATCH v4 16/20] TP-futex: Group "
-                "readers together in wait queue (lkml, 2016-12-29)")
-_S000_MACHINE = ("2-socket, 36-core Xeon E5-2699 v3 (HT off), 4.10-based "
-                 "kernel, TP futexes in the kernel")
-_S004_SOURCE = ("Waiman Long, [PATCH v8 17/19] locking/rwsem: "
-                "Merge owner into count on x86-64 (2019-05-20)")
-_S004_MACHINE = ("8-socket IvyBridge-EX, 5.1-based kernel, a locking "
-                 "microbenchmark on the kernel's rwsem")
-_S001_SOURCE = "Alex Kogan, CNA qspinlock slow path v13, cover letter"
-_S001_MACHINE = ("Oracle X5-4: 4 sockets of Xeon E7-8895 v3 @ 2.60GHz, 18 "
-                 "hyperthreaded cores each (144 hardware threads); stock "
-                 "kernel v5.10.0-rc7; locktorture, mean of 25 runs")
+TABLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "seed-tables")
 
-SEED_TABLES = {
-    # 000, the first table: 1:1 readers/writers, 36 threads, 10 s.
-    "000-mixed50": {
-        "seed": "000",
-        "title": "50% readers: totals, per-thread rates, futex calls",
-        "source": _S000_SOURCE + ", first table",
-        "machine": _S000_MACHINE,
-        "cpus": 36,
-        "threads": 36,
-        "run_s": 10,
-        "units": "total ops in one 10 s run; per-thread ops/s; futex "
-                 "calls in the run",
-        "columns": ("WW futex", "TP futex", "Glibc"),
-        "rows": [
-            ("total_ops", (35707234, 58645434, 10930422)),
-            ("thread_avg", (99149, 162887, 30362)),
-            ("thread_min", (93190, 38641, 29872)),
-            ("thread_max", (104213, 225983, 30708)),
-            ("fx_write_lock", (11161534, 14094, None)),
-            ("fx_write_unlock", (8696121, 167, None)),
-            ("fx_read_lock", (1717863, 6659, None)),
-            ("fx_read_unlock", (4316418, 323, None)),
-        ],
-    },
-    # 000, the second table: CPU cores scaling, average per-thread ops/s.
-    "000-scaling": {
-        "seed": "000",
-        "title": "thread scaling, 50% readers: per-thread average",
-        "source": _S000_SOURCE + ", second table (cores scaling)",
-        "machine": _S000_MACHINE,
-        "cpus": 36,
-        "units": "average per-thread ops/s",
-        "columns": ("WW futex", "TP futex", "Glibc"),
-        # (threads, sockets used, values)
-        "rows": [
-            (9, 1, (422014, 647006, 190236)),
-            (18, 2, (197145, 330353, 66934)),
-            (27, 2, (127947, 213417, 43641)),
-            (36, 2, (99149, 162887, 30362)),
-        ],
-    },
-    # 000, the third table: reader percentages, 36 threads, the
-    # reader-preferring WW and glibc locks.
-    "000-readers": {
-        "seed": "000",
-        "title": "reader percentage 90/95/100%: per-thread average",
-        "source": _S000_SOURCE + ", third table (reader percentages)",
-        "machine": _S000_MACHINE,
-        "cpus": 36,
-        "threads": 36,
-        "units": "average per-thread ops/s",
-        "columns": ("WW futex", "TP futex", "Glibc"),
-        "rows": [
-            (90, (124426, 159657, 60208)),
-            (95, (148905, 152315, 68666)),
-            (100, (210029, 191759, 84316)),
-        ],
-    },
-    # 000, the fourth table: the same with the writer-preferring WW and
-    # glibc rwlocks (TP's column repeats the third table's).
-    "000-readers-wp": {
-        "seed": "000",
-        "title": "reader percentage 90/95/100%, writer-preferring WW and "
-                 "glibc: per-thread average",
-        "source": _S000_SOURCE + ", fourth table (writer-preferring "
-                                 "versions)",
-        "machine": _S000_MACHINE,
-        "cpus": 36,
-        "threads": 36,
-        "units": "average per-thread ops/s",
-        "columns": ("WW futex (writer-pref.)", "TP futex",
-                    "Glibc (writer-pref.)"),
-        "rows": [
-            (90, (87866, 159657, 26057)),
-            (95, (93193, 152315, 32611)),
-            (100, (193267, 191759, 88440)),
-        ],
-    },
-    # 000, the fifth table: 18 reader and 18 writer threads, load latency
-    # L, reader-preferring locks.
-    "000-split": {
-        "seed": "000",
-        "title": "separate reader and writer threads, load L: per-thread "
-                 "reader and writer rates",
-        "source": _S000_SOURCE + ", fifth table (18 readers + 18 writers, "
-                                 "reader-preferring)",
-        "machine": _S000_MACHINE,
-        "cpus": 36,
-        "split": (18, 18),
-        "units": "average per-thread ops/s, readers and writers apart",
-        "columns": ("WW futex", "TP futex", "Glibc"),
-        # (L, reader rates, writer rates)
-        "rows": [
-            (1, (381411, 74059, 164184), (0, 240841, 0)),
-            (5, (330732, 57361, 150691), (0, 175400, 0)),
-            (50, (304505, 17355, 97066), (0, 114504, 0)),
-        ],
-    },
-    # 000, the sixth table: the same with writer-preferring rwlocks (TP is
-    # a separate run: its L=50 numbers differ from the fifth table's).
-    "000-split-wp": {
-        "seed": "000",
-        "title": "separate reader and writer threads, load L, "
-                 "writer-preferring WW and glibc: per-thread rates",
-        "source": _S000_SOURCE + ", sixth table (18 readers + 18 writers, "
-                                 "writer-preferring)",
-        "machine": _S000_MACHINE,
-        "cpus": 36,
-        "split": (18, 18),
-        "units": "average per-thread ops/s, readers and writers apart",
-        "columns": ("WW futex (writer-pref.)", "TP futex",
-                    "Glibc (writer-pref.)"),
-        "rows": [
-            (1, (138805, 74059, 54), (31113, 240841, 56424)),
-            (5, (114414, 57361, 24), (28062, 175400, 52039)),
-            (50, (88619, 51483, 5), (21005, 98005, 49885)),
-        ],
-    },
-    # 004, the first table: normal threads, total kops/s.
-    "004-normal": {
-        "seed": "004",
-        "title": "rwsem wlock and mixed rates by thread count, normal "
-                 "threads",
-        "source": _S004_SOURCE + ", first table (normal threads)",
-        "machine": _S004_MACHINE,
-        "cpus": None,  # the posting does not give the CPU count
-        "units": "total locking rate, kops/s",
-        "columns": ("before: wlock", "before: mixed", "after: wlock",
-                    "after: mixed"),
-        "rows": [
-            (1, (30422, 31034, 30323, 30379)),
-            (2, (6427, 6684, 7804, 9436)),
-            (4, (6742, 6738, 7568, 8268)),
-            (8, (7092, 7222, 5679, 7041)),
-            (16, (6882, 7163, 6848, 7652)),
-            (32, (7458, 7316, 7975, 2189)),
-            (64, (7906, 520, 8269, 534)),
-            (128, (1680, 425, 8047, 448)),
-        ],
-    },
-    # 004, the second table: RT threads (starts at 2 threads).
-    "004-rt": {
-        "seed": "004",
-        "title": "rwsem wlock and mixed rates by thread count, RT threads",
-        "source": _S004_SOURCE + ", second table (RT threads)",
-        "machine": _S004_MACHINE,
-        "cpus": None,
-        "units": "total locking rate, kops/s",
-        "columns": ("before: wlock", "before: mixed", "after: wlock",
-                    "after: mixed"),
-        "rows": [
-            (2, (4065, 3642, 4756, 5062)),
-            (4, (2254, 1907, 3460, 2496)),
-            (8, (2386, 964, 3012, 1964)),
-            (16, (2095, 1596, 3083, 1862)),
-            (32, (2388, 530, 3717, 359)),
-            (64, (1424, 322, 4060, 401)),
-            (128, (1642, 510, 4488, 628)),
-        ],
-    },
-    # 001, the cover letter's locktorture table (the seed file holds it on
-    # one long line; docs/cna.md has the rows 1/4/16/72/142).  Each cell:
-    # mean (stdev) of total ops x10^7 over 25 runs, and / speedup over
-    # stock.  CNA-wo-SRO is kept as data but not rendered (we have no
-    # variant without SRO).
-    "001-locktorture": {
-        "seed": "001",
-        "title": "locktorture: total ops, stock qspinlock vs CNA",
-        "source": _S001_SOURCE + ", locktorture table",
-        "machine": _S001_MACHINE,
-        "cpus": 144,
-        "units": "total ops per locktorture run, x10^7 (run length not "
-                 "given), mean (stdev) of 25 runs; speedup = over stock",
-        "columns": ("stock", "CNA-wo-SRO", "CNA"),
-        # (threads, (stock mean, sd), (wo-SRO mean, sd, speedup),
-        #  (CNA mean, sd, speedup))
-        "rows": [
-            (1, (2.707, 0.127), (2.693, 0.100, 0.995), (2.718, 0.101, 1.004)),
-            (2, (3.262, 0.075), (3.250, 0.132, 0.996), (3.246, 0.098, 0.995)),
-            (4, (4.331, 0.125), (4.804, 0.184, 1.109), (4.733, 0.143, 1.093)),
-            (8, (5.092, 0.148), (6.996, 0.206, 1.374), (7.000, 0.194, 1.375)),
-            (16, (5.865, 0.119), (8.763, 0.161, 1.494), (8.778, 0.217, 1.497)),
-            (32, (6.314, 0.098), (9.837, 0.256, 1.558), (9.720, 0.167, 1.539)),
-            (36, (6.434, 0.101), (9.929, 0.259, 1.543), (9.988, 0.208, 1.552)),
-            (72, (6.342, 0.080), (10.416, 0.244, 1.642),
-             (10.224, 0.203, 1.612)),
-            (108, (6.168, 0.080), (10.490, 0.199, 1.701),
-             (10.334, 0.173, 1.675)),
-            (142, (5.895, 0.119), (10.480, 0.171, 1.778),
-             (10.424, 0.222, 1.768)),
-        ],
-    },
-}
+
+def load_table(name):
+    """The seed table tools/seed-tables/NAME.json, with "source" (its
+    posting and the part of it) and "by" (its rows indexed by the field
+    that row_key names) added."""
+    with open(os.path.join(TABLES_DIR, name + ".json"), encoding="utf-8") as f:
+        t = json.load(f)
+    t["source"] = f"{t['posting']}, {t['part']}"
+    t["by"] = {r[t["row_key"]]: r for r in t["rows"]}
+    return t
+
+
+def _heading(seed):
+    n = f" table {seed['table']}" if seed["table"] is not None else ""
+    return f"Seed {seed['seed']}{n} vs ours: {seed['title']}"
+
 
 # Our locks for the seed's columns.
 _RW = ("ww-rw", "hotlock-rw", "glibc-rw")
@@ -521,19 +337,18 @@ def _entry_any(data, lock):
 # ---------------------------------------------------------------------------
 
 
-def _s000_mixed50(results):
+def _s000_mixed50(results, seed):
     found = _find(results, ["rwlock-50", "rwlock"], _pct_pred(50))
     if not found:
         return None
     stem, data = found
-    seed = SEED_TABLES["000-mixed50"]
     ts = _threads(data)
     if not ts:
         return None
     t = ts[-1]
     cpus = _cpus(data)
     dur = _duration(data)
-    s = {k: v for k, v in seed["rows"]}
+    s = {k: r["values"] for k, r in seed["by"].items()}
     ours = [_entry(data, lk, t) for lk in _RW]
     stot = s["total_ops"]
 
@@ -609,8 +424,8 @@ def _s000_mixed50(results):
                      f"ours ({t} threads)"], rrows)
 
     md = (
-        f"Seed 000: {seed['source']}; {seed['machine']}; one worker "
-        f"thread per core, {seed['run_s']} s runs. "
+        f"Seed {seed['seed']}: {seed['source']}; {seed['machine']}; one "
+        f"worker thread per core, {seed['run_s']} s runs. "
         f"Ours: {t} threads (the largest count in {stem}.json) on "
         f"{cpus or '?'} CPUs, {_per_cpu(t, cpus)} per CPU; the seed ran "
         f"{seed['threads']} on {seed['cpus']}, 1 per CPU. TP = hotlock-rw, "
@@ -619,28 +434,27 @@ def _s000_mixed50(results):
         "its count ÷ its total ops).\n\n"
         f"{main}\n\n{ratios}\n\n"
         f"{_others([data], _RW)}"
-        f"Machines: the seed's futexes and TP lock ran in a 4.10 kernel on "
-        f"36 cores with a core per thread; ours are userspace locks on "
+        f"Machines: {seed['machine_clause']}; ours are userspace locks on "
         f"{_machine_words(data)}, {_per_cpu(t, cpus)} threads per CPU, "
         "so a waiting thread competes with the holder for a CPU.\n"
         f"{_command(stem, data)}\n")
-    return (f"Seed 000 table 1 vs ours: {seed['title']}", md)
+    return (_heading(seed), md)
 
 
-def _s000_scaling(results):
+def _s000_scaling(results, seed):
     found = _find(results, ["rwlock-50", "rwlock"], _pct_pred(50))
     if not found:
         return None
     stem, data = found
-    seed = SEED_TABLES["000-scaling"]
     cpus = _cpus(data)
     ts = _threads(data)
     if not ts:
         return None
     scpus = seed["cpus"]
     rows_by = {}
-    for t, sock, vals in seed["rows"]:
-        rows_by.setdefault(Fraction(t, scpus), {})["seed"] = (t, sock, vals)
+    for r in seed["rows"]:
+        rows_by.setdefault(Fraction(r["threads"], scpus), {})["seed"] = (
+            r["threads"], r["sockets"], r["values"])
     for t in ts:
         key = Fraction(t, cpus) if cpus else Fraction(10 ** 6 + t)
         rows_by.setdefault(key, {})["ours"] = t
@@ -672,15 +486,14 @@ def _s000_scaling(results):
         f"Seed {seed['seed']}: {seed['source']}; "
         f"{seed['machine']}. Per-thread average "
         "ops/s, both sides. Rows are matched by threads per CPU (threads "
-        f"÷ CPUs: the seed's 36, our {cpus or '?'}); a row one side did "
+        f"÷ CPUs: the seed's {scpus}, our {cpus or '?'}); a row one side did "
         "not run is blank on that side.\n\n"
         f"{_table(header, rows)}\n\n"
-        f"Machines: the seed's 9-36 threads never outnumbered its 36 cores "
-        f"(in-kernel TP futexes, 4.10); ours are userspace locks on "
+        f"Machines: {seed['machine_clause']}; ours are userspace locks on "
         f"{_machine_words(data)}, where {ts[-1]} threads are "
         f"{_per_cpu(ts[-1], cpus)} per CPU and 1 thread is uncontended.\n"
         f"{_command(stem, data)}\n")
-    return (f"Seed 000 table 2 vs ours: {seed['title']}", md)
+    return (_heading(seed), md)
 
 
 def _readers_files(results):
@@ -694,13 +507,12 @@ def _readers_files(results):
     return out
 
 
-def _s000_readers(results, key, locks, heading_no):
+def _s000_readers(results, seed, locks, needs=()):
     files = _readers_files(results)
     if not files:
         return None
-    seed = SEED_TABLES[key]
     datas = [d for _, d in files.values()]
-    if key.endswith("-wp") and not _has_any(datas, (locks[0], locks[2])):
+    if needs and not _has_any(datas, needs):
         return None
     # One thread count for every row where the files share one (the
     # largest they share), else each file's largest.
@@ -709,7 +521,8 @@ def _s000_readers(results, key, locks, heading_no):
         ts = set(_threads(d))
         common = ts if common is None else common & ts
     rows = []
-    for pct, vals in seed["rows"]:
+    for r in seed["rows"]:
+        pct, vals = r["readers_pct"], r["values"]
         sc = [*[_fi(x) for x in vals],
               _pair(_ratio(vals[1], vals[0]), _ratio(vals[1], vals[2]))]
         if pct in files:
@@ -741,12 +554,11 @@ def _s000_readers(results, key, locks, heading_no):
         "(else each file's largest).\n\n"
         f"{_table(header, rows)}\n\n"
         f"{_others(datas, set(locks) | set(_RW) | set(_RW_WP))}"
-        "Machines: the seed ran 36 threads on 36 cores with TP futexes in "
-        f"a 4.10 kernel; ours are userspace locks on "
+        f"Machines: {seed['machine_clause']}; ours are userspace locks on "
         f"{_machine_words(first[1])}, oversubscribed when threads exceed "
         "CPUs, where a preempted holder can keep the lock for a time slice.\n"
         f"{cmds}\n")
-    return (f"Seed 000 table {heading_no} vs ours: {seed['title']}", md)
+    return (_heading(seed), md)
 
 
 def _split_files(results):
@@ -772,15 +584,15 @@ def _split_files(results):
     return groups
 
 
-def _s000_split(results, key, locks, heading_no):
+def _s000_split(results, seed, locks, needs=()):
     groups = _split_files(results)
     out = []
-    seed = SEED_TABLES[key]
+    seed_by_load = {L: (r["readers"], r["writers"])
+                    for L, r in seed["by"].items()}
     for (nr, nw), by_load in sorted(groups.items()):
         datas = [d for _, d in by_load.values()]
-        if key.endswith("-wp") and not _has_any(datas, (locks[0], locks[2])):
+        if needs and not _has_any(datas, needs):
             continue
-        seed_by_load = {L: (rd, wr) for L, rd, wr in seed["rows"]}
         loads = sorted(set(seed_by_load) | set(by_load))
         rows = []
         for L in loads:
@@ -811,7 +623,7 @@ def _s000_split(results, key, locks, heading_no):
                   *[f"ours: {lk}" for lk in locks]]
         first = next(iter(by_load.values()))[1]
         cpus = _cpus(first)
-        sr, sw = seed["split"]
+        sr, sw = seed["split"]["readers"], seed["split"]["writers"]
         cmds = "\n".join(_command(s, d) for _, (s, d) in
                          sorted(by_load.items()))
         md = (
@@ -824,14 +636,12 @@ def _s000_split(results, key, locks, heading_no):
             f"({_per_cpu(nr + nw, cpus)} per CPU).\n\n"
             f"{_table(header, rows)}\n\n"
             f"{_others(datas, set(locks) | set(_RW) | set(_RW_WP))}"
-            f"Machines: the seed's {sr + sw} threads had a core each and "
-            f"TP futexes in a 4.10 kernel; ours ({nr + nw} threads) are "
-            f"userspace locks on {_machine_words(first)}, so a reader or "
+            f"Machines: {seed['machine_clause']}; ours ({nr + nw} threads) "
+            f"are userspace locks on {_machine_words(first)}, so a reader or "
             "writer that is not running cannot take its turn and the rates "
             "follow the scheduler as much as the lock.\n"
             f"{cmds}\n")
-        out.append((f"Seed 000 table {heading_no} vs ours: {seed['title']}"
-                    f" ({nr} + {nw} threads here)", md))
+        out.append((f"{_heading(seed)} ({nr} + {nw} threads here)", md))
     return out
 
 
@@ -840,7 +650,7 @@ def _s000_split(results, key, locks, heading_no):
 # ---------------------------------------------------------------------------
 
 
-def _s004(results, key, rt):
+def _s004(results, seed, rt):
     prefer = ["seed004-rwsem-rt"] if rt else ["seed004-rwsem"]
     found = _find(results, prefer,
                   lambda d: d.get("bench") == "rwsem"
@@ -848,10 +658,9 @@ def _s004(results, key, rt):
     if not found:
         return None
     stem, data = found
-    seed = SEED_TABLES[key]
     cpus = _cpus(data)
     ts = _threads(data)
-    seed_by = {t: v for t, v in seed["rows"]}
+    seed_by = {t: r["values"] for t, r in seed["by"].items()}
     rows = []
     for t in sorted(set(seed_by) | set(ts)):
         if t in seed_by:
@@ -896,14 +705,12 @@ def _s004(results, key, rt):
         "rwsem design, owner in the count word) over glibc's rwlock.\n\n"
         f"{_table(header, rows)}\n\n"
         f"{_others([data], shown)}"
-        "Machines: the seed measured the kernel's rwsem on an 8-socket "
-        "IvyBridge-EX (the posting gives no CPU count); ours are userspace "
+        f"Machines: {seed['machine_clause']}; ours are userspace "
         f"locks on {_machine_words(data)}, so above {cpus or '?'} threads "
         "they are oversubscribed and a preempted holder or waiter shapes "
         "the rates.\n"
         f"{_command(stem, data)}\n")
-    n = 2 if rt else 1
-    return (f"Seed 004 table {n} vs ours: {seed['title']}", md)
+    return (_heading(seed), md)
 
 
 # ---------------------------------------------------------------------------
@@ -917,16 +724,17 @@ def _is_torture(d):
                                           or c.get("torture") is True)
 
 
-def _s001(results):
+def _s001(results, seed):
     found = _find(results, ["seed001-torture"], _is_torture)
     if not found:
         return None
     stem, data = found
-    seed = SEED_TABLES["001-locktorture"]
     cpus = _cpus(data)
     dur = _duration(data)
     ts = _threads(data)
-    seed_by = {t: (st, cna) for t, st, _wo, cna in seed["rows"]}
+    stock, cna = seed["columns"].index("stock"), seed["columns"].index("CNA")
+    seed_by = {t: (r["values"][stock], r["values"][cna])
+               for t, r in seed["by"].items()}
 
     def ours(lock, t):
         e = _entry(data, lock, t)
@@ -957,8 +765,9 @@ def _s001(results):
     rows = []
     for t in sorted(set(seed_by) | set(ts)):
         if t in seed_by:
-            (sm, ssd), (cm, csd, csp) = seed_by[t]
-            sc = [cell(sm, ssd), cell(cm, csd, csp)]
+            st, cn = seed_by[t]
+            sc = [cell(st["mean"], st["sd"]),
+                  cell(cn["mean"], cn["sd"], cn["speedup"])]
         else:
             sc = ["-", ""]
         if t in ts:
@@ -1001,13 +810,12 @@ def _s001(results):
         "here).\n\n"
         f"{_table(header, rows)}\n\n"
         f"{_others([data], {'mcs', 'hotlock-cna'})}"
-        "Machines: the seed measured the kernel's qspinlock on 4 sockets "
-        "(144 hardware threads), where CNA gains by keeping handovers on "
-        f"one socket; ours are userspace locks on {_machine_words(data)}, "
+        f"Machines: {seed['machine_clause']}; ours are userspace locks "
+        f"on {_machine_words(data)}, "
         f"{nodes_words}, and above {cpus or '?'} threads the never-parking "
         "mcs lock spins against preempted holders.\n"
         f"{_command(stem, data)}\n")
-    return (f"Seed 001 vs ours: {seed['title']}", md)
+    return (_heading(seed), md)
 
 
 # ---------------------------------------------------------------------------
@@ -1015,50 +823,56 @@ def _s001(results):
 # ---------------------------------------------------------------------------
 
 
-def _sections_for(results, seed):
-    out = []
+# How each seed table maps onto our results, in report order: the table's
+# file in tools/seed-tables/ (named SEED-NAME.json), the function that finds
+# our JSON and sets it beside the seed's, and what that function takes
+# besides: our locks for the seed's columns, and "needs", locks one of which
+# our runs must have for the table to be rendered at all.
+_MAP = (
+    ("000-mixed50", _s000_mixed50, {}),
+    ("000-scaling", _s000_scaling, {}),
+    ("000-readers", _s000_readers, {"locks": _RW}),
+    ("000-readers-wp", _s000_readers,
+     {"locks": _RW_WP, "needs": ("ww-rw-writer", "glibc-rw-writer")}),
+    ("000-split", _s000_split, {"locks": _RW}),
+    ("000-split-wp", _s000_split,
+     {"locks": _RW_WP, "needs": ("ww-rw-writer", "glibc-rw-writer")}),
+    ("004-normal", _s004, {"rt": False}),
+    ("004-rt", _s004, {"rt": True}),
+    ("001-locktorture", _s001, {}),
+)
 
-    def add(fn, *a):
+
+def _sections_for(results, seeds):
+    out = []
+    for name, fn, kw in _MAP:
+        if name.split("-")[0] not in seeds:
+            continue
         try:
-            r = fn(results, *a)
-        except Exception as exc:  # never raise on odd result files
-            out.append((f"{fn.__name__}: not rendered",
-                        f"(error while rendering: {exc!r})\n"))
-            return
+            r = fn(results, load_table(name), **kw)
+        except Exception as exc:  # never raise on odd result or table files
+            out.append((f"Seed table {name}: not rendered",
+                        f"(error while rendering: {type(exc).__name__}: "
+                        f"{exc})\n"))
+            continue
         if isinstance(r, list):
             out.extend(r)
         elif r:
             out.append(r)
-
-    if seed == "000":
-        add(_s000_mixed50)
-        add(_s000_scaling)
-        add(_s000_readers, "000-readers", _RW, 3)
-        add(_s000_readers, "000-readers-wp", _RW_WP, 4)
-        add(_s000_split, "000-split", _RW, 5)
-        add(_s000_split, "000-split-wp", _RW_WP, 6)
-    elif seed == "004":
-        add(_s004, "004-normal", False)
-        add(_s004, "004-rt", True)
-    elif seed == "001":
-        add(_s001)
     return out
 
 
 def sections(results: dict) -> list[tuple[str, str]]:
     """(heading, markdown) for each seed table whose JSON is in results
     (a file stem -> parsed JSON map of a results directory)."""
-    out = []
-    for seed in ("000", "004", "001"):
-        out.extend(_sections_for(results, seed))
-    return out
+    return _sections_for(results, ("000", "004", "001"))
 
 
 def doc_sections(results, seed: str) -> str:
     """The markdown of one seed's tables ("000", "001" or "004"), for its
     algorithm page: docs/rwlock.md for 000 and 004, docs/cna.md for 001."""
     seed = str(seed).zfill(3)
-    parts = [f"### {h}\n\n{md}" for h, md in _sections_for(results, seed)]
+    parts = [f"### {h}\n\n{md}" for h, md in _sections_for(results, (seed,))]
     return "\n".join(parts)
 
 
