@@ -2,17 +2,21 @@
 /* hotlock-bench compare OLD NEW: judges a change from the JSON of two runs.
  *
  * Run a suite (make bench, or any scenario with --json) before and after a
- * change, then compare the two files, or the two directories of files.  For
- * each (file, lock, threads) on both sides, a row: the median ops/s of each
- * side, NEW over OLD, and a mark saying whether the change is beyond the
- * run-to-run spread the repeats show, with the spreads and the CPU time per
- * op beside it, so that the reader sees why.
+ * change, then compare the two files, or the two directories of files.  A
+ * result file says how to read it (its "layout": the members that name a
+ * result, the metric that judges it and which way is better; docs/
+ * benchmarks.md, "The result files"); a file from before layouts, whose
+ * results are (lock, threads), reads as the suites' layout.  For each
+ * result on both sides, a row: the median of the metric on each side, NEW
+ * over OLD, and a mark saying whether the change is beyond the run-to-run
+ * spread the repeats show, with the spreads and the CPU time per op beside
+ * it, so that the reader sees why.
  *
  * The mark.  Benchmarks on a shared machine wander by several percent from
  * run to run, so a ratio alone cannot tell a real change from noise; the
- * repeats (--repeat R) can.  A row is marked '+' when NEW's slowest run is
- * faster than OLD's fastest, '-' when NEW's fastest is slower than OLD's
- * slowest, '~' when the two ranges overlap.  That is the exact Mann-Whitney
+ * repeats (--repeat R) can.  A row is marked '+' when NEW's worst run is
+ * better than OLD's best, '-' when NEW's best is worse than OLD's worst,
+ * '~' when the two ranges overlap.  That is the exact Mann-Whitney
  * test at its most extreme outcome (U = 0): with no real change every
  * interleaving of the m + n runs is equally likely, and the ranges separate
  * by chance in 2 of C(m+n, m) of them: 10% with 3 runs a side, 0.8% with 5.
@@ -45,6 +49,8 @@
 #define CMP "compare"
 #define MIN_RUNS 3              /* a side needs this many runs for a mark */
 #define MAX_DIFFS_SHOWN 8       /* config differences in the warning line */
+#define MAX_KEY 8               /* members that name a result */
+#define KEY_WIDTH 24            /* widest key column */
 /* A larger file is refused unread: result files are tens of kilobytes, and
  * jansson takes about 20 times a file's size for a file of small values
  * (40 bytes a value), so this bounds what a hostile file can ask for. */
@@ -54,17 +60,25 @@
  * "\u0000" in a string allowed (the string ends there for compare). */
 #define LOAD_FLAGS (JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL)
 
-/* What one side measured for one (lock, threads). */
+/* What one side measured for one result. */
 struct stats {
-	size_t runs;            /* runs with a number for ops_per_sec */
-	double med, min, max;   /* ops/s over those runs; NAN with none */
+	size_t runs;            /* runs with a number for the metric */
+	double med, min, max;   /* the metric over those runs; NAN with none */
 	double cpu;             /* median cpu_s_per_mop; NAN if unknown */
 	double spread;          /* (max - min) / med */
 };
 
+/* How a file's results are read: its "layout". */
+struct layout {
+	const char *key[MAX_KEY]; /* the members that name a result */
+	size_t nkey;
+	const char *metric;     /* each run's member that judges it */
+	bool lower_better;      /* "better": "lower" (a time, not a rate) */
+};
+
 struct entry {
-	const char *lock;       /* in the file's tree */
-	unsigned long threads;
+	const json_t *result;   /* in the file's tree */
+	char *label;            /* "lock=glibc threads=4": what rows match by */
 	struct stats st;
 	bool matched;           /* found on the other side */
 };
@@ -74,13 +88,14 @@ struct file {
 	char *path;
 	const char *name;       /* what files are matched by: path's last part */
 	json_t *root;           /* owns everything below; NULL if not loaded */
-	bool suite;             /* has results of {lock, threads} */
-	char why[128];          /* if not, why not */
+	bool readable;          /* has results compare can read */
+	char why[160];          /* if not, why not */
+	struct layout lay;
 	const char *bench;      /* "mutex"; NULL if absent */
 	json_t *config;         /* borrowed from root */
 	struct entry *e;
 	size_t n;
-	size_t dups;            /* (lock, threads) seen again, ignored */
+	size_t dups;            /* results named again, ignored */
 	bool matched;
 };
 
@@ -115,8 +130,8 @@ struct pair {
 };
 
 struct totals {
-	size_t rows, faster, slower, within, unjudged;
-	double log_ratio_sum;   /* for the geometric mean of the ratios */
+	size_t rows, better, worse, within, unjudged;
+	double log_gain_sum;    /* for the geometric mean of the gains */
 	size_t nlog;
 };
 
@@ -244,46 +259,89 @@ static bool same_value(const json_t *a, const json_t *b)
 	return a && b ? json_equal(a, b) : a == b;
 }
 
-/* One result's runs: "runs"[].ops_per_sec and cpu_s_per_mop (a null, for
- * a run that had none, is left out); a result without "runs" (written by
- * some other tool) counts as its one run. */
-static void result_stats(const json_t *result, struct stats *st)
+/* One result's runs: "runs"[].METRIC and cpu_s_per_mop (a null, for a run
+ * that had none, is left out); a result without "runs" (written by some
+ * other tool) counts as its one run. */
+static void result_stats(const json_t *result, const char *metric, struct stats *st)
 {
 	const json_t *runs = json_object_get(result, "runs");
-	size_t n = json_array_size(runs), nops = 0, ncpu = 0;
-	double *ops = bench_xcalloc(n + 1, sizeof *ops);
+	size_t n = json_array_size(runs), nv = 0, ncpu = 0;
+	double *v = bench_xcalloc(n + 1, sizeof *v);
 	double *cpu = bench_xcalloc(n + 1, sizeof *cpu);
 	double x;
 
-	if (json_is_array(runs)) {
-		for (size_t i = 0; i < n; i++) {
-			const json_t *run = json_array_get(runs, i);
+	for (size_t i = 0; i < (json_is_array(runs) ? n : 1); i++) {
+		const json_t *run = json_is_array(runs) ? json_array_get(runs, i) : result;
 
-			if (!isnan(x = number_or_nan(json_object_get(run, "ops_per_sec"))))
-				ops[nops++] = x;
-			if (!isnan(x = number_or_nan(json_object_get(run, "cpu_s_per_mop"))))
-				cpu[ncpu++] = x;
-		}
-	} else {
-		if (!isnan(x = number_or_nan(json_object_get(result, "ops_per_sec"))))
-			ops[nops++] = x;
-		if (!isnan(x = number_or_nan(json_object_get(result, "cpu_s_per_mop"))))
+		if (!isnan(x = number_or_nan(json_object_get(run, metric))))
+			v[nv++] = x;
+		if (!isnan(x = number_or_nan(json_object_get(run, "cpu_s_per_mop"))))
 			cpu[ncpu++] = x;
 	}
-	st->runs = nops;
-	st->med = bench_lower_median(ops, nops); /* sorts ops */
-	st->min = nops ? ops[0] : NAN;
-	st->max = nops ? ops[nops - 1] : NAN;
+	st->runs = nv;
+	st->med = bench_lower_median(v, nv); /* sorts v */
+	st->min = nv ? v[0] : NAN;
+	st->max = nv ? v[nv - 1] : NAN;
 	/* One run has no spread to show (0 would read as "very steady"). */
-	st->spread = nops >= 2 && st->med > 0 ? (st->max - st->min) / st->med : NAN;
+	st->spread = nv >= 2 && st->med > 0 ? (st->max - st->min) / st->med : NAN;
 	st->cpu = bench_lower_median(cpu, ncpu);
-	free(ops);
+	free(v);
 	free(cpu);
 }
 
-/* Fills f's entries from its "results", or says why it is not a suite
- * result (the wake scenario's file, anything else). */
-static void read_suite(struct file *f)
+/* The file's "layout", or for a file from before layouts whose results have
+ * "lock" and "threads", the suites' own; false (with f->why) if neither. */
+static bool read_layout(struct file *f, const json_t *results)
+{
+	const json_t *lay = json_object_get(f->root, "layout");
+	const json_t *key = json_object_get(lay, "key");
+	const json_t *first = json_array_get(results, 0);
+	const char *better;
+
+	if (!lay) {
+		if (!json_object_get(first, "lock") || !json_object_get(first, "threads")) {
+			snprintf(f->why, sizeof f->why, "no \"layout\", and its results "
+				 "are not (lock, threads)");
+			return false;
+		}
+		f->lay = (struct layout){ { "lock", "threads" }, 2, "ops_per_sec", false };
+		return true;
+	}
+	f->lay.metric = json_string_value(json_object_get(lay, "metric"));
+	better = json_string_value(json_object_get(lay, "better"));
+	f->lay.nkey = json_array_size(key);
+	if (!f->lay.metric || !better || (strcmp(better, "higher") != 0 &&
+					  strcmp(better, "lower") != 0) ||
+	    f->lay.nkey == 0 || f->lay.nkey > MAX_KEY) {
+		snprintf(f->why, sizeof f->why, "its \"layout\" is not {\"key\": [1 to %d "
+			 "names], \"metric\": NAME, \"better\": \"higher\" or \"lower\"}",
+			 MAX_KEY);
+		return false;
+	}
+	f->lay.lower_better = strcmp(better, "lower") == 0;
+	for (size_t k = 0; k < f->lay.nkey; k++)
+		if (!(f->lay.key[k] = json_string_value(json_array_get(key, k)))) {
+			snprintf(f->why, sizeof f->why, "layout.key[%zu] is not a name", k);
+			return false;
+		}
+	return true;
+}
+
+/* A key member's value as text: a string as it is, a number as %.10g;
+ * NULL for anything else. */
+static const char *key_text(char *buf, size_t len, const json_t *v)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_number(v)) {
+		snprintf(buf, len, "%.10g", json_number_value(v));
+		return buf;
+	}
+	return NULL;
+}
+
+/* Fills f's entries from its "results", or says why it cannot (f->why). */
+static void read_results(struct file *f)
 {
 	const json_t *results = json_object_get(f->root, "results");
 	size_t n = json_array_size(results);
@@ -298,38 +356,40 @@ static void read_suite(struct file *f)
 		snprintf(f->why, sizeof f->why, "no \"results\" array");
 		return;
 	}
+	if (!read_layout(f, results))
+		return;
 	f->e = bench_xcalloc(n, sizeof *f->e);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *r = json_array_get(results, i);
-		const char *lock = json_string_value(json_object_get(r, "lock"));
-		double t;
-		struct entry *e;
+		struct sbuf label = { .b = bench_xcalloc(1, 512), .cap = 512 };
 		size_t k;
 
-		if (!lock || !number(json_object_get(r, "threads"), &t)) {
-			snprintf(f->why, sizeof f->why, "results[%zu] has no \"lock\" "
-				 "and \"threads\"", i);
-			return;
-		}
-		if (!(t >= 1 && t <= 1e9 && t == floor(t))) {
-			snprintf(f->why, sizeof f->why, "results[%zu]: \"threads\" is "
-				 "not a positive whole number", i);
-			return;
+		for (k = 0; k < f->lay.nkey; k++) {
+			char num[32];
+			const char *v = key_text(num, sizeof num,
+						 json_object_get(r, f->lay.key[k]));
+
+			if (!v) {
+				snprintf(f->why, sizeof f->why, "results[%zu] has no string "
+					 "or number \"%s\"", i, f->lay.key[k]);
+				free(label.b);
+				return;
+			}
+			sb_add(&label, "%s%s=%s", k ? " " : "", f->lay.key[k], v);
 		}
 		for (k = 0; k < f->n; k++)
-			if (f->e[k].threads == (unsigned long)t &&
-			    strcmp(f->e[k].lock, lock) == 0)
+			if (strcmp(f->e[k].label, label.b) == 0)
 				break;
 		if (k < f->n) {
 			f->dups++;
+			free(label.b);
 			continue;
 		}
-		e = &f->e[f->n++];
-		e->lock = lock;
-		e->threads = (unsigned long)t;
-		result_stats(r, &e->st);
+		f->e[f->n].result = r;
+		f->e[f->n].label = label.b;
+		result_stats(r, f->lay.metric, &f->e[f->n++].st);
 	}
-	f->suite = true;
+	f->readable = true;
 }
 
 /* "PATH: invalid JSON at byte 500 (line 20, column 14): WHY", on one line:
@@ -386,7 +446,7 @@ static bool load_file(struct file *f, char *path)
 		return false;
 	}
 	fclose(in);
-	read_suite(f);
+	read_results(f);
 	return true;
 }
 
@@ -481,6 +541,8 @@ static int load_side(struct side *s)
 static void free_side(struct side *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
+		for (size_t k = 0; k < s->f[i].n; k++)
+			free(s->f[i].e[k].label);
 		json_decref(s->f[i].root);
 		free(s->f[i].e);
 		free(s->f[i].path);
@@ -550,16 +612,34 @@ static void diff_config(struct pair *p, const char *prefix, json_t *o, json_t *n
 	}
 }
 
+/* The mark of a row whose metric is higher_better or not. */
 static char mark(const struct stats *o, const struct stats *n, double ratio,
-		 double threshold)
+		 double threshold, bool lower_better)
 {
+	/* NEW over OLD as a gain: > 1 is better whichever way the metric goes. */
+	double gain = lower_better ? 1 / ratio : ratio;
+	bool better = lower_better ? n->max < o->min : n->min > o->max;
+	bool worse = lower_better ? n->min > o->max : n->max < o->min;
+
 	if (o->runs < MIN_RUNS || n->runs < MIN_RUNS)
 		return '?';
-	if (n->min > o->max && ratio - 1 >= threshold)
+	if (better && gain - 1 >= threshold)
 		return '+';
-	if (n->max < o->min && 1 - ratio >= threshold)
+	if (worse && 1 - gain >= threshold)
 		return '-';
 	return '~';
+}
+
+/* Whether two files read their results alike. */
+static bool same_layout(const struct layout *a, const struct layout *b)
+{
+	if (a->nkey != b->nkey || a->lower_better != b->lower_better ||
+	    strcmp(a->metric, b->metric) != 0)
+		return false;
+	for (size_t k = 0; k < a->nkey; k++)
+		if (strcmp(a->key[k], b->key[k]) != 0)
+			return false;
+	return true;
 }
 
 static void compare_pair(struct pair *p, double threshold, struct totals *t)
@@ -591,8 +671,7 @@ static void compare_pair(struct pair *p, double threshold, struct totals *t)
 		size_t k;
 
 		for (k = 0; k < n->n; k++)
-			if (n->e[k].threads == eo->threads &&
-			    strcmp(n->e[k].lock, eo->lock) == 0)
+			if (strcmp(n->e[k].label, eo->label) == 0)
 				break;
 		if (k == n->n)
 			continue;
@@ -602,16 +681,16 @@ static void compare_pair(struct pair *p, double threshold, struct totals *t)
 		r->n = &n->e[k];
 		r->ratio = eo->st.med > 0 ? r->n->st.med / eo->st.med : NAN;
 		r->cpu_ratio = eo->st.cpu > 0 ? r->n->st.cpu / eo->st.cpu : NAN;
-		r->mark = mark(&eo->st, &r->n->st, r->ratio, threshold);
+		r->mark = mark(&eo->st, &r->n->st, r->ratio, threshold, o->lay.lower_better);
 		t->rows++;
 		switch (r->mark) {
-		case '+': t->faster++; break;
-		case '-': t->slower++; break;
+		case '+': t->better++; break;
+		case '-': t->worse++; break;
 		case '~': t->within++; break;
 		default:  t->unjudged++; break;
 		}
 		if (r->ratio > 0 && isfinite(r->ratio)) {
-			t->log_ratio_sum += log(r->ratio);
+			t->log_gain_sum += o->lay.lower_better ? -log(r->ratio) : log(r->ratio);
 			t->nlog++;
 		}
 	}
@@ -626,6 +705,18 @@ static void cell(int width, int prec, double v, const char *unit)
 		printf("  %*s%s", width, "-", unit[0] ? " " : "");
 	else
 		printf("  %*.*f%s", width, prec, v, unit);
+}
+
+/* A metric's value to 4 significant digits, in fixed point (a rate or a
+ * time of any size: 0.3444, 2.326, 74000); NAN prints "-". */
+static void value_cell(int width, double v)
+{
+	int decimals = v != 0 && isfinite(v) ? 3 - (int)floor(log10(fabs(v))) : 3;
+
+	if (isnan(v))
+		printf("%*s", width, "-");
+	else
+		printf("%*.*f", width, decimals < 0 ? 0 : decimals > 6 ? 6 : decimals, v);
 }
 
 /* "OLD: PATH (repeat 3): COMMAND": where a side's figures come from. */
@@ -643,45 +734,57 @@ static void print_origin(const char *what, const struct file *f)
 		printf(", no command recorded\n");
 }
 
-/* "only in OLD: glibc threads=4,8; mcs threads=2": f's (lock, threads)
- * that the other side lacks, a lock's thread counts together. */
+/* "only in OLD: lock=glibc threads=4; lock=mcs threads=2": f's results
+ * that the other side lacks. */
 static void print_only(const char *what, const struct file *f)
 {
 	bool any = false;
 
 	for (size_t i = 0; i < f->n; i++) {
-		size_t k;
-
 		if (f->e[i].matched)
 			continue;
-		/* Printed already with an earlier entry of its lock? */
-		for (k = 0; k < i; k++)
-			if (!f->e[k].matched && strcmp(f->e[k].lock, f->e[i].lock) == 0)
-				break;
-		if (k < i)
-			continue;
-		printf("%s %s threads=%lu", any ? ";" : what, f->e[i].lock,
-		       f->e[i].threads);
-		for (k = i + 1; k < f->n; k++)
-			if (!f->e[k].matched && strcmp(f->e[k].lock, f->e[i].lock) == 0)
-				printf(",%lu", f->e[k].threads);
+		printf("%s %s", any ? ";" : what, f->e[i].label);
 		any = true;
 	}
 	if (any)
 		printf("\n");
 }
 
+/* How a metric's values are shown: its heading and the factor its values
+ * are multiplied by; the suites' ops/s as Mops/s, any other as it is. */
+static const char *metric_heading(const char *metric, double *scale)
+{
+	*scale = 1;
+	if (strcmp(metric, "ops_per_sec") == 0) {
+		*scale = 1e-6;
+		return "Mops/s";
+	}
+	return metric;
+}
+
 static void print_pair(const struct pair *p)
 {
-	int lw = 4;
-	size_t i;
+	const struct layout *lay = &p->o->lay;
+	int kw[MAX_KEY], mw;
+	char head[2][64], num[32];
+	double scale;
+	const char *unit = metric_heading(lay->metric, &scale);
+	size_t i, k;
 
-	for (i = 0; i < p->nrows; i++) {
-		int len = (int)strlen(p->rows[i].o->lock);
+	for (k = 0; k < lay->nkey; k++) {
+		kw[k] = (int)strlen(lay->key[k]);
+		for (i = 0; i < p->nrows; i++) {
+			const char *v = key_text(num, sizeof num,
+						 json_object_get(p->rows[i].o->result, lay->key[k]));
+			int len = (int)strlen(v);
 
-		if (len > lw)
-			lw = len < 24 ? len : 24;
+			if (len > kw[k])
+				kw[k] = len < KEY_WIDTH ? len : KEY_WIDTH;
+		}
 	}
+	snprintf(head[0], sizeof head[0], "OLD %s", unit);
+	snprintf(head[1], sizeof head[1], "NEW %s", unit);
+	mw = (int)strlen(head[0]) > 10 ? (int)strlen(head[0]) : 10;
 	printf("\n== %s: %s ==\n", p->name, p->o->bench ? p->o->bench : "?");
 	print_origin("OLD", p->o);
 	print_origin("NEW", p->n);
@@ -698,21 +801,27 @@ static void print_pair(const struct pair *p)
 		printf("\n");
 	}
 	if (p->o->dups || p->n->dups)
-		printf("note: %zu (OLD) and %zu (NEW) repeated (lock, threads) "
-		       "results ignored, the first of each is used\n",
-		       p->o->dups, p->n->dups);
+		printf("note: %zu (OLD) and %zu (NEW) results named again ignored, the "
+		       "first of each name is used\n", p->o->dups, p->n->dups);
 	if (p->nrows == 0) {
-		printf("no (lock, threads) on both sides\n");
+		printf("no result on both sides\n");
 	} else {
-		printf("%-*s  %7s  %10s  %10s  %7s  %4s  %10s  %10s  %11s\n", lw, "lock",
-		       "threads", "OLD Mops/s", "NEW Mops/s", "NEW/OLD", "mark",
-		       "spread OLD", "spread NEW", "cpu NEW/OLD");
+		if (lay->lower_better)
+			printf("%s: lower is better\n", lay->metric);
+		for (k = 0; k < lay->nkey; k++)
+			printf("%-*s  ", kw[k], lay->key[k]);
+		printf("%*s  %*s  %7s  %4s  %10s  %10s  %11s\n", mw, head[0], mw, head[1],
+		       "NEW/OLD", "mark", "spread OLD", "spread NEW", "cpu NEW/OLD");
 		for (i = 0; i < p->nrows; i++) {
 			const struct row *r = &p->rows[i];
 
-			printf("%-*.*s  %7lu", lw, lw, r->o->lock, r->o->threads);
-			cell(10, 3, r->o->st.med / 1e6, "");
-			cell(10, 3, r->n->st.med / 1e6, "");
+			for (k = 0; k < lay->nkey; k++)
+				printf("%-*.*s  ", kw[k], kw[k],
+				       key_text(num, sizeof num,
+						json_object_get(r->o->result, lay->key[k])));
+			value_cell(mw, r->o->st.med * scale);
+			printf("  ");
+			value_cell(mw, r->n->st.med * scale);
 			cell(7, 3, r->ratio, "");
 			printf("  %4c", r->mark);
 			cell(9, 1, 100 * r->o->st.spread, "%");
@@ -729,17 +838,18 @@ static void print_header(const struct side *o, const struct side *n,
 			 double threshold)
 {
 	printf("hotlock-bench compare: OLD %s, NEW %s\n", o->arg, n->arg);
-	printf("  NEW/OLD  median ops/s, NEW over OLD (> 1: NEW is faster)\n"
-	       "  mark     + faster beyond the run-to-run spread: NEW's slowest run "
-	       "beats OLD's fastest\n"
-	       "           - slower beyond it: NEW's fastest run is below OLD's "
-	       "slowest\n");
+	printf("  NEW/OLD  the median of the file's metric (ops/s for a suite), NEW "
+	       "over OLD\n"
+	       "  mark     + better beyond the run-to-run spread: NEW's worst run "
+	       "beats OLD's best\n"
+	       "           - worse beyond it: NEW's best run is worse than OLD's "
+	       "worst\n");
 	if (threshold > 0)
-		printf("             (either also needs |NEW/OLD - 1| >= %g%%)\n",
-		       100 * threshold);
+		printf("             (either also needs a gain or loss of at least "
+		       "%g%%)\n", 100 * threshold);
 	printf("           ~ within the spread; ? not judged: fewer than %d runs "
 	       "on a side\n"
-	       "  spread   (fastest - slowest run) / median, of each side\n"
+	       "  spread   (largest - smallest run) / median, of each side\n"
 	       "  cpu      median CPU s per Mop, NEW over OLD (< 1: NEW uses less)\n",
 	       MIN_RUNS);
 }
@@ -756,19 +866,22 @@ static void help(FILE *f)
 		"file written by 'hotlock-bench SCENARIO --json FILE', or a directory of\n"
 		"them.  Two files are compared whatever their names; otherwise files are\n"
 		"matched by name, and one on a side only is listed as 'only in OLD/NEW'.\n"
-		"A file without results of (lock, threads), such as the wake scenario's,\n"
-		"is skipped with a line saying so.\n"
+		"Each file says how its results are read (its \"layout\": the members that\n"
+		"name a result, the metric that judges it, whether higher or lower is\n"
+		"better); a file from before layouts reads as (lock, threads) judged by\n"
+		"ops/s.  A file compare cannot read is skipped with a line saying why.\n"
 		"\n"
-		"For each (file, lock, threads) on both sides, a row:\n"
-		"  OLD Mops/s, NEW Mops/s  the median of the runs' ops/s (the lower median\n"
-		"                     for an even count: the run the scenario's table showed)\n"
-		"  NEW/OLD            NEW's median over OLD's (> 1: NEW is faster)\n"
-		"  mark               '+' NEW faster beyond the run-to-run spread: NEW's\n"
-		"                     slowest run beats OLD's fastest; '-' NEW slower beyond\n"
-		"                     it: NEW's fastest run is below OLD's slowest; '~'\n"
-		"                     within the spread (the ranges overlap); '?' cannot\n"
-		"                     judge: fewer than %d runs on a side (--repeat)\n"
-		"  spread OLD, NEW    (fastest - slowest run) / median, of each side\n"
+		"For each result of a file on both sides, a row: the members that name it,\n"
+		"  OLD, NEW           the median of the runs' metric (the lower median for\n"
+		"                     an even count: the run the scenario's table showed);\n"
+		"                     ops/s shown as Mops/s\n"
+		"  NEW/OLD            NEW's median over OLD's\n"
+		"  mark               '+' NEW better beyond the run-to-run spread: NEW's\n"
+		"                     worst run beats OLD's best; '-' NEW worse beyond it:\n"
+		"                     NEW's best run is worse than OLD's worst; '~' within\n"
+		"                     the spread (the ranges overlap); '?' cannot judge:\n"
+		"                     fewer than %d runs on a side (--repeat)\n"
+		"  spread OLD, NEW    (largest - smallest run) / median, of each side\n"
 		"  cpu NEW/OLD        median CPU seconds per million ops, NEW over OLD\n"
 		"                     (< 1: NEW burns less CPU for the same work)\n"
 		"\n"
@@ -788,16 +901,17 @@ static void help(FILE *f)
 		"and date (durations, cs, the hotlock_config from HOTLOCK_* variables,\n"
 		"the machine...); runs made beside different --busy loads (config busy,\n"
 		"0 in a file without it) get a warning line of their own.  A summary line\n"
-		"counts the rows of each mark.\n"
+		"counts the rows of each mark, and the geometric mean of the gains (NEW\n"
+		"over OLD where higher is better, OLD over NEW where lower is).\n"
 		"\n"
 		"Options:\n"
-		"  --threshold PCT    a mark also needs |NEW/OLD - 1| >= PCT%% (default 0:\n"
-		"                     any change beyond the spread is marked)\n"
+		"  --threshold PCT    a mark also needs a gain or loss of at least PCT%%\n"
+		"                     (default 0: any change beyond the spread is marked)\n"
 		"  --json FILE        also write the comparison as JSON to FILE\n"
 		"  --help             this text\n"
 		"\n"
 		"Exit status: 0 compared (also when NEW is slower: this is a report, not a\n"
-		"gate), 1 nothing to compare (no (file, lock, threads) on both sides), or\n"
+		"gate), 1 nothing to compare (no result of a file on both sides), or\n"
 		"the --json FILE could not be written, 2 bad command line, or a file that\n"
 		"cannot be read or is not JSON (the message gives the byte offset).\n",
 		MIN_RUNS);
@@ -809,16 +923,29 @@ static void json_stats(struct bench_json *j, const char *side, const struct stat
 
 	snprintf(key, sizeof key, "%s_runs", side);
 	bench_json_uint(j, key, st->runs);
-	snprintf(key, sizeof key, "%s_ops_per_sec", side);
+	snprintf(key, sizeof key, "%s_median", side);
 	bench_json_number(j, key, st->med);
-	snprintf(key, sizeof key, "%s_ops_per_sec_min", side);
+	snprintf(key, sizeof key, "%s_min", side);
 	bench_json_number(j, key, st->min);
-	snprintf(key, sizeof key, "%s_ops_per_sec_max", side);
+	snprintf(key, sizeof key, "%s_max", side);
 	bench_json_number(j, key, st->max);
 	snprintf(key, sizeof key, "%s_spread", side);
 	bench_json_number(j, key, st->spread);
 	snprintf(key, sizeof key, "%s_cpu_s_per_mop", side);
 	bench_json_number(j, key, st->cpu);
+}
+
+/* The members of f's layout key from result r, as they are in the file. */
+static void json_key(struct bench_json *j, const struct file *f, const json_t *r)
+{
+	for (size_t k = 0; k < f->lay.nkey; k++) {
+		const json_t *v = json_object_get(r, f->lay.key[k]);
+
+		if (json_is_string(v))
+			bench_json_string(j, f->lay.key[k], json_string_value(v));
+		else
+			bench_json_number(j, f->lay.key[k], json_number_value(v));
+	}
 }
 
 static void json_only(struct bench_json *j, const char *key, const struct file *f)
@@ -828,8 +955,7 @@ static void json_only(struct bench_json *j, const char *key, const struct file *
 		if (f->e[i].matched)
 			continue;
 		bench_json_object(j, NULL);
-		bench_json_string(j, "lock", f->e[i].lock);
-		bench_json_uint(j, "threads", f->e[i].threads);
+		json_key(j, f, f->e[i].result);
 		bench_json_end(j);
 	}
 	bench_json_end(j);
@@ -838,8 +964,8 @@ static void json_only(struct bench_json *j, const char *key, const struct file *
 static const char *verdict(char m)
 {
 	switch (m) {
-	case '+': return "faster";
-	case '-': return "slower";
+	case '+': return "better";
+	case '-': return "worse";
 	case '~': return "within";
 	default:  return "unjudged";
 	}
@@ -858,9 +984,9 @@ static void write_json(const char *path, const struct side *o, const struct side
 	bench_json_string(j, "new", n->arg);
 	bench_json_number(j, "threshold_pct", 100 * threshold);
 	bench_json_uint(j, "min_runs", MIN_RUNS);
-	bench_json_string(j, "rule", "+: NEW's slowest run beats OLD's fastest; "
-			  "-: NEW's fastest run is below OLD's slowest; either with "
-			  "at least min_runs runs a side and |ratio - 1| >= "
+	bench_json_string(j, "rule", "+: NEW's worst run beats OLD's best; "
+			  "-: NEW's best run is worse than OLD's worst; either with "
+			  "at least min_runs runs a side and a gain or loss of at least "
 			  "threshold_pct; ~: otherwise; ?: fewer than min_runs runs "
 			  "on a side");
 	bench_json_array(j, "files");
@@ -877,6 +1003,8 @@ static void write_json(const char *path, const struct side *o, const struct side
 			bench_json_string(j, "bench", p->o->bench);
 		else
 			bench_json_null(j, "bench");
+		bench_json_string(j, "metric", p->o->lay.metric);
+		bench_json_string(j, "better", p->o->lay.lower_better ? "lower" : "higher");
 		bench_json_array(j, "config_differs");
 		for (k = 0; k < p->ndiffs; k++)
 			bench_json_string(j, NULL, p->diffs[k]);
@@ -887,8 +1015,7 @@ static void write_json(const char *path, const struct side *o, const struct side
 			char m[2] = { r->mark, '\0' };
 
 			bench_json_object(j, NULL);
-			bench_json_string(j, "lock", r->o->lock);
-			bench_json_uint(j, "threads", r->o->threads);
+			json_key(j, p->o, r->o->result);
 			json_stats(j, "old", &r->o->st);
 			json_stats(j, "new", &r->n->st);
 			bench_json_number(j, "ratio", r->ratio);
@@ -925,11 +1052,11 @@ static void write_json(const char *path, const struct side *o, const struct side
 	bench_json_end(j);
 	bench_json_object(j, "summary");
 	bench_json_uint(j, "rows", t->rows);
-	bench_json_uint(j, "faster", t->faster);
-	bench_json_uint(j, "slower", t->slower);
+	bench_json_uint(j, "better", t->better);
+	bench_json_uint(j, "worse", t->worse);
 	bench_json_uint(j, "within", t->within);
 	bench_json_uint(j, "unjudged", t->unjudged);
-	bench_json_number(j, "geomean_ratio", t->nlog ? exp(t->log_ratio_sum / t->nlog) : NAN);
+	bench_json_number(j, "geomean_gain", t->nlog ? exp(t->log_gain_sum / t->nlog) : NAN);
 	bench_json_end(j);
 	bench_json_end(j);
 	bench_json_close(j);
@@ -1010,8 +1137,11 @@ int bench_compare_main(int argc, char **argv)
 		p->o = &o.f[i];
 		p->n = &n.f[k];
 		p->name = o.f[i].name;
-		if (!p->o->suite || !p->n->suite)
-			p->skipped = !p->o->suite ? p->o->why : p->n->why;
+		if (!p->o->readable || !p->n->readable)
+			p->skipped = !p->o->readable ? p->o->why : p->n->why;
+		else if (!same_layout(&p->o->lay, &p->n->lay))
+			p->skipped = "OLD and NEW read their results differently (their "
+				     "\"layout\" differs)";
 		else
 			compare_pair(p, threshold, &t);
 	}
@@ -1019,8 +1149,7 @@ int bench_compare_main(int argc, char **argv)
 	print_header(&o, &n, threshold);
 	for (i = 0; i < npairs; i++) {
 		if (pairs[i].skipped)
-			printf("\nskipped %s (%s): not a suite result of (lock, "
-			       "threads): %s\n", pairs[i].name,
+			printf("\nskipped %s (%s): %s\n", pairs[i].name,
 			       pairs[i].o->bench ? pairs[i].o->bench : "?",
 			       pairs[i].skipped);
 		else
@@ -1038,12 +1167,12 @@ int bench_compare_main(int argc, char **argv)
 		printf("no .json files in OLD %s\n", o.arg);
 	if (n.n == 0)
 		printf("no .json files in NEW %s\n", n.arg);
-	printf("summary: %zu row%s in %zu file%s: %zu faster beyond the spread (+), "
-	       "%zu slower beyond it (-), %zu within it (~), %zu unjudged (?)",
+	printf("summary: %zu row%s in %zu file%s: %zu better beyond the spread (+), "
+	       "%zu worse beyond it (-), %zu within it (~), %zu unjudged (?)",
 	       t.rows, t.rows == 1 ? "" : "s", ncompared, ncompared == 1 ? "" : "s",
-	       t.faster, t.slower, t.within, t.unjudged);
+	       t.better, t.worse, t.within, t.unjudged);
 	if (t.nlog)
-		printf("; geometric mean NEW/OLD %.3f", exp(t.log_ratio_sum / t.nlog));
+		printf("; geometric mean gain %.3f", exp(t.log_gain_sum / t.nlog));
 	printf("\n");
 	if (t.unjudged)
 		printf("('?': rerun with --repeat %d or more to judge those rows)\n",
@@ -1052,8 +1181,8 @@ int bench_compare_main(int argc, char **argv)
 	if (json)
 		write_json(json, &o, &n, threshold, pairs, npairs, &t);
 	if (t.rows == 0) {
-		fprintf(stderr, "hotlock-bench " CMP ": nothing to compare: no (file, "
-			"lock, threads) on both sides\n");
+		fprintf(stderr, "hotlock-bench " CMP ": nothing to compare: no result "
+			"of a file on both sides\n");
 		status = 1;
 	} else {
 		status = 0;

@@ -1368,6 +1368,7 @@ struct suite_out {
 static void write_suite_json(const struct bench_suite *s, const struct suite_out *o,
 			     struct bench_json *j)
 {
+	static const char *const suite_key[] = { "lock", "threads" };
 	const struct bench_common *c = s->common;
 
 	bench_json_object(j, NULL);
@@ -1392,6 +1393,7 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 		bench_json_null(j, "limit_calibration_s");
 	bench_json_end(j);
 	bench_json_number(j, "limit_ops_per_sec", o->limit);
+	bench_json_layout(j, suite_key, 2, "ops_per_sec", false);
 	bench_json_array(j, "results");
 	for (size_t i = 0; i < c->nthreads * s->nlocks; i++) {
 		const struct bench_result *r = &o->results[i];

@@ -488,6 +488,13 @@ void bench_json_uint_array(struct bench_json *j, const char *key, const unsigned
 void bench_json_string_array(struct bench_json *j, const char *key, const char *const *v,
 			     size_t n);
 void bench_json_close(struct bench_json *j); /* exits 1 on I/O errors */
+/* Writes "layout" into the current JSON object (a result file's top level):
+ * how any reader, hotlock-bench compare first, reads the file's results:
+ * {"key": [the members that name a result], "metric": the member of each
+ * run that judges it, "better": "higher" or "lower"}.  Every result file
+ * has one (docs/benchmarks.md, "The result files"). */
+void bench_json_layout(struct bench_json *j, const char *const *key, size_t nkey,
+		       const char *metric, bool lower_better);
 /* Remembers the command line (main does, first thing), for the JSON. */
 void bench_set_command(int argc, char **argv);
 /* Writes, into the current JSON object, what a report needs to say where a

@@ -233,3 +233,13 @@ void bench_json_discard(void)
 		unlink(open_tmp);
 	open_tmp = NULL;
 }
+
+void bench_json_layout(struct bench_json *j, const char *const *key, size_t nkey,
+		       const char *metric, bool lower_better)
+{
+	bench_json_object(j, "layout");
+	bench_json_string_array(j, "key", key, nkey);
+	bench_json_string(j, "metric", metric);
+	bench_json_string(j, "better", lower_better ? "lower" : "higher");
+	bench_json_end(j);
+}

@@ -492,6 +492,8 @@ static int swap_main(void *ctx, struct bench_common *common)
 			bench_json_string(j, "cross_skipped", "this process may run on one CPU only");
 		bench_json_environment(j);
 		bench_json_end(j);
+		bench_json_layout(j, (const char *const[]){ "placement", "load", "mode" }, 3,
+				  "ns_per_round_trip", true);
 		bench_json_array(j, "results");
 	}
 

@@ -149,6 +149,7 @@ static int wake_main(void *ctx, struct bench_common *common)
 		bench_json_string(j, "futex_interface", hl_futex_interface());
 		bench_json_run_info(j);
 		bench_json_end(j);
+		bench_json_layout(j, (const char *const[]){ "mode" }, 1, "round_trip_us", true);
 		bench_json_array(j, "results");
 	}
 	printf("wake: two threads ping-pong, %lu round trips per run, median of %lu runs (futex interface %s)\n",
@@ -186,9 +187,12 @@ static int wake_main(void *ctx, struct bench_common *common)
 			bench_json_number(j, "round_trip_us", med);
 			bench_json_number(j, "handover_us", med / 2);
 			bench_json_number(j, "futex_calls_per_round_trip", calls);
-			bench_json_array(j, "runs_round_trip_us");
-			for (unsigned long r = 0; r < repeat; r++)
-				bench_json_number(j, NULL, rt[r]);
+			bench_json_array(j, "runs");
+			for (unsigned long r = 0; r < repeat; r++) {
+				bench_json_object(j, NULL);
+				bench_json_number(j, "round_trip_us", rt[r]);
+				bench_json_end(j);
+			}
 			bench_json_end(j);
 			bench_json_end(j);
 		}

@@ -122,6 +122,28 @@ assert sum(len(f["rows"]) for f in d["files"]) == d["summary"]["rows"] == 8
 assert [s["file"] for s in d["skipped"]] == ["w.json"] and d["only_in_old"] == ["gone.json"]
 ' || fail "cmp.json is not the comparison"
 
+# 4b. A layout whose metric is better lower (a time): halved times are '+'
+# with a gain of 2, doubled ones '-'; key members name the rows; a file
+# whose layout differs from its pair's is skipped.
+lay='"layout": {"key": ["mode", "cpus"], "metric": "us", "better": "lower"}'
+timed() { # MODE CPUS T1 T2 T3
+	printf '{"mode": "%s", "cpus": %s, "runs": [{"us": %s}, {"us": %s}, {"us": %s}]}' "$@"
+}
+printf '{"bench": "t", %s, "results": [%s, %s]}\n' "$lay" "$(timed a 2 10 11 12)" \
+	"$(timed b 1 10 11 12)" >t.old
+printf '{"bench": "t", %s, "results": [%s, %s]}\n' "$lay" "$(timed a 2 5 5.5 6)" \
+	"$(timed b 1 20 22 24)" >t.new
+"$bench" compare t.old t.new >out4b 2>&1 || fail "compare of times exited $?: $(cat out4b)"
+[ "$(awk '$1 == "a" && $2 == "2" { print $5, $6 }' out4b)" = "0.500 +" ] ||
+	fail "halved times: not 0.500 +: $(cat out4b)"
+[ "$(awk '$1 == "b" && $2 == "1" { print $5, $6 }' out4b)" = "2.000 -" ] ||
+	fail "doubled times: not 2.000 -: $(cat out4b)"
+grep -q 'geometric mean gain 1.000' out4b || fail "times: gains 2 and 0.5: $(grep summary out4b)"
+sed 's/"lower"/"higher"/' t.new >t.higher
+"$bench" compare t.old t.higher >out4c 2>&1
+[ $? -eq 1 ] && grep -q '^skipped t.old (t): .*layout' out4c ||
+	fail "layouts that differ: not skipped: $(cat out4c)"
+
 # 5. Bad input: exit 2 naming the file; nothing in common: exit 1.
 head -c 500 old/m.json >trunc.json
 "$bench" compare old/m.json trunc.json >/dev/null 2>err5

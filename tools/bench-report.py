@@ -611,7 +611,8 @@ def render_wake_section(data):
     config = data.get("config") or {}
     rows = []
     for r in data["results"]:
-        runs = r.get("runs_round_trip_us") or []
+        runs = [x.get("round_trip_us") for x in r.get("runs") or []]
+        runs = runs or r.get("runs_round_trip_us") or []  # files before "runs"
         rows.append([r.get("mode", "?"), WAKE_MODES.get(r.get("mode"), ""),
                      ", ".join(str(c) for c in r.get("cpus", [])),
                      sig3(r.get("round_trip_us")), sig3(r.get("handover_us")),
