@@ -220,11 +220,19 @@ def read_results(results_dir):
     names = [f"{stem}.json" for stem, _, _ in SCENARIOS]
     for pattern in SEED_PATTERNS:
         names += sorted(p.name for p in results_dir.glob(pattern))
+    # Any other result file that says how to read it (its "layout") gets the
+    # table every result has (render_layout_section), after the rest.
+    seeds = {p.name for pattern in SEED_PATTERNS for p in results_dir.glob(pattern)}
+    names += sorted(p.name for p in results_dir.glob("*.json")
+                    if p.name not in names and p.name not in seeds)
     found = {}
     for name in names:
         path = results_dir / name
         if path.is_file() and path.stem not in found:
-            found[path.stem] = read_json(path)
+            data = read_json(path)
+            known = any(stem == path.stem for stem, _, _ in SCENARIOS)
+            if known or name in seeds or isinstance(data.get("layout"), dict):
+                found[path.stem] = data
     if not found:
         fail(f"{results_dir} holds none of the benchmark's JSON files "
              f"({', '.join(names[:3])}, ...): run `make bench` first")
@@ -741,10 +749,35 @@ def render_report(files, suites, plots, plot_note, repo, tools_dir):
         out.append("## wake: handover cost\n\n" + render_wake_section(files["wake"]))
     if "cond" in files:
         out.append("## cond: condition variables\n\n" + render_cond_section(files["cond"]))
+    known = {stem for stem, _, _ in SCENARIOS}
+    for stem, data in files.items():
+        if stem not in known and isinstance(data.get("layout"), dict):
+            out.append(render_layout_section(stem, data))
     seeds = render_seed_sections(files, tools_dir)
     if seeds:
         out.append(seeds)
     return "\n\n".join(out) + "\n"
+
+
+def render_layout_section(stem, data):
+    """A result file with no section of its own, read through its layout:
+    a row per result, its key's members, the metric's median over the runs
+    and their range."""
+    layout = data["layout"]
+    key, metric = layout.get("key") or [], layout.get("metric")
+    better = "lower is better" if layout.get("better") == "lower" else "higher is better"
+    rows = []
+    for r in data["results"]:
+        values = sorted(run_values(r, metric))
+        median = values[(len(values) - 1) // 2] if values else None
+        rows.append([str(r.get(k, "?")) for k in key] +
+                    [sig3(median), range_cell(values, fmt=sig3), str(len(values))])
+    words = (f"Each row: the median of `{metric}` over the runs ({better}) and "
+             f"the range of the runs.")
+    return "\n".join([
+        f"## {stem}: {data.get('bench', '?')}", "", command_block(data.get("config") or {}),
+        "", words, "",
+        md_table(key + [metric, "range", "runs"], rows, "l" * len(key) + "rrr")])
 
 
 # ---------------------------------------------------------------- plots
