@@ -426,10 +426,20 @@ static void command_put(size_t *n, char c)
  * as '\''. */
 void bench_set_command(int argc, char **argv)
 {
+	static const char prefix[] = "hotlock-bench-";
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	size_t n = 0;
 
+	base = base ? base + 1 : argc > 0 ? argv[0] : "";
 	for (const char *c = "hotlock-bench"; *c; c++)
 		command_put(&n, *c);
+	/* A program of its own, hotlock-bench-NAME, is what
+	 * 'hotlock-bench NAME' runs: recorded so. */
+	if (strncmp(base, prefix, sizeof prefix - 1) == 0) {
+		command_put(&n, ' ');
+		for (const char *c = base + sizeof prefix - 1; *c; c++)
+			command_put(&n, *c);
+	}
 	for (int i = 1; i < argc; i++) {
 		const bool quote = argv[i][0] == '\0' ||
 				   strpbrk(argv[i], " \t\n'\"\\$`*?[]{}()<>|&;~#!") != NULL;
@@ -1382,7 +1392,7 @@ static void write_suite_json(const struct bench_suite *s, const struct suite_out
 	bench_json_string_array(j, "locks", s->lock_names, s->nlocks);
 	bench_json_object(j, "lock_roles");
 	for (size_t l = 0; l < s->nlocks; l++)
-		bench_json_string(j, s->lock_names[l], bench_lock_role(s->lock_names[l]));
+		bench_json_string(j, s->lock_names[l], s->lock_role(s->lock_names[l]));
 	bench_json_end(j);
 	bench_json_uint(j, "repeat", c->repeat);
 	bench_json_string(j, "table", s->locktorture_table ? "locktorture" : "median");

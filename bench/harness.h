@@ -422,6 +422,9 @@ struct bench_suite {
 	const struct bench_common *common;
 	size_t nlocks;
 	const char *lock_names[BENCH_MAX_LOCKS]; /* [0] is the baseline */
+	/* A lock's role for the JSON's lock_roles (bench_lock_role: the core
+	 * knows no adapter). */
+	const char *(*lock_role)(const char *name);
 	/* Scenario parameters for the header line and its JSON config. */
 	const char *params;             /* "cs=100 ncs=10" */
 	/* The limit is the first lock's 1-thread ops/s times limit_factor;

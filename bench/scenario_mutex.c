@@ -409,6 +409,7 @@ static int mutex_main(void *ctx, struct bench_common *common)
 	struct mutex_ctx *c = ctx;
 	struct bench_suite suite = {
 		.scenario = me,
+		.lock_role = bench_lock_role,
 		.common = common,
 		.run = mutex_run,
 		.json_config = mutex_json_config,

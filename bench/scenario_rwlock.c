@@ -12,6 +12,7 @@
  * The workload, its checks and its columns are rwbench.c's. */
 #include <string.h>
 
+#include "locks.h"
 #include "rwbench.h"
 
 struct rwlock_ctx {
@@ -109,6 +110,7 @@ static int rwlock_main(void *ctx, struct bench_common *common)
 	struct rwlock_ctx *c = ctx;
 	struct bench_suite suite = {
 		.scenario = me,
+		.lock_role = bench_lock_role,
 		.common = common,
 		.run = rwlock_run,
 		.json_config = rwlock_json_config,

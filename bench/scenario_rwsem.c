@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "locks.h"
 #include "rwbench.h"
 
 /* The workers' SCHED_FIFO priority under --rt, and the main thread's, above
@@ -128,6 +129,7 @@ static int rwsem_main(void *ctx, struct bench_common *common)
 	struct rwsem_ctx *c = ctx;
 	struct bench_suite suite = {
 		.scenario = me,
+		.lock_role = bench_lock_role,
 		.common = common,
 		.run = rwsem_run,
 		.json_config = rwsem_json_config,
