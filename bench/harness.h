@@ -573,7 +573,5 @@ extern const struct bench_scenario bench_scenario_apps;
 /* scenario_swap.c, scenario_schbench.c: hl_swap (seed 003). */
 extern const struct bench_scenario bench_scenario_swap;
 extern const struct bench_scenario bench_scenario_schbench;
-/* scenario_futex_hash.c: the kernel's futex hash size (seed 002). */
-extern const struct bench_scenario bench_scenario_futex_hash;
 
 #endif

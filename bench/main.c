@@ -24,7 +24,6 @@ static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_apps,
 	&bench_scenario_swap,
 	&bench_scenario_schbench,
-	&bench_scenario_futex_hash,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
@@ -34,6 +33,9 @@ static const struct program {
 	const char *name;
 	const char *summary;
 } programs[] = {
+	{ "futex-hash", "seed 002: the kernel's futex hash size (PR_FUTEX_HASH): perf's "
+	  "futex-hash loop, and a handover past parked hotlock waiters, a fresh process "
+	  "per size" },
 	{ NULL, NULL },
 };
 
