@@ -53,16 +53,9 @@ extern const struct bench_cond bench_cond_futex_cv;
  * the baseline of its ratios. */
 #define BENCH_COND_DEFAULTS "glibc,hotlock,futex-cv"
 
-/* Every registered condvar, in the order --list shows them. */
-extern const struct bench_registry bench_cond_registry;
-extern const struct bench_cond *const bench_conds[];
-extern const size_t bench_nconds;
-
-/* Parses a --locks list of condvars as bench_locks_parse does mutexes
- * (errors exit 2).  Returns how many it stored in out[]. */
-size_t bench_conds_parse(const char *scenario, const char *list,
-			 const struct bench_cond **out, size_t max);
-/* Writes "name  summary" lines, one per registered condvar. */
-void bench_conds_print(FILE *f, const char *indent);
+/* Every registered condvar, in the order --list shows them; --locks lists
+ * parsed as bench_locks_parse does mutexes (errors exit 2). */
+BENCH_REGISTRY_DECLARE(bench_cond, bench_conds, bench_nconds, bench_cond_registry,
+		       bench_conds_parse, bench_conds_print);
 
 #endif

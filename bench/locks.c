@@ -168,10 +168,3 @@ static const struct bench_missing missing_locks[] = {
 };
 BENCH_REGISTRY_DEFINE(bench_lock, bench_locks, missing_locks, bench_nlocks,
 		      bench_lock_registry, bench_locks_parse, bench_locks_print)
-
-const struct bench_lock *bench_lock_find(const char *name)
-{
-	size_t i = bench_registry_find(&bench_lock_registry, name);
-
-	return i < bench_nlocks ? bench_locks[i] : NULL;
-}

@@ -50,9 +50,18 @@ extern const struct bench_lock bench_lock_parking_lot;
 extern const struct bench_lock bench_lock_rust_std;
 extern const struct bench_lock bench_lock_absl;
 
-/* Every registered lock, in the order --list shows them. */
-extern const struct bench_lock *const bench_locks[];
-extern const size_t bench_nlocks;
+/* static int name(void *l): the adapter function that passes l on to fn, a
+ * function of the lock's own library that takes a pointer to its lock type
+ * and returns 0 or an errno value.  l converts to that pointer as any
+ * argument does: fn is called as what it is, never through a pointer of
+ * another type, and the compiler makes the call a jump, so the adapter
+ * costs the one indirect call into it.  For every kind of adapter (the
+ * reader-writer locks and condvars too); one line an operation. */
+#define BENCH_FORWARD(name, fn)			\
+	static int name(void *l)		\
+	{					\
+		return fn(l);			\
+	}
 
 /* ---- registries ------------------------------------------------------ */
 
@@ -109,15 +118,29 @@ size_t bench_registry_parse(const char *scenario, const struct bench_registry *r
  * not built and why. */
 void bench_registry_print(const struct bench_registry *r, FILE *f, const char *indent);
 
-/* Defines, over `arr`, an array of pointers to adapters of struct `type`
- * (which has name, summary and peer members), and `missing_arr`, an array of
- * struct bench_missing (at least one entry; a NULL name ends it), its
- * length `count`, the registry `reg` and the functions
+/* Declares what BENCH_REGISTRY_DEFINE defines (its arguments but the
+ * missing peers): the array of adapters `arr`, in the order --list shows
+ * them, its length `count`, the registry `reg` and the functions
  *   size_t parse(const char *scenario, const char *list,
  *                const struct type **out, size_t max);
  *   void print(FILE *f, const char *indent);
- * which parse a --locks list into adapters (as bench_registry_parse) and
- * list them.  Used where arr is defined; needs harness.h. */
+ * parse stores in out[] the adapters a --locks list names (at most max, no
+ * duplicates) and returns how many; on bad input it prints an error naming
+ * the valid ones and exits 2 (see bench_usage_error).  print writes "name
+ * summary" lines, one per registered adapter, and the peers not built. */
+#define BENCH_REGISTRY_DECLARE(type, arr, count, reg, parse, print)		\
+	extern const struct type *const arr[];					\
+	extern const size_t count;						\
+	extern const struct bench_registry reg;					\
+	size_t parse(const char *scenario, const char *list,			\
+		     const struct type **out, size_t max);			\
+	void print(FILE *f, const char *indent)
+
+/* Defines what BENCH_REGISTRY_DECLARE declares, where `arr` is defined (an
+ * array of pointers to adapters of struct `type`, which has name, summary
+ * and peer members), given `missing_arr`, an array of struct bench_missing
+ * (at least one entry; a NULL name ends it): the peers not built.  Needs
+ * harness.h. */
 #define BENCH_REGISTRY_DEFINE(type, arr, missing_arr, count, reg, parse, print) \
 	const size_t count = sizeof arr / sizeof arr[0];			\
 	static const char *reg##_name(size_t i) { return arr[i]->name; }	\
@@ -150,16 +173,7 @@ void bench_registry_print(const struct bench_registry *r, FILE *f, const char *i
 
 /* ---- the mutual-exclusion locks --------------------------------------- */
 
-extern const struct bench_registry bench_lock_registry;
-
-/* The lock registered under name, or NULL. */
-const struct bench_lock *bench_lock_find(const char *name);
-/* Parses a comma-separated list of lock names into out[] (at most max, no
- * duplicates); on bad input prints an error naming the valid locks and
- * exits 2 (see bench_usage_error).  Returns how many it stored. */
-size_t bench_locks_parse(const char *scenario, const char *list,
-			 const struct bench_lock **out, size_t max);
-/* Writes "name  summary" lines, one per registered lock. */
-void bench_locks_print(FILE *f, const char *indent);
+BENCH_REGISTRY_DECLARE(bench_lock, bench_locks, bench_nlocks, bench_lock_registry,
+		       bench_locks_parse, bench_locks_print);
 
 #endif

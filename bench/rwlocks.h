@@ -11,8 +11,8 @@
  * be wrapped; one that finds out itself (pthread, hl_rwlock) gives the same
  * function for both.
  *
- * Adding a lock (hotlock-rw, say): its adapter file, say locks/lock_hotlock_rw.c
- * (in bench/CMakeLists.txt), defining `const struct bench_rwlock
+ * Adding a lock (hotlock-rw, say): its adapter in a file of locks/ (listed
+ * in bench/CMakeLists.txt), defining `const struct bench_rwlock
  * bench_rwlock_hotlock`; its extern line below; its line in bench_rwlocks[]
  * in rwlocks.c; and, if it is one of the locks programs use instead of
  * hotlock's, .peer = true (it then runs by default, in the group "peers"). */
@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include "locks.h"
 
 struct bench_rwlock {
 	const char *name;       /* what --locks takes */
@@ -61,16 +63,9 @@ extern const struct bench_rwlock bench_rwlock_absl;
  * the baseline of their ratios, against its peers. */
 #define BENCH_RWLOCK_DEFAULTS "hotlock-rw,peers"
 
-/* Every registered reader-writer lock, in the order --list shows them. */
-extern const struct bench_registry bench_rwlock_registry;
-extern const struct bench_rwlock *const bench_rwlocks[];
-extern const size_t bench_nrwlocks;
-
-/* Parses a --locks list of reader-writer locks as bench_locks_parse does
- * mutexes (errors exit 2).  Returns how many it stored in out[]. */
-size_t bench_rwlocks_parse(const char *scenario, const char *list,
-			   const struct bench_rwlock **out, size_t max);
-/* Writes "name  summary" lines, one per registered reader-writer lock. */
-void bench_rwlocks_print(FILE *f, const char *indent);
+/* Every registered reader-writer lock, in the order --list shows them;
+ * --locks lists parsed as bench_locks_parse does mutexes (errors exit 2). */
+BENCH_REGISTRY_DECLARE(bench_rwlock, bench_rwlocks, bench_nrwlocks, bench_rwlock_registry,
+		       bench_rwlocks_parse, bench_rwlocks_print);
 
 #endif

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* hotlock-bench adapter: absl, abseil's absl::Mutex (Google's mutex, from
- * Debian's libabsl-dev: one word holding the lock bits and a pointer to a
- * queue of waiters, spinning a bounded number of times before it queues
- * and blocks on a per-thread semaphore).  Lock() and Unlock(); its futex
- * calls are its own, not counted.  C++, so that abseil's class is
- * constructed in the harness's memory (placement new) and destroyed there;
- * the memory orders are abseil's, this file only forwards. */
+/* hotlock-bench adapters: abseil's absl::Mutex (Google's mutex, from
+ * Debian's libabsl-dev), as a mutex and as a reader-writer lock:
+ *   absl     Lock() and Unlock(): one word holding the lock bits and a
+ *            pointer to a queue of waiters, spinning a bounded number of
+ *            times before it queues and blocks on a per-thread semaphore;
+ *   absl-rw  ReaderLock/ReaderUnlock, WriterLock/WriterUnlock: the same
+ *            word and waiter queue, with a reader count in the word;
+ *            queued writers make new readers queue.
+ * Its futex calls are its own, not counted.  C++, so that abseil's class
+ * is constructed in the harness's memory (placement new) and destroyed
+ * there; the memory orders are abseil's, this file only forwards. */
 #include <absl/synchronization/mutex.h>
 
 #include <new>
 
 extern "C" {
 #include "locks.h"
+#include "rwlocks.h"
 }
 
 static_assert(sizeof(absl::Mutex) <= 64 && alignof(absl::Mutex) <= 64,
@@ -29,15 +34,13 @@ static int absl_destroy(void *l)
 	return 0;
 }
 
-static int absl_lock(void *l)
+/* The adapter function of one operation, a member function of absl::Mutex
+ * named at compile time: absl_op<&absl::Mutex::Lock> calls Lock() directly,
+ * as a hand-written forwarder would. */
+template <void (absl::Mutex::*op)()>
+static int absl_op(void *l)
 {
-	static_cast<absl::Mutex *>(l)->Lock();
-	return 0;
-}
-
-static int absl_unlock(void *l)
-{
-	static_cast<absl::Mutex *>(l)->Unlock();
+	(static_cast<absl::Mutex *>(l)->*op)();
 	return 0;
 }
 
@@ -47,8 +50,23 @@ extern "C" const struct bench_lock bench_lock_absl = {
 	.size = sizeof(absl::Mutex),
 	.init = absl_init,
 	.destroy = absl_destroy,
-	.lock = absl_lock,
-	.unlock = absl_unlock,
+	.lock = absl_op<&absl::Mutex::Lock>,
+	.unlock = absl_op<&absl::Mutex::Unlock>,
+	.describe = nullptr,
+	.futex_counted = false,
+	.peer = true,
+};
+
+extern "C" const struct bench_rwlock bench_rwlock_absl = {
+	.name = "absl-rw",
+	.summary = "abseil absl::Mutex as ReaderLock/WriterLock (calls not counted)",
+	.size = sizeof(absl::Mutex),
+	.init = absl_init,
+	.destroy = absl_destroy,
+	.rdlock = absl_op<&absl::Mutex::ReaderLock>,
+	.wrlock = absl_op<&absl::Mutex::WriterLock>,
+	.rdunlock = absl_op<&absl::Mutex::ReaderUnlock>,
+	.wrunlock = absl_op<&absl::Mutex::WriterUnlock>,
 	.describe = nullptr,
 	.futex_counted = false,
 	.peer = true,

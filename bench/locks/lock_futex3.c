@@ -28,20 +28,12 @@
 
 #include <hotlock/futex.h>
 
+#include "futex_word.h"
 #include "locks.h"
 
 struct futex3 {
 	_Atomic uint32_t word;
 };
-
-_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t),
-	       "the futex word is handed to the kernel as a plain uint32_t");
-
-/* The kernel reads the word; _Atomic uint32_t has uint32_t's layout. */
-static uint32_t *futex_word(struct futex3 *f)
-{
-	return (uint32_t *)&f->word;
-}
 
 static int futex3_init(void *l)
 {
@@ -76,7 +68,7 @@ static int futex3_lock(void *l)
 	if (c != 2)
 		c = atomic_exchange_explicit(&f->word, 2, memory_order_acquire);
 	while (c != 0) {
-		int err = hl_futex_wait(futex_word(f), 2, CLOCK_MONOTONIC, NULL);
+		int err = hl_futex_wait(futex_word(&f->word), 2, CLOCK_MONOTONIC, NULL);
 
 		if (err && err != EAGAIN && err != EINTR)
 			return err;
@@ -100,7 +92,7 @@ static int futex3_unlock(void *l)
 	 * needs no fence of its own: a waiter either saw this 0 in the
 	 * kernel's compare (and does not sleep) or is queued and woken. */
 	atomic_store_explicit(&f->word, 0, memory_order_release);
-	(void)hl_futex_wake(futex_word(f), 1); /* returns how many it woke */
+	(void)hl_futex_wake(futex_word(&f->word), 1); /* returns how many it woke */
 	return 0;
 }
 

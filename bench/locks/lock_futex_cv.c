@@ -30,19 +30,11 @@
 #include <hotlock/futex.h>
 
 #include "conds.h"
+#include "futex_word.h"
 
 struct futex_cv {
 	_Atomic uint32_t seq;
 };
-
-_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t),
-	       "the futex word is handed to the kernel as a plain uint32_t");
-
-/* The kernel reads the word; _Atomic uint32_t has uint32_t's layout. */
-static uint32_t *seq_word(struct futex_cv *cv)
-{
-	return (uint32_t *)&cv->seq;
-}
 
 static int futex_cv_init(void *c)
 {
@@ -70,7 +62,7 @@ static int futex_cv_wait(void *c, void *m)
 
 	if (err)
 		return err;
-	err = hl_futex_wait(seq_word(cv), old, CLOCK_MONOTONIC, NULL);
+	err = hl_futex_wait(futex_word(&cv->seq), old, CLOCK_MONOTONIC, NULL);
 	if (err == EAGAIN || err == EINTR)
 		err = 0;
 	/* Retaken whatever the wait returned: the caller expects m held. */
@@ -84,7 +76,7 @@ static int futex_cv_wake(struct futex_cv *cv, int n)
 	/* relaxed: the waiters' load is ordered by the mutex (see wait); the
 	 * futex syscalls order the kernel's compare against this store. */
 	atomic_fetch_add_explicit(&cv->seq, 1, memory_order_relaxed);
-	(void)hl_futex_wake(seq_word(cv), n); /* returns how many it woke */
+	(void)hl_futex_wake(futex_word(&cv->seq), n); /* returns how many it woke */
 	return 0;
 }
 

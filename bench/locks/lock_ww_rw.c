@@ -75,6 +75,7 @@
 
 #include <hotlock/futex.h>
 
+#include "futex_word.h"
 #include "harness.h"
 #include "rwlocks.h"
 
@@ -91,8 +92,6 @@ _Static_assert(BENCH_MAX_THREADS <= WW_R_MASK / WW_R1,
 _Static_assert(BENCH_MAX_THREADS - 1 <= WW_RW_MASK / WW_RW1 &&
 	       BENCH_MAX_THREADS - 1 <= WW_WW_MASK / WW_WW1,
 	       "RW and WW hold every thread but one");
-_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t),
-	       "the counters are handed to the kernel as plain uint32_t");
 
 struct ww_rw {
 	_Atomic uint32_t state;
@@ -102,11 +101,6 @@ struct ww_rw {
 	 * it); read plainly after. */
 	bool prefer_writer;
 };
-
-static uint32_t *futex_word(_Atomic uint32_t *w)
-{
-	return (uint32_t *)w;
-}
 
 static bool reader_may_enter(const struct ww_rw *l, uint32_t s)
 {
