@@ -27,7 +27,7 @@
  * (lock, threads) measurement; see scenario_mutex.c.  One whose runs are not
  * (lock, threads) pairs drives bench_run itself and uses the pieces a suite
  * is made of (progress line, median run, table, JSON members); see
- * scenario_cond.c. */
+ * cond/suite.c. */
 #ifndef HOTLOCK_BENCH_HARNESS_H
 #define HOTLOCK_BENCH_HARNESS_H
 

@@ -131,6 +131,9 @@ static void json_config(const struct cond_suite *c, struct bench_json *j)
 	bench_json_string(j, "table", "median");
 	bench_json_environment(j);
 	bench_json_end(j);
+	/* "lock" is CONDVAR/WORKLOAD-CONFIG: with threads, it names a result. */
+	bench_json_layout(j, (const char *const[]){ "lock", "threads" }, 2, "ops_per_sec",
+			  false);
 	bench_json_array(j, "results");
 }
 
