@@ -23,7 +23,6 @@ static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_cond,
 	&bench_scenario_apps,
 	&bench_scenario_swap,
-	&bench_scenario_schbench,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
@@ -33,6 +32,8 @@ static const struct program {
 	const char *name;
 	const char *summary;
 } programs[] = {
+	{ "schbench", "Chris Mason's schbench: wake-up latency percentiles, "
+		      "futex wake+wait vs hl_swap (seed 003)" },
 	{ "futex-hash", "seed 002: the kernel's futex hash size (PR_FUTEX_HASH): perf's "
 	  "futex-hash loop, and a handover past parked hotlock waiters, a fresh process "
 	  "per size" },
