@@ -568,8 +568,6 @@ extern const struct bench_scenario bench_scenario_wake;
 extern const struct bench_scenario bench_scenario_rwlock;
 extern const struct bench_scenario bench_scenario_rwsem;
 extern const struct bench_scenario bench_scenario_cond;
-/* scenario_apps.c: real programs with and without the pthread shim. */
-extern const struct bench_scenario bench_scenario_apps;
 /* scenario_swap.c: hl_swap (seed 003). */
 extern const struct bench_scenario bench_scenario_swap;
 

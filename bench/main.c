@@ -21,7 +21,6 @@ static const struct bench_scenario *const scenarios[] = {
 	&bench_scenario_rwlock,
 	&bench_scenario_rwsem,
 	&bench_scenario_cond,
-	&bench_scenario_apps,
 	&bench_scenario_swap,
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
@@ -32,6 +31,8 @@ static const struct program {
 	const char *name;
 	const char *summary;
 } programs[] = {
+	{ "apps", "real programs (sysbench, memcached, stress-ng) on glibc and under "
+		  "hotlock-run, and the shim's own cost" },
 	{ "schbench", "Chris Mason's schbench: wake-up latency percentiles, "
 		      "futex wake+wait vs hl_swap (seed 003)" },
 	{ "futex-hash", "seed 002: the kernel's futex hash size (PR_FUTEX_HASH): perf's "
