@@ -216,11 +216,6 @@ double bench_parse_seconds(const char *scenario, const char *opt,
 	return v;
 }
 
-unsigned bench_parse_busy(const char *scenario, const char *s)
-{
-	return (unsigned)bench_parse_ulong(scenario, "--busy", s, 0, BENCH_MAX_BUSY);
-}
-
 void bench_list_each(const char *scenario, const char *opt, const char *list,
 		     void (*item)(void *ctx, const char *entry), void *ctx)
 {
@@ -302,109 +297,6 @@ void bench_common_defaults(struct bench_common *c, const char *locks)
 	c->nthreads = sizeof threads / sizeof threads[0];
 	c->duration_s = 2;
 	c->repeat = 1;
-}
-
-bool bench_common_option(struct bench_common *c, const char *scenario,
-			 int argc, char **argv, int *i)
-{
-	const char *v;
-
-	if ((v = bench_opt_value(scenario, argc, argv, i, "--locks"))) {
-		if (!*v)
-			bench_usage_error(scenario, "--locks: empty list");
-		c->locks = v;
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--threads"))) {
-		bench_common_threads(c, scenario, v);
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--duration"))) {
-		c->duration_s = bench_parse_seconds(scenario, "--duration", v, 86400);
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--repeat"))) {
-		c->repeat = bench_parse_ulong(scenario, "--repeat", v, 1, 1000);
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--json"))) {
-		if (!*v)
-			bench_usage_error(scenario, "--json: empty file name");
-		c->json = v;
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--topology"))) {
-		bench_common_topology(c, scenario, v);
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--busy"))) {
-		c->busy = bench_parse_busy(scenario, v);
-	} else {
-		return false;
-	}
-	return true;
-}
-
-/* --duration, --repeat and --json of a scenario that makes its own runs. */
-bool bench_run_option(const char *scenario, int argc, char **argv, int *i,
-		      double *duration_s, unsigned *repeat, const char **json)
-{
-	const char *v;
-
-	if ((v = bench_opt_value(scenario, argc, argv, i, "--duration"))) {
-		*duration_s = bench_parse_seconds(scenario, "--duration", v, 3600);
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--repeat"))) {
-		*repeat = (unsigned)bench_parse_ulong(scenario, "--repeat", v, 1, 100);
-	} else if ((v = bench_opt_value(scenario, argc, argv, i, "--json"))) {
-		if (!*v)
-			bench_usage_error(scenario, "--json: empty file name");
-		*json = v;
-	} else {
-		return false;
-	}
-	return true;
-}
-
-void bench_parse_args(const char *scenario, int argc, char **argv,
-		      struct bench_common *c, void (*help)(FILE *f),
-		      bool (*option)(void *ctx, int argc, char **argv, int *i),
-		      void *ctx)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			help(stdout);
-			exit(0);
-		}
-		if (option(ctx, argc, argv, &i) ||
-		    (c && bench_common_option(c, scenario, argc, argv, &i)))
-			continue;
-		if (argv[i][0] == '-')
-			bench_usage_error(scenario, "unknown option '%s'", argv[i]);
-		bench_usage_error(scenario, "unexpected argument '%s'", argv[i]);
-	}
-}
-
-void bench_common_help(FILE *f, const char *default_locks)
-{
-	fprintf(f,
-		"  --locks A,B,...    locks to compare, the first is the baseline of 'ratio'\n"
-		"                     and 'limit%%' (default %s).  Groups: 'peers' (the\n"
-		"                     locks a program would use instead, marked [peer]\n"
-		"                     below) and 'all'; a group skips locks already listed\n"
-		"                     and peers this build lacks (one line says which)\n"
-		"  --threads N,M,...  thread counts, 1 to %u each (default 1,2,4,8)\n"
-		"  --duration S       seconds per run, may be fractional (default 2)\n"
-		"  --repeat R         run each (lock, threads) R times, interleaved across\n"
-		"                     locks; the tables show the run with the median ops/s,\n"
-		"                     the JSON keeps all (default 1)\n"
-		"  --json FILE        also write the results as JSON to FILE\n"
-		"  --topology SPEC    the nodes hotlock's CNA queue sees (hl_topology_set):\n"
-		"                     numa (NUMA nodes), llc (last-level cache domains) or\n"
-		"                     virtual:N (CPU c on node c mod N, N = 1 to %d).\n"
-		"                     With virtual:N, worker i is placed on node i mod N\n"
-		"                     (hl_topology_set_thread_node) whatever CPU it runs\n"
-		"                     on, so a queue policy can be studied with more nodes\n"
-		"                     than CPUs; with numa and llc a worker is on the node\n"
-		"                     of the CPU it runs on (no pinning).  Default: the\n"
-		"                     library's (HOTLOCK_TOPOLOGY, else numa)\n"
-		"  --busy N           N CPU-bound processes (0 to %u) beside the runs:\n"
-		"                     forks of the bench spinning on arithmetic at nice 0,\n"
-		"                     SCHED_OTHER, no affinity of their own (named\n"
-		"                     hotlock-busy), started before the first run and\n"
-		"                     killed after the last (also on an error, SIGINT,\n"
-		"                     SIGTERM).  Stated above the tables ('load:') and in\n"
-		"                     the JSON (config busy, each run's busy_cpus); the\n"
-		"                     'other load' notes leave them out (default 0)\n"
-		"  --help             this text\n",
-		default_locks, BENCH_MAX_THREADS, HL_TOPOLOGY_MAX_NODES, BENCH_MAX_BUSY);
 }
 
 /* ---- where a run comes from ------------------------------------------ */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* hotlock-bench: the harness every scenario shares.
  *
- * - command line: the options all scenarios take (--locks, --threads,
- *   --duration, --repeat, --json, --topology, --busy), number parsing, usage errors
- *   (exit 2);
+ * - command line: number and list parsing and usage errors (exit 2) for the
+ *   declared options of options.h, which parses the options all scenarios
+ *   share (--locks, --threads, --duration, --repeat, --json, --topology,
+ *   --busy) into struct bench_common;
  * - one run: T threads released together from a barrier, each running the
  *   scenario's body until the main thread sets the stop flag, each measuring
  *   its own ops, futex syscalls, voluntary context switches and CPU time, and
@@ -121,9 +122,6 @@ unsigned long bench_parse_ulong(const char *scenario, const char *opt,
 double bench_parse_seconds(const char *scenario, const char *opt,
 			   const char *s, double max);
 
-/* --busy's value: a whole number 0 to BENCH_MAX_BUSY; exits 2 otherwise. */
-unsigned bench_parse_busy(const char *scenario, const char *s);
-
 /* Calls item for each entry of a comma-separated list (a NUL-terminated
  * copy); exits 2 naming opt on an empty or overlong entry. */
 void bench_list_each(const char *scenario, const char *opt, const char *list,
@@ -140,30 +138,6 @@ void bench_common_topology(struct bench_common *c, const char *scenario,
 			   const char *spec);
 /* Fills the defaults: threads 1,2,4,8, duration 2 s, repeat 1. */
 void bench_common_defaults(struct bench_common *c, const char *locks);
-/* Consumes argv[*i] if it is one of the common options.  --topology takes
- * effect here: a spec hl_topology_set rejects exits 2, one this machine
- * cannot provide exits 1. */
-bool bench_common_option(struct bench_common *c, const char *scenario,
-			 int argc, char **argv, int *i);
-/* The common options' lines for a scenario's --help. */
-void bench_common_help(FILE *f, const char *default_locks);
-/* For a scenario that makes its own runs: consumes argv[*i] if it is
- * --duration S (at most 3600), --repeat R (1 to 100) or --json FILE (not
- * empty), into *duration_s, *repeat or *json. */
-bool bench_run_option(const char *scenario, int argc, char **argv, int *i,
-		      double *duration_s, unsigned *repeat, const char **json);
-/* Parses a scenario's command line (argv[0] is the scenario's name):
- * --help or -h prints help(stdout) and exits 0; option, when it returns
- * true, has consumed argv[*i] as one of the scenario's own (it is asked
- * first, so a scenario may give a common option's name its own meaning, as
- * cond does --threads); the common options go into c (see
- * bench_common_option), or, with c NULL, are not taken (a scenario with
- * options of its own only); anything else exits 2. */
-void bench_parse_args(const char *scenario, int argc, char **argv,
-		      struct bench_common *c, void (*help)(FILE *f),
-		      bool (*option)(void *ctx, int argc, char **argv, int *i),
-		      void *ctx);
-
 /* CPUs in the calling thread's affinity mask. */
 unsigned bench_cores(void);
 /* Pins the calling thread to one CPU: 0 or pthread_setaffinity_np's errno. */

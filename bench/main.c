@@ -143,8 +143,7 @@ int main(int argc, char **argv)
 			run_program(p, argc - 1, argv + 1);
 	for (size_t i = 0; i < NSCENARIOS; i++)
 		if (strcmp(argv[1], scenarios[i]->name) == 0)
-			return scenarios[i]->main ? scenarios[i]->main(argc - 1, argv + 1)
-						  : bench_scenario_main(scenarios[i], argc - 1, argv + 1);
+			return bench_scenario_main(scenarios[i], argc - 1, argv + 1);
 	if (argv[1][0] == '-')
 		bench_usage_error(NULL, "unknown option '%s'", argv[1]);
 	bench_usage_error(NULL, "unknown scenario '%s'", argv[1]);

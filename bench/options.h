@@ -83,9 +83,6 @@ struct bench_scenario {
 	void (*help_more)(FILE *f);
 	/* Runs what the command line asked for; returns the exit status. */
 	int (*run)(void *ctx, struct bench_common *c);
-	/* Transitional: a scenario that parses its own command line (argv[0]
-	 * is its name); the fields above are then unused. */
-	int (*main)(int argc, char **argv);
 };
 
 /* Parses argv (argv[0] is the scenario's name) and runs the scenario: --help
