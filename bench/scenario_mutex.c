@@ -88,12 +88,6 @@ struct mutex_ctx {
 	char label[96];
 };
 
-/* A run's figures beyond the harness's (bench_sample.extra). */
-struct mutex_extra {
-	bool waits_timed;               /* false under --no-wait-times */
-	struct bench_wait_stats waits;
-};
-
 /* Spins, with pause, for s seconds of wall time: a delay that means the same
  * on every CPU, whatever a pause costs there. */
 static void spin_for(double s)
@@ -194,7 +188,7 @@ static void mutex_run(void *ctx, size_t lock, unsigned threads, double duration_
 {
 	struct mutex_ctx *c = ctx;
 	const struct bench_lock *lk = c->locks[lock];
-	struct mutex_extra *x = bench_xcalloc(1, sizeof *x);
+	struct bench_wait_run *x = bench_xcalloc(1, sizeof *x); /* the run's extra */
 	struct bench_run_spec spec = {
 		.label = c->label,
 		.threads = threads,
@@ -218,8 +212,8 @@ static void mutex_run(void *ctx, size_t lock, unsigned threads, double duration_
 
 	bench_run(&spec, out);
 
-	x->waits_timed = c->waits != NULL;
-	bench_waits_stats(c->waits, c->waits ? threads : 0, &x->waits);
+	x->timed = c->waits != NULL;
+	bench_waits_stats(c->waits, c->waits ? threads : 0, &x->stats);
 	out->extra = x;
 	free(c->waits);
 	c->waits = NULL;
@@ -260,141 +254,39 @@ static void mutex_json_config(void *ctx, struct bench_json *j)
 	}
 }
 
-/* One run's wait figures (null under --no-wait-times, and the times null
- * for a run with no sample). */
+/* One run's wait figures (bench_sample.extra is its bench_wait_run). */
 static void mutex_json_sample(void *ctx, struct bench_json *j, const struct bench_sample *s)
 {
-	const struct mutex_extra *x = s->extra;
-
-	(void)ctx;
-	if (!x || !x->waits_timed) {
-		bench_json_null(j, "wait_samples");
-		bench_json_null(j, "wait_us_p50");
-		bench_json_null(j, "wait_us_p99");
-		bench_json_null(j, "wait_us_p999");
-		bench_json_null(j, "wait_us_max");
-		return;
-	}
-	bench_json_uint(j, "wait_samples", x->waits.samples);
-	bench_json_number(j, "wait_us_p50", x->waits.p50_us);
-	bench_json_number(j, "wait_us_p99", x->waits.p99_us);
-	bench_json_number(j, "wait_us_p999", x->waits.p999_us);
-	bench_json_number(j, "wait_us_max", x->waits.max_us);
+	bench_wait_json_run(j, s->extra);
 }
 
-/* Over all the runs of a result: the longest sampled wait of any (the
- * result's own members are its median run's). */
+/* Over all the runs of a result: the longest sampled wait (the result's
+ * own members are its median run's). */
 static void mutex_json_result(void *ctx, struct bench_json *j, const struct bench_result *r)
 {
 	const struct mutex_ctx *c = ctx;
-	double max = NAN;
 
-	if (!c->wait_times) {
-		bench_json_null(j, "wait_us_max_all_runs");
-		return;
-	}
-	for (unsigned k = 0; k < c->repeat; k++) {
-		const struct mutex_extra *x = r->runs[k].extra;
-
-		if (x && x->waits.samples > 0 && !(x->waits.max_us <= max))
-			max = x->waits.max_us;
-	}
-	bench_json_number(j, "wait_us_max_all_runs", max);
+	bench_wait_json_longest(j, c->wait_times ? r->runs : NULL, c->repeat);
 }
-
-/* The median run's waits, in microseconds; NAN ("-") without samples. */
-static const struct bench_wait_stats *waits_of(const struct bench_result *r)
-{
-	const struct mutex_extra *x = bench_result_sample(r)->extra;
-
-	return x && x->waits_timed && x->waits.samples > 0 ? &x->waits : NULL;
-}
-
-static double col_wait_p50(const struct bench_result *r)
-{
-	const struct bench_wait_stats *w = waits_of(r);
-
-	return w ? w->p50_us : NAN;
-}
-
-static double col_wait_p99(const struct bench_result *r)
-{
-	const struct bench_wait_stats *w = waits_of(r);
-
-	return w ? w->p99_us : NAN;
-}
-
-static double col_wait_p999(const struct bench_result *r)
-{
-	const struct bench_wait_stats *w = waits_of(r);
-
-	return w ? w->p999_us : NAN;
-}
-
-static double col_wait_max(const struct bench_result *r)
-{
-	const struct bench_wait_stats *w = waits_of(r);
-
-	return w ? w->max_us : NAN;
-}
-
-static double col_wait_samples(const struct bench_result *r)
-{
-	const struct mutex_extra *x = bench_result_sample(r)->extra;
-
-	return x && x->waits_timed ? (double)x->waits.samples : NAN;
-}
-
-static const struct bench_column col_wait_samples_def =
-	{ "samples", "sampled acquisitions (timed)", 7, 0, col_wait_samples,
-	  "the wait columns' sample count: acquisitions timed (all threads; JSON "
-	  "wait_samples)" };
-/* The waits with 3 significant digits: they span from tens of ns to seconds. */
-static const struct bench_column col_wait_p50_def =
-	{ "p50-us", "sampled wait per acquisition, p50, us", 7, -3, col_wait_p50,
-	  "wait per acquisition, microseconds, 3 significant digits: from just "
-	  "before lock to just after it returns (CLOCK_MONOTONIC through the vDSO; "
-	  "every sample includes one clock read, JSON wait_clock_floor_ns).  "
-	  "SAMPLED: each thread times about one acquisition in --wait-sample, the "
-	  "gaps drawn at random (uniform 1..2N-1, a phase of its own per thread), "
-	  "into its own histogram (percentiles within 0.8%).  The percentiles AND "
-	  "max are over the sampled acquisitions only: max is the longest sampled "
-	  "wait, exact, not the longest of every acquisition (--wait-sample 1 times "
-	  "them all, at two clock reads each).  A timed acquisition's critical "
-	  "section is one clock read longer.  JSON per run wait_us_p50, wait_us_p99, "
-	  "wait_us_p999, wait_us_max, and per result wait_us_max_all_runs (the "
-	  "longest over the --repeat runs)" };
-static const struct bench_column col_wait_p99_def =
-	{ "p99-us", "sampled wait per acquisition, p99, us", 7, -3, col_wait_p99, NULL };
-static const struct bench_column col_wait_p999_def =
-	{ "p99.9-us", "sampled wait per acquisition, p99.9, us", 8, -3, col_wait_p999, NULL };
-static const struct bench_column col_wait_max_def =
-	{ "max-us", "longest sampled wait per acquisition, us", 7, -3, col_wait_max, NULL };
 
 /* The mutex table's columns and the waits. */
 static const struct bench_column *const mutex_wait_columns[] = {
 	&bench_col_mops, &bench_col_thr_min, &bench_col_thr_avg, &bench_col_thr_max,
 	&bench_col_fairness, &bench_col_futex, &bench_col_csw, &bench_col_cpu,
 	&bench_col_ratio, &bench_col_limit,
-	&col_wait_samples_def, &col_wait_p50_def, &col_wait_p99_def,
-	&col_wait_p999_def, &col_wait_max_def,
+	&bench_col_wait[0], &bench_col_wait[1], &bench_col_wait[2], &bench_col_wait[3],
+	&bench_col_wait[4],
 };
 
 static void mutex_help_more(FILE *f)
 {
-	static const struct bench_column *const help_columns[] = {
-		&bench_col_mops, &bench_col_thr_min, &bench_col_thr_avg, &bench_col_thr_max,
-		&bench_col_fairness, &bench_col_futex, &bench_col_csw, &bench_col_cpu,
-		&bench_col_ratio, &bench_col_limit, &bench_col_xnode,
-		&col_wait_samples_def, &col_wait_p50_def, &col_wait_p99_def,
-		&col_wait_p999_def, &col_wait_max_def,
-	};
-
 	fprintf(f, "Locks:\n");
 	bench_locks_print(f, "  ");
 	fprintf(f, "\nColumns (one table per thread count; the run with the median ops/s;\n"
 		"--torture: its own table, the rest in the JSON only):\n");
-	bench_columns_help(f, help_columns, sizeof help_columns / sizeof help_columns[0]);
+	bench_columns_help(f, mutex_wait_columns,
+			   sizeof mutex_wait_columns / sizeof mutex_wait_columns[0]);
+	bench_columns_help(f, (const struct bench_column *const[]){ &bench_col_xnode }, 1);
 	fprintf(f, "The limit here: the first lock's 1-thread rate x min(cores, (cs + ncs) / cs).\n"
 		"The header and the JSON give the topology in effect and its node count.\n"
 		"\n"

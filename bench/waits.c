@@ -81,3 +81,90 @@ uint64_t bench_wait_clock_floor_ns(void)
 	}
 	return best;
 }
+
+/* ---- the wait columns and JSON ------------------------------------------- */
+
+static const struct bench_wait_stats *waits_of(const struct bench_result *r)
+{
+	const struct bench_wait_run *w = bench_result_sample(r)->extra;
+
+	return w && w->timed ? &w->stats : NULL;
+}
+
+static double col_samples(const struct bench_result *r)
+{
+	const struct bench_wait_stats *w = waits_of(r);
+
+	return w ? (double)w->samples : NAN;
+}
+
+/* The median run's figure at offset off of its stats, in microseconds;
+ * NAN ("-") without a sample. */
+static double wait_us(const struct bench_result *r, size_t off)
+{
+	const struct bench_wait_stats *w = waits_of(r);
+
+	return w && w->samples ? *(const double *)(const void *)((const char *)w + off) : NAN;
+}
+
+#define WAIT_US(member) \
+	static double col_##member(const struct bench_result *r) \
+	{ return wait_us(r, offsetof(struct bench_wait_stats, member)); }
+WAIT_US(p50_us)
+WAIT_US(p99_us)
+WAIT_US(p999_us)
+WAIT_US(max_us)
+
+/* The waits with 3 significant digits: they span from tens of ns to seconds. */
+const struct bench_column bench_col_wait[BENCH_WAIT_NCOLUMNS] = {
+	{ "samples", "sampled acquisitions (timed)", 7, 0, col_samples,
+	  "the wait columns' sample count: acquisitions timed (all threads; JSON "
+	  "wait_samples)" },
+	{ "p50-us", "sampled wait per acquisition, p50, us", 7, -3, col_p50_us,
+	  "wait per acquisition, microseconds, 3 significant digits: from just "
+	  "before lock to just after it returns (CLOCK_MONOTONIC through the vDSO; "
+	  "every sample includes one clock read, JSON wait_clock_floor_ns).  "
+	  "SAMPLED: each thread times about one acquisition in --wait-sample, the "
+	  "gaps drawn at random (uniform 1..2N-1, a phase of its own per thread), "
+	  "into its own histogram (percentiles within 0.8%).  The percentiles AND "
+	  "max are over the sampled acquisitions only: max is the longest sampled "
+	  "wait, exact, not the longest of every acquisition (--wait-sample 1 times "
+	  "them all, at two clock reads each).  A timed acquisition's critical "
+	  "section is one clock read longer.  JSON per run wait_us_p50, wait_us_p99, "
+	  "wait_us_p999, wait_us_max, and per result wait_us_max_all_runs (the "
+	  "longest over the --repeat runs)" },
+	{ "p99-us", "sampled wait per acquisition, p99, us", 7, -3, col_p99_us, NULL },
+	{ "p99.9-us", "sampled wait per acquisition, p99.9, us", 8, -3, col_p999_us, NULL },
+	{ "max-us", "longest sampled wait per acquisition, us", 7, -3, col_max_us, NULL },
+};
+
+void bench_wait_json_run(struct bench_json *j, const struct bench_wait_run *w)
+{
+	if (!w || !w->timed) {
+		bench_json_null(j, "wait_samples");
+		bench_json_null(j, "wait_us_p50");
+		bench_json_null(j, "wait_us_p99");
+		bench_json_null(j, "wait_us_p999");
+		bench_json_null(j, "wait_us_max");
+		return;
+	}
+	bench_json_uint(j, "wait_samples", w->stats.samples);
+	bench_json_number(j, "wait_us_p50", w->stats.p50_us);
+	bench_json_number(j, "wait_us_p99", w->stats.p99_us);
+	bench_json_number(j, "wait_us_p999", w->stats.p999_us);
+	bench_json_number(j, "wait_us_max", w->stats.max_us);
+}
+
+void bench_wait_json_longest(struct bench_json *j, const struct bench_sample *runs,
+			     unsigned n)
+{
+	double max = NAN;
+
+	for (unsigned k = 0; runs && k < n; k++) {
+		const struct bench_wait_run *w = runs[k].extra;
+
+		if (w && w->stats.samples > 0 && !(w->stats.max_us <= max))
+			max = w->stats.max_us;
+	}
+	bench_json_number(j, "wait_us_max_all_runs", max);
+}

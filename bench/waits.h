@@ -106,6 +106,29 @@ struct bench_waits *bench_waits_alloc(unsigned n);
 /* The merged figures of n threads' histograms. */
 void bench_waits_stats(const struct bench_waits *w, unsigned n,
 		       struct bench_wait_stats *out);
+/* A run's waits, kept as its bench_sample.extra by a scenario that times
+ * acquisitions: what the wait columns and bench_wait_json_run read. */
+struct bench_wait_run {
+	bool timed;                     /* false: no clock was read (not timed) */
+	struct bench_wait_stats stats;
+};
+
+/* The wait columns of the run a table shows (its extra a bench_wait_run):
+ * samples, p50-us, p99-us, p99.9-us, max-us; "-" where not timed or no
+ * acquisition was sampled. */
+#define BENCH_WAIT_NCOLUMNS 5
+extern const struct bench_column bench_col_wait[BENCH_WAIT_NCOLUMNS];
+
+/* One run's JSON members: wait_samples, wait_us_p50, wait_us_p99,
+ * wait_us_p999, wait_us_max (all null when not timed; the times null for
+ * a run without a sample). */
+void bench_wait_json_run(struct bench_json *j, const struct bench_wait_run *w);
+
+/* "wait_us_max_all_runs": the longest sampled wait of runs[0..n) (their
+ * extras bench_wait_runs); null for runs NULL (not timed) or no sample. */
+void bench_wait_json_longest(struct bench_json *j, const struct bench_sample *runs,
+			     unsigned n);
+
 /* The least time two back-to-back bench_now_ns reads are apart, in ns, over
  * a few thousand tries: what every sample includes beyond the lock call. */
 uint64_t bench_wait_clock_floor_ns(void);
