@@ -917,22 +917,21 @@ static void help(FILE *f)
 		MIN_RUNS);
 }
 
+/* A side's figures of a row: SIDE_runs, SIDE_median, ... */
 static void json_stats(struct bench_json *j, const char *side, const struct stats *st)
 {
+	const struct { const char *name; double v; } figs[] = {
+		{ "median", st->med }, { "min", st->min }, { "max", st->max },
+		{ "spread", st->spread }, { "cpu_s_per_mop", st->cpu },
+	};
 	char key[32];
 
 	snprintf(key, sizeof key, "%s_runs", side);
 	bench_json_uint(j, key, st->runs);
-	snprintf(key, sizeof key, "%s_median", side);
-	bench_json_number(j, key, st->med);
-	snprintf(key, sizeof key, "%s_min", side);
-	bench_json_number(j, key, st->min);
-	snprintf(key, sizeof key, "%s_max", side);
-	bench_json_number(j, key, st->max);
-	snprintf(key, sizeof key, "%s_spread", side);
-	bench_json_number(j, key, st->spread);
-	snprintf(key, sizeof key, "%s_cpu_s_per_mop", side);
-	bench_json_number(j, key, st->cpu);
+	for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++) {
+		snprintf(key, sizeof key, "%s_%s", side, figs[k].name);
+		bench_json_number(j, key, figs[k].v);
+	}
 }
 
 /* The members of f's layout key from result r, as they are in the file. */
