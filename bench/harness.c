@@ -483,11 +483,7 @@ double bench_machine_busy_s(void)
 
 /* Where the rest of the machine stands: busy CPU seconds, ours, those of
  * the --busy processes (0 without), and when. */
-struct machine_mark {
-	double busy_s, self_s, load_s, at_s;
-};
-
-static void machine_mark(struct machine_mark *m)
+void bench_machine_mark(struct bench_machine_mark *m)
 {
 	m->busy_s = bench_machine_busy_s();
 	m->self_s = clock_s(CLOCK_PROCESS_CPUTIME_ID, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
@@ -495,11 +491,10 @@ static void machine_mark(struct machine_mark *m)
 	m->at_s = bench_now();
 }
 
-/* CPUs the rest of the machine kept busy between two marks, on average:
- * neither this process nor the load it started itself (--busy). */
-static double other_cpus(const struct machine_mark *a, const struct machine_mark *b)
+double bench_other_cpus(const struct bench_machine_mark *a, const struct bench_machine_mark *b,
+			double children_s)
 {
-	double others = (b->busy_s - a->busy_s) - (b->self_s - a->self_s) -
+	double others = (b->busy_s - a->busy_s) - (b->self_s - a->self_s) - children_s -
 			(b->load_s - a->load_s);
 
 	if (isnan(others) || b->at_s <= a->at_s)
@@ -507,8 +502,7 @@ static double other_cpus(const struct machine_mark *a, const struct machine_mark
 	return fmax(others, 0) / (b->at_s - a->at_s);
 }
 
-/* CPUs the --busy processes kept busy between two marks; NAN without. */
-static double busy_cpus(const struct machine_mark *a, const struct machine_mark *b)
+double bench_busy_cpus(const struct bench_machine_mark *a, const struct bench_machine_mark *b)
 {
 	if (bench_busy_count() == 0 || isnan(b->load_s - a->load_s) || b->at_s <= a->at_s)
 		return NAN;
@@ -672,10 +666,10 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 	struct run_state rs = { .spec = spec };
 	struct worker *w;
 	pthread_attr_t attr;
-	struct machine_mark before, after;
+	struct bench_machine_mark before, after;
 	double t0, first = INFINITY, last = -INFINITY;
 
-	machine_mark(&before);
+	bench_machine_mark(&before);
 	w = aligned_alloc(BENCH_CACHELINE, n * sizeof *w);
 	if (!w)
 		bench_fatal("out of memory");
@@ -722,11 +716,11 @@ void bench_run(const struct bench_run_spec *spec, struct bench_sample *out)
 		spec->on_stop(spec->arg);
 	join_all(spec, w, t0 + spec->duration_s + 30, spec->duration_s + 30);
 	bench_check(pthread_barrier_destroy(&rs.start), "pthread_barrier_destroy");
-	machine_mark(&after);
+	bench_machine_mark(&after);
 
 	memset(out, 0, sizeof *out);
-	out->other_cpus = other_cpus(&before, &after);
-	out->busy_cpus = busy_cpus(&before, &after);
+	out->other_cpus = bench_other_cpus(&before, &after, 0);
+	out->busy_cpus = bench_busy_cpus(&before, &after);
 	out->threads = n;
 	out->thread_ops = bench_xcalloc(n, sizeof *out->thread_ops);
 	out->futex_counted = spec->futex_counted;

@@ -311,6 +311,20 @@ void bench_progress_begin(const char *fmt, ...) __attribute__((format(printf, 1,
  * Tick-based, so good to about a tick per CPU. */
 double bench_machine_busy_s(void);
 
+/* The machine's CPU time at a moment, for the load beside a run: its busy
+ * time, this process's, the --busy processes', and the time. */
+struct bench_machine_mark {
+	double busy_s, self_s, load_s, at_s;
+};
+void bench_machine_mark(struct bench_machine_mark *m);
+/* CPUs the rest of the machine kept busy from a to b, on average: neither
+ * this process, nor its children's children_s seconds of CPU time, nor the
+ * --busy processes; NAN when unknown. */
+double bench_other_cpus(const struct bench_machine_mark *a, const struct bench_machine_mark *b,
+			double children_s);
+/* CPUs the --busy processes kept busy from a to b; NAN without them. */
+double bench_busy_cpus(const struct bench_machine_mark *a, const struct bench_machine_mark *b);
+
 /* result: "1.234 Mops/s"; other_cpus: the run's, noted when high. */
 void bench_progress_end(const char *result, double other_cpus);
 /* Erases the line on a terminal: before writing to stdout. */

@@ -224,20 +224,17 @@ void reports_check(const struct apps *a, const char *label, enum side s,
 
 /* ---- runs.c, sysbench.c, memcached.c: one run of each workload ---------- */
 
-/* Where the rest of the machine stood at a run's start. */
-struct mark {
-	double busy_s, self_s, load_s, at_s;
-};
-
-void mark(struct mark *m);
-void load_since(const struct mark *m, double children_s, struct app_run *r);
+/* Into r: the CPUs kept busy since m by others than us, our children
+ * (children_s of CPU time) and the --busy processes; and those the --busy
+ * processes kept busy. */
+void load_since(const struct bench_machine_mark *m, double children_s, struct app_run *r);
 /* "sysbench-mutex T=2 glibc", "pair (single thread) shim". */
 void run_what(const struct apps *a, char *buf, size_t len, enum app_kind k,
 	      unsigned t, enum side s);
 void run_label(const struct apps *a, char *buf, size_t len, enum app_kind k,
 	       unsigned t, enum side s);
 void instances_done(const struct apps *a, const char *label, enum side s,
-		    const struct mark *m, struct output *o, unsigned n,
+		    const struct bench_machine_mark *m, struct output *o, unsigned n,
 		    struct app_run *r);
 void run_one(const struct apps *a, enum app_kind k, unsigned t, enum side s,
 	     struct app_run *r);

@@ -79,7 +79,7 @@ void run_memcached(const struct apps *a, unsigned t, enum side s, struct app_run
 	struct cmd argv = { .n = 0 };
 	struct child srv, gen;
 	struct output so, go;
-	struct mark m;
+	struct bench_machine_mark m;
 	const unsigned port = free_port();
 	const unsigned loadgen = 2 * t < a->loadgen_threads ? 2 * t : a->loadgen_threads;
 	/* 2T connections, a multiple of the load generator's threads. */
@@ -87,7 +87,7 @@ void run_memcached(const struct apps *a, unsigned t, enum side s, struct app_run
 	double tps, ops, run_s;
 
 	run_label(a, label, sizeof label, APP_MEMCACHED, t, s);
-	mark(&m);
+	bench_machine_mark(&m);
 	start_server(a, label, t, s, port, &srv);
 
 	cmd_add(&argv, a->memaslap, NULL);

@@ -58,37 +58,13 @@ void run_label(const struct apps *a, char *buf, size_t len, enum app_kind k, uns
 
 /* ---- the rest of the machine -------------------------------------------- */
 
-static double self_cpu_s(void)
+void load_since(const struct bench_machine_mark *m, double children_s, struct app_run *r)
 {
-	struct timespec ts;
+	struct bench_machine_mark now;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void mark(struct mark *m)
-{
-	m->busy_s = bench_machine_busy_s();
-	m->self_s = self_cpu_s();
-	m->load_s = bench_busy_cpu_s();
-	m->at_s = bench_now();
-}
-
-/* Into r: the CPUs kept busy since m by others than us, our children
- * (children_s of CPU time) and the --busy processes, on average; and those
- * the --busy processes kept busy (NAN without). */
-void load_since(const struct mark *m, double children_s, struct app_run *r)
-{
-	struct mark now;
-	double others;
-
-	mark(&now);
-	others = (now.busy_s - m->busy_s) - (now.self_s - m->self_s) - children_s -
-		 (now.load_s - m->load_s);
-	r->other_cpus = isnan(others) || now.at_s <= m->at_s ? NAN :
-		fmax(others, 0) / (now.at_s - m->at_s);
-	r->busy_cpus = bench_busy_count() == 0 || isnan(now.load_s - m->load_s) ||
-		now.at_s <= m->at_s ? NAN : (now.load_s - m->load_s) / (now.at_s - m->at_s);
+	bench_machine_mark(&now);
+	r->other_cpus = bench_other_cpus(m, &now, children_s);
+	r->busy_cpus = bench_busy_cpus(m, &now);
 }
 
 /* ---- the end of a run ---------------------------------------------------- */
@@ -114,7 +90,7 @@ static void sum_instances(struct app_run *r)
  * instance, which each must have (or, on glibc, lack), their futex calls
  * summed; the reports (reports_check).  Frees o. */
 void instances_done(const struct apps *a, const char *label, enum side s,
-		    const struct mark *m, struct output *o, unsigned n,
+		    const struct bench_machine_mark *m, struct output *o, unsigned n,
 		    struct app_run *r)
 {
 	uint64_t wait = 0, wake = 0;
@@ -143,7 +119,7 @@ void run_pair(const struct apps *a, enum app_kind k, enum side s, struct app_run
 	struct cmd argv = { .n = 0 };
 	struct child c;
 	struct output o;
-	struct mark m;
+	struct bench_machine_mark m;
 	const char *p;
 
 	run_label(a, label, sizeof label, k, 1, s);
@@ -154,7 +130,7 @@ void run_pair(const struct apps *a, enum app_kind k, enum side s, struct app_run
 	cmd_fmt(&argv, "%lu", a->pairs);
 	cmd_add(&argv, "--trials", NULL);
 	cmd_fmt(&argv, "%d", PAIR_TRIALS);
-	mark(&m);
+	bench_machine_mark(&m);
 	run_to_end(a, label, side_shim(a, s), side_report(a, s), "hotlock-shim-pair", &argv,
 		   120, &c, &o);
 	r->cpu_s = child_cpu(&c);

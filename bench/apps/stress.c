@@ -106,7 +106,7 @@ void run_stress(const struct apps *a, enum app_kind k, unsigned t, enum side s,
 	struct child c[APP_MAX_INSTANCES];
 	struct output o[APP_MAX_INSTANCES];
 	unsigned seen[APP_MAX_INSTANCES];
-	struct mark m;
+	struct bench_machine_mark m;
 
 	run_label(a, label, sizeof label, k, t, s);
 	cmd_add(&argv, a->stress_ng, "--mutex", "1", "--mutex-procs", NULL);
@@ -115,7 +115,7 @@ void run_stress(const struct apps *a, enum app_kind k, unsigned t, enum side s,
 	cmd_fmt(&argv, "%us", a->duration);
 	cmd_add(&argv, "--metrics-brief", NULL);
 
-	mark(&m);
+	bench_machine_mark(&m);
 	spawn_together(a, s, "stress-ng", &argv, n, c);
 	/* While they run (--duration is a second at least). */
 	stress_threads(c, n, a->duration, seen);

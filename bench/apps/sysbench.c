@@ -15,7 +15,7 @@ void run_sysbench(const struct apps *a, enum app_kind k, unsigned t, enum side s
 	struct cmd argv = { .n = 0 };
 	struct child c[APP_MAX_INSTANCES];
 	struct output o[APP_MAX_INSTANCES];
-	struct mark m;
+	struct bench_machine_mark m;
 	double total, events, timeout;
 	uint64_t per_thread = 0;
 
@@ -41,7 +41,7 @@ void run_sysbench(const struct apps *a, enum app_kind k, unsigned t, enum side s
 	}
 	cmd_add(&argv, "run", NULL);
 
-	mark(&m);
+	bench_machine_mark(&m);
 	spawn_together(a, s, "sysbench", &argv, n, c);
 	reap_together(label, n, timeout, c, o);
 	r->ninst = n;
