@@ -4,7 +4,7 @@
  *
  * A call is a record on the client's stack: its request, the response and
  * status the server or a shutdown fills in, and the client's own wait
- * point (its first member: tests/test_channel.c finds it through
+ * point (its first member: tests/channel.c finds it through
  * `current`).  The channel (all-zero = open, empty) is guarded by an
  * hl_mutex:
  *

@@ -10,7 +10,7 @@
  * every clock read of the library goes through the hooks below.  The
  * ordinary library has none of this.
  *
- * Use, from a test (tests/test_sched.c): in a fresh process, hl_sched_init;
+ * Use, from a test (tests/sched.c): in a fresh process, hl_sched_init;
  * then start the threads, each of which calls hl_sched_thread_begin(i)
  * before its first lock call and hl_sched_thread_end after its last; the
  * scheduler starts once all have begun and stops when all have ended.  A

@@ -266,7 +266,7 @@ static void note_holder_node(struct mutex *m)
  * (always 0, spinning pays): there a contender on another node than the
  * holder's gives way by design (gives_way_to_holder), so a lost spin is
  * not evidence that spinning fails, and with the record on, too few queue
- * passes search for tests/test_cna.c to judge the order by (docs/cna.md,
+ * passes search for tests/cna.c to judge the order by (docs/cna.md,
  * "Contenders on other nodes give way"). */
 static inline unsigned spin_rec(struct mutex *m)
 {

@@ -715,7 +715,7 @@ static bool wake_new_head(const struct hl_node *d, void *arg)
 	return head_due(d, h->kind, now, hl_handoff_ns(), now) || (h->reader_owner && is_reader(d));
 }
 
-/* For white-box tests (tests/test_rwlock_dead_head.c): called by step 5
+/* For white-box tests (tests/rwlock_dead_head.c): called by step 5
  * with the parked successor it is about to record as head, before the
  * flags go into the word.  NULL (the default) costs one load per
  * recording. */

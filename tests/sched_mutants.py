@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Seeded bugs in the library's real code, each of which the
-controlled-schedule tests (test_sched.c) must catch.
+controlled-schedule tests (sched.c) must catch.
 
 For every mutant: make the one change in a copy of the source tree
 (configured and built once), rebuild test_sched, and run up to SCHEDULES

@@ -79,7 +79,7 @@ typedef struct stress_ops {
 	void (*thread_init)(void *obj, int index);
 } stress_ops_t;
 
-/* A controlled run (tests/test_sched.c): the workers run under a scheduler
+/* A controlled run (tests/sched.c): the workers run under a scheduler
  * that decides who runs when, in virtual time.  With hooks, the harness
  * starts no watchdog (the scheduler reports a hang), each worker calls
  * thread_begin after the start barrier and before thread_init, and

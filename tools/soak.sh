@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# make soak: many controlled schedules of every lock (tests/test_sched.c),
+# make soak: many controlled schedules of every lock (tests/sched.c),
 # from a seed that differs at each run unless HOTLOCK_SEED is set, then the
 # stress tests for longer than `make test` runs them.
 #

@@ -6,7 +6,7 @@
  * worker pins itself with pthread_setaffinity_np(pthread_self()).  Only
  * then do the workers contend for a mutex held 20 us at a time.  Under
  * hotlock-run every thread of the process shares one CPU by then, so the
- * waiting policy has no spinner slot: affinity_test.sh checks that the
+ * waiting policy has no spinner slot: shim_affinity.sh checks that the
  * report counts no spin.  Exits 77 where the process may use fewer than
  * two CPUs (nothing to pin away from). */
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ends: programs that end, or run, the ways a debugging tool is kept for,
- * for faults_test.py: under hotlock-run --stats each must end exactly as
+ * for stats_faults.py: under hotlock-run --stats each must end exactly as
  * it does without it (docs/stats.md, "What the program sees").
  *
  *   ends MODE [ARG]

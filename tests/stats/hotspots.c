@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* hotspots: a program with known hot and cold locks in named functions, for
- * the contention report's test (stats_test.py): what the report must find.
+ * the contention report's test (stats_report.py): what the report must find.
  *
  *   hotspots [--seconds S] [--pin] [--fork] [--live] [--count]
  *            [--stripped] [--end exit|_exit|sigterm]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // objects: C++ objects that each hold a std::mutex, made, contended and
 // freed one after the other (libstdc++ initialises a std::mutex statically
-// and never destroys it, so the shim sees neither), for faults_test.py: the
+// and never destroys it, so the shim sees neither), for stats_faults.py: the
 // report must fold them into one entry of their class, not one per object.
 // Every object is contended whatever the machine's load: main holds the
 // mutex until both workers sleep in the kernel waiting for it.

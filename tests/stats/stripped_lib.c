@@ -4,7 +4,7 @@
  * have names.  stripped_update takes the library's mutex through a static
  * helper, as SQLite takes its mutexes; in the report the helper is an
  * address (libhotspots-stripped.so+0x...), and the site must be
- * stripped_update, the named function that called it (stats_test.py, J). */
+ * stripped_update, the named function that called it (stats_report.py, J). */
 #include <pthread.h>
 
 static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A program built against an installed hotlock (tests/install/install_test.sh):
+/* A program built against an installed hotlock (tests/install/install.sh):
  * an hl_mutex_t and an hl_rwlock_t shared by two threads.  Prints "ok". */
 #include <hotlock/hotlock.h>
 #include <pthread.h>

@@ -3,9 +3,9 @@
 # Every source and build file of the tree names its license (MIT, LICENSE)
 # in an SPDX line within its first three lines: a file copied out of the
 # repository keeps saying under what terms it may be used.
-#   tests/license_test.sh SOURCE_DIR
+#   tests/license.sh SOURCE_DIR
 set -uo pipefail
-cd "${1:?usage: license_test.sh SOURCE_DIR}" || exit 1
+cd "${1:?usage: license.sh SOURCE_DIR}" || exit 1
 [ -f LICENSE ] && grep -q '^MIT License' LICENSE || { echo "license: FAIL: no MIT LICENSE at the top of the tree" >&2; exit 1; }
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	list() { git ls-files --cached --others --exclude-standard; }

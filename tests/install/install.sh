@@ -6,7 +6,7 @@
 # package under a prefix; a program builds against the installed tree with
 # pkg-config (shared and static) and with find_package, and runs; the
 # installed hotlock-run finds the installed shim.
-# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+# Usage: install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
 tmp=$(mktemp -d)

@@ -10,7 +10,7 @@
 # unwritable --out each exit 1 with one line on stderr; bad options exit 2
 # with argparse's usage.  About 6 s
 # here (four charts, each starting matplotlib).
-#   tests/stats/chart_test.sh SOURCE_DIR [PYTHON]
+#   tests/stats/stats_chart.sh SOURCE_DIR [PYTHON]
 # PYTHON defaults to /usr/bin/python3, Debian's, which has matplotlib and
 # jsonschema (tools/ensure-deps.sh).
 set -euo pipefail

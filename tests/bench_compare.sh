@@ -5,7 +5,7 @@
 # in advance), on directories, on a corrupt file, and on a file whose command
 # line holds a byte that is not UTF-8.
 #
-# Usage: tests/bench_compare_test.sh PATH/TO/hotlock-bench
+# Usage: tests/bench_compare.sh PATH/TO/hotlock-bench
 # Exit 0 pass, 1 fail, 77 skipped (no python3, which fabricates the files).
 # About 3 s, most of it the two runs.
 #
@@ -173,8 +173,8 @@ assert c.endswith(" --json r\ufffd-\u00e9.json"), c
 ' "$u8" || fail "$u8 is not valid UTF-8 JSON with the command line kept"
 
 if [ $fails -ne 0 ]; then
-	echo "bench_compare_test: $fails failure(s); the first compare printed:"
+	echo "bench_compare: $fails failure(s); the first compare printed:"
 	cat out1
 	exit 1
 fi
-echo "bench_compare_test: ok"
+echo "bench_compare: ok"

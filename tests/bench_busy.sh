@@ -5,7 +5,7 @@
 # which compare reads (a file without it as 0, a different one warned of);
 # and no busy process outlives the bench, whether it ends by itself, on
 # SIGTERM, on SIGINT or on SIGKILL.  About 2 s.
-#   tests/bench_busy_test.sh HOTLOCK_BENCH
+#   tests/bench_busy.sh HOTLOCK_BENCH
 set -uo pipefail
 bench=$1
 tmp=$(mktemp -d)

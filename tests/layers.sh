@@ -10,7 +10,7 @@
 # the layers above act at registration and fork).  Checked on the objects
 # the library is built from, with nm, so a call up is caught whether it
 # came through a header or a hand-written declaration.
-#   tests/layers_test.sh OBJECT...   (the hotlock_obj objects; one argument
+#   tests/layers.sh OBJECT...   (the hotlock_obj objects; one argument
 #   may join several with ':', as ctest passes them)
 set -uo pipefail
 fail() { echo "layers: FAIL: $*" >&2; exit 1; }

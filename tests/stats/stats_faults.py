@@ -4,7 +4,7 @@
 tool is kept for (ends.c, objects.cpp): the program must behave exactly as
 without --stats, and the report must be there and right.
 
-  faults_test.py HOTLOCK_RUN ENDS OBJECTS SCHEMA
+  stats_faults.py HOTLOCK_RUN ENDS OBJECTS SCHEMA
 
 Each case, with what it checks:
 - heap-corrupt, double-free: a crash inside malloc dies of SIGABRT at
@@ -314,6 +314,6 @@ with tempfile.TemporaryDirectory() as tmp:
           f"pshared: {[(x['type'], x['contended']) for x in d[0]['locks']] if d else d}")
 
 if failures:
-    print(f"faults_test: {len(failures)} failures")
+    print(f"stats_faults: {len(failures)} failures")
     sys.exit(1)
-print("faults_test: all passed")
+print("stats_faults: all passed")

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Stress test of hl_channel through the stress harness (stress.h): K
  * client threads (the harness's workers) call one server thread.  Each
- * worker's critical section (on a private hl_mutex, as test_stress_cond.c
+ * worker's critical section (on a private hl_mutex, as stress_cond.c
  * does) calls relock(), which here releases that mutex, makes one channel
  * call and takes the mutex again; so the harness's watchdog fails a run in
  * which a client makes no progress for HOTLOCK_WATCHDOG_MS (default 10 s),

@@ -3,7 +3,7 @@
 """The contention report (hotlock-run --stats, docs/stats.md) on a program
 whose hot and cold locks are known (hotspots.c):
 
-  stats_test.py HOTLOCK_RUN HOTSPOTS SCHEMA PRELOAD_LIB
+  stats_report.py HOTLOCK_RUN HOTSPOTS SCHEMA PRELOAD_LIB
 
 - the report ranks the hot mutex first and the starved rwlock second, names
   the functions where each was first contended (past a lock wrapper), gives the condvar its
@@ -336,6 +336,6 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0 and p.stderr == "", f"no settings: exit {p.returncode}, stderr {p.stderr!r}")
 
 if failures:
-    print(f"stats_test: {len(failures)} failures")
+    print(f"stats_report: {len(failures)} failures")
     sys.exit(1)
-print("stats_test: all passed")
+print("stats_report: all passed")

@@ -9,11 +9,11 @@
 #  3. no tracked file cites a document outside the repository (the shared
 #     DESIGN.md, the seeds' folder): docs/design.md and docs/seeds.md are
 #     the ones to cite.
-#   tests/docs_test.sh SOURCE_DIR LIBDIR CC
+#   tests/docs.sh SOURCE_DIR LIBDIR CC
 set -uo pipefail
-src=${1:?usage: docs_test.sh SOURCE_DIR LIBDIR CC}
-libdir=${2:?usage: docs_test.sh SOURCE_DIR LIBDIR CC}
-cc=${3:?usage: docs_test.sh SOURCE_DIR LIBDIR CC}
+src=${1:?usage: docs.sh SOURCE_DIR LIBDIR CC}
+libdir=${2:?usage: docs.sh SOURCE_DIR LIBDIR CC}
+cc=${3:?usage: docs.sh SOURCE_DIR LIBDIR CC}
 cd "$src" || exit 1
 fail=0
 failed() { echo "docs: FAIL: $*" >&2; fail=1; }
@@ -70,7 +70,7 @@ done
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	outside=$(git ls-files --cached --others --exclude-standard -z |
 		xargs -0 grep -lE 'DESIGN\.md|\.\./shared|shared/seeds' -- 2>/dev/null |
-		grep -v '^tests/docs_test\.sh$' | tr '\n' ' ')
+		grep -v '^tests/docs\.sh$' | tr '\n' ' ')
 	[ -z "$outside" ] || failed "these files cite a document outside the repository: $outside"
 fi
 

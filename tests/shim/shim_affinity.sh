@@ -6,7 +6,7 @@
 # process shares one CPU, counts no spin phase.  Before the shim followed
 # pthread_setaffinity_np and sched_setaffinity, the slots kept the CPUs the
 # threads started with, and the waiters spun on the CPU their holder needed.
-# Usage: affinity_test.sh HOTLOCK_RUN AFFINITY_PROG
+# Usage: shim_affinity.sh HOTLOCK_RUN AFFINITY_PROG
 set -euo pipefail
 run=$1 prog=$2
 dir=$(mktemp -d)
@@ -24,7 +24,7 @@ docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 locks = [l for d in docs for l in d["locks"]]
 waits = sum(l.get("futex_waits", 0) for l in locks)
 spins = sum(l.get("spins", 0) for l in locks)
-print(f"affinity_test: {len(locks)} contended lock(s), {waits} futex waits, {spins} spin phases")
+print(f"shim_affinity: {len(locks)} contended lock(s), {waits} futex waits, {spins} spin phases")
 if not locks or waits == 0:
     sys.exit("FAIL: the workers never contended (nothing was checked)")
 if spins:

@@ -4,7 +4,7 @@
  * report is made as hotlock-run's collector makes it, from a struct
  * stats_report built here, and its JSON read back with jansson.
  *
- *   advice_test
+ *   stats_advice
  *
  * For every rule: it fires at its thresholds (each is inclusive: "at
  * least", "at most"), and its sentence holds the numbers that fired it; it
@@ -65,10 +65,10 @@ static void input_init(struct stats_report *in, int nodes, int top)
 	memset(recs, 0, sizeof(recs));
 	memset(&thread, 0, sizeof(thread));
 	thread.tid = 4242;
-	snprintf(thread.name, sizeof(thread.name), "advice_test");
+	snprintf(thread.name, sizeof(thread.name), "stats_advice");
 	thread.start_ns = START_NS;
 	*in = (struct stats_report){
-		.pid = (int)getpid(), .end = "exit 0", .program = "advice_test", .top = top,
+		.pid = (int)getpid(), .end = "exit 0", .program = "stats_advice", .top = top,
 		.start_ns = START_NS, .end_ns = START_NS + RUN_NS, .cpus = 8, .nodes = nodes,
 		.recs = recs, .n_recs = 1, .threads = &thread, .n_threads = 1,
 		.handoff_ns = 4000000, .spin_ns = 20000, .cna = false,
@@ -641,7 +641,7 @@ int main(int argc, char **argv)
 {
 	(void)argv;
 	if (argc != 1) {
-		fprintf(stderr, "usage: advice_test\n");
+		fprintf(stderr, "usage: stats_advice\n");
 		return 2;
 	}
 	struct timespec t0, t1;
@@ -658,10 +658,10 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (failures) {
-		printf("advice_test: %d of %d checks failed\n", failures, checks);
+		printf("stats_advice: %d of %d checks failed\n", failures, checks);
 		return 1;
 	}
-	printf("advice_test: %zu rule cases and %zu tables, %d reports, %d checks passed in %.2f s\n", n_rows,
+	printf("stats_advice: %zu rule cases and %zu tables, %d reports, %d checks passed in %.2f s\n", n_rows,
 	       sizeof(tops) / sizeof(tops[0]), reports, checks, s);
 	return 0;
 }
