@@ -46,17 +46,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "swap_uring.h"
+#include "uring.h"
 
-#ifndef __NR_io_uring_setup
-#define __NR_io_uring_setup 425
-#endif
-#ifndef __NR_io_uring_enter
-#define __NR_io_uring_enter 426
-#endif
-#ifndef __NR_io_uring_register
-#define __NR_io_uring_register 427
-#endif
+/* __NR_io_uring_* come with the same kernel headers (5.1+) as the
+ * IORING_OP_SENDMSG_ZC (6.0+) asserted below. */
 #ifndef FUTEX2_SIZE_U32
 #define FUTEX2_SIZE_U32 0x02
 #endif

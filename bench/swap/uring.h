@@ -7,7 +7,7 @@
  * waits for both completions.  Each thread has its own ring, set up by that
  * thread (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN where the
  * kernel has them: the completions are then run in the waiting
- * io_uring_enter itself).  See swap_uring.c. */
+ * io_uring_enter itself).  See uring.c. */
 #ifndef HOTLOCK_BENCH_SWAP_URING_H
 #define HOTLOCK_BENCH_SWAP_URING_H
 
