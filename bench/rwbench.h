@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hotlock-bench: what the rwlock and rwsem scenarios share: the workload of
  * one measurement, its body, its checks, its figures (bench_sample.extra),
- * its table columns and its JSON.
+ * its table columns and its JSON (rwbench.c, rwbench_report.c).
  *
  * Each of T threads loops { lock for reading or writing; CS; unlock; NCS }:
  *   which side: mixed, each op a read with probability readers_pct %, drawn

@@ -9,7 +9,8 @@
  *   (d) --split R,W: R reader threads and W writer threads, --load L
  *       iterations of the critical section's work (1, 5, 50 in the seed),
  *       the reader and writer rates separately.
- * The workload, its checks and its columns are rwbench.c's. */
+ * The workload and its checks are rwbench.c's; its columns and JSON
+ * rwbench_report.c's. */
 #include <string.h>
 
 #include "locks.h"
