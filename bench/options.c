@@ -9,7 +9,7 @@
 
 #define HELP_INDENT 21u /* where an option's text starts */
 #define HELP_WIDTH  79u /* the last column a help line may use */
-#define MAX_GIVEN   64u
+#define MAX_GIVEN   64u /* options a scenario and the shared ones have */
 
 /* The shared options, over struct bench_common, in the order of their
  * BENCH_COMMON_* bits.  --threads and --topology
@@ -130,13 +130,14 @@ void bench_help_item(FILE *f, const char *name, const char *text)
 
 	if (n < 0)
 		return;
-	if ((size_t)n + 1 > HELP_INDENT) {
+	if ((size_t)n + 1 > HELP_INDENT)
 		fprintf(f, "\n%*s", (int)HELP_INDENT, "");
-		n = (int)HELP_INDENT;
-	} else {
+	else
 		fprintf(f, "%*s", (int)HELP_INDENT - n, "");
-	}
-	wrap(f, text, HELP_INDENT);
+	if (*text)
+		wrap(f, text, HELP_INDENT);
+	else
+		fprintf(f, "\n");
 }
 
 /* The value of o in ctx, as its default. */
@@ -266,7 +267,7 @@ static bool try_option(const struct bench_option *o, void *ctx, const char *scen
 		   !(o->alias && strcmp(argv[*i], o->alias) == 0)) {
 		return false;
 	}
-	if (ngiven < MAX_GIVEN)
+	if (!bench_option_given(o->name)) /* each once: MAX_GIVEN bounds the table */
 		given[ngiven++] = o;
 	take(o, ctx, scenario, v);
 	return true;
@@ -276,7 +277,7 @@ int bench_scenario_main(const struct bench_scenario *s, int argc, char **argv)
 {
 	struct bench_common c;
 	struct bench_option common[NCOMMON];
-	size_t ncommon = 0;
+	size_t ncommon = 0, nopts = 0;
 	void *ctx = bench_xcalloc(1, s->ctx_size);
 
 	if (s->ctx_init)
@@ -289,6 +290,9 @@ int bench_scenario_main(const struct bench_scenario *s, int argc, char **argv)
 	for (size_t k = 0; k < NCOMMON; k++)
 		if (s->common & (1u << k))
 			common[ncommon++] = common_as(s, k);
+	for (const struct bench_option *o = s->options; o && o->name; o++)
+		if (++nopts + ncommon > MAX_GIVEN)
+			bench_fatal("%s declares more than %u options", s->name, MAX_GIVEN);
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
