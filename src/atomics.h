@@ -7,26 +7,26 @@
  * one spot to turn each atomic into a scheduling point, and gives readers one
  * vocabulary:
  *
- *   hl_load(p, mo)               atomic_load_explicit
- *   hl_store(p, v, mo)           atomic_store_explicit
- *   hl_xchg(p, v, mo)            atomic_exchange_explicit
- *   hl_cas(p, &expected, v, mo)  strong compare-exchange; the failure order
- *                                is the success order weakened to what C11
- *                                allows (no release on a failed CAS)
- *   hl_fetch_or/and/add(p, v, mo)
- *   hl_load_stable(p, mo)        atomic_load_explicit of a value that never
- *                                changes once the reader may use it (an
- *                                arena chunk's address): no scheduling point
- *                                in the controlled-schedule build, where no
- *                                interleaving can change what it reads
- *   hl_load_hint(p)              a relaxed load of a hint that another
- *                                thread may change at any time and that no
- *                                protocol step depends on for correctness
- *                                (a thread's RT flag): no scheduling point
- *                                either, since interleaving it would add
- *                                schedules without covering a protocol step
- *   hl_cpu_relax()               the pause instruction, inside spin loops
- *   hl_cpu_yield()               sched_yield, inside spin loops
+ *   hl__load(p, mo)               atomic_load_explicit
+ *   hl__store(p, v, mo)           atomic_store_explicit
+ *   hl__xchg(p, v, mo)            atomic_exchange_explicit
+ *   hl__cas(p, &expected, v, mo)  strong compare-exchange; the failure order
+ *                                 is the success order weakened to what C11
+ *                                 allows (no release on a failed CAS)
+ *   hl__fetch_or/and/add(p, v, mo)
+ *   hl__load_stable(p, mo)        atomic_load_explicit of a value that never
+ *                                 changes once the reader may use it (an
+ *                                 arena chunk's address): no scheduling point
+ *                                 in the controlled-schedule build, where no
+ *                                 interleaving can change what it reads
+ *   hl__load_hint(p)              a relaxed load of a hint that another
+ *                                 thread may change at any time and that no
+ *                                 protocol step depends on for correctness
+ *                                 (a thread's RT flag): no scheduling point
+ *                                 either, since interleaving it would add
+ *                                 schedules without covering a protocol step
+ *   hl__cpu_relax()               the pause instruction, inside spin loops
+ *   hl__cpu_yield()               sched_yield, inside spin loops
  *
  * In the controlled-schedule build (-DHOTLOCK_SCHED, src/controlled.h) each of
  * them is also a scheduling point.
@@ -44,8 +44,8 @@
 #define HL_ACQ_REL memory_order_acq_rel
 #define HL_SEQ_CST memory_order_seq_cst
 
-#define hl_load_stable(p, mo)   atomic_load_explicit((p), (mo))
-#define hl_load_hint(p)         atomic_load_explicit((p), memory_order_relaxed)
+#define hl__load_stable(p, mo)  atomic_load_explicit((p), (mo))
+#define hl__load_hint(p)        atomic_load_explicit((p), memory_order_relaxed)
 
 /* The strongest order C11 allows on the failure path of a CAS whose success
  * order is mo: release parts are dropped. */
@@ -55,18 +55,18 @@
 
 #ifndef HOTLOCK_SCHED
 
-#define hl_load(p, mo)          atomic_load_explicit((p), (mo))
-#define hl_store(p, v, mo)      atomic_store_explicit((p), (v), (mo))
-#define hl_xchg(p, v, mo)       atomic_exchange_explicit((p), (v), (mo))
-#define hl_cas(p, expp, v, mo)                                              \
+#define hl__load(p, mo)         atomic_load_explicit((p), (mo))
+#define hl__store(p, v, mo)     atomic_store_explicit((p), (v), (mo))
+#define hl__xchg(p, v, mo)      atomic_exchange_explicit((p), (v), (mo))
+#define hl__cas(p, expp, v, mo)                                             \
 	atomic_compare_exchange_strong_explicit((p), (expp), (v), (mo),     \
 						hl__cas_fail_order(mo))
-#define hl_fetch_or(p, v, mo)   atomic_fetch_or_explicit((p), (v), (mo))
-#define hl_fetch_and(p, v, mo)  atomic_fetch_and_explicit((p), (v), (mo))
-#define hl_fetch_add(p, v, mo)  atomic_fetch_add_explicit((p), (v), (mo))
-#define hl_fetch_sub(p, v, mo)  atomic_fetch_sub_explicit((p), (v), (mo))
+#define hl__fetch_or(p, v, mo)  atomic_fetch_or_explicit((p), (v), (mo))
+#define hl__fetch_and(p, v, mo) atomic_fetch_and_explicit((p), (v), (mo))
+#define hl__fetch_add(p, v, mo) atomic_fetch_add_explicit((p), (v), (mo))
+#define hl__fetch_sub(p, v, mo) atomic_fetch_sub_explicit((p), (v), (mo))
 
-static inline void hl_cpu_relax(void)
+static inline void hl__cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
@@ -79,7 +79,7 @@ static inline void hl_cpu_relax(void)
 
 /* Give the CPU away inside a spin loop (the thread waited for is probably
  * preempted). */
-#define hl_cpu_yield()          sched_yield()
+#define hl__cpu_yield()         sched_yield()
 
 #else /* HOTLOCK_SCHED: the controlled-schedule build (src/controlled.h) */
 
@@ -89,19 +89,19 @@ static inline void hl_cpu_relax(void)
  * The call site's file and line name the step in a printed schedule. */
 #include "controlled.h"
 #define hl__sp(kind, p) hl__sched_point((kind), (p), __FILE__, __LINE__)
-#define hl_load(p, mo)          (hl__sp(HL_SP_LOAD, (p)), atomic_load_explicit((p), (mo)))
-#define hl_store(p, v, mo)      (hl__sp(HL_SP_STORE, (p)), atomic_store_explicit((p), (v), (mo)))
-#define hl_xchg(p, v, mo)       (hl__sp(HL_SP_XCHG, (p)), atomic_exchange_explicit((p), (v), (mo)))
-#define hl_cas(p, expp, v, mo)                                              \
+#define hl__load(p, mo)         (hl__sp(HL_SP_LOAD, (p)), atomic_load_explicit((p), (mo)))
+#define hl__store(p, v, mo)     (hl__sp(HL_SP_STORE, (p)), atomic_store_explicit((p), (v), (mo)))
+#define hl__xchg(p, v, mo)      (hl__sp(HL_SP_XCHG, (p)), atomic_exchange_explicit((p), (v), (mo)))
+#define hl__cas(p, expp, v, mo)                                             \
 	(hl__sp(HL_SP_CAS, (p)),                                            \
 	 atomic_compare_exchange_strong_explicit((p), (expp), (v), (mo),    \
 						 hl__cas_fail_order(mo)))
-#define hl_fetch_or(p, v, mo)   (hl__sp(HL_SP_RMW, (p)), atomic_fetch_or_explicit((p), (v), (mo)))
-#define hl_fetch_and(p, v, mo)  (hl__sp(HL_SP_RMW, (p)), atomic_fetch_and_explicit((p), (v), (mo)))
-#define hl_fetch_add(p, v, mo)  (hl__sp(HL_SP_RMW, (p)), atomic_fetch_add_explicit((p), (v), (mo)))
-#define hl_fetch_sub(p, v, mo)  (hl__sp(HL_SP_RMW, (p)), atomic_fetch_sub_explicit((p), (v), (mo)))
-#define hl_cpu_relax()          hl__sp(HL_SP_PAUSE, NULL)
-#define hl_cpu_yield()          hl__sp(HL_SP_YIELD, NULL)
+#define hl__fetch_or(p, v, mo)  (hl__sp(HL_SP_RMW, (p)), atomic_fetch_or_explicit((p), (v), (mo)))
+#define hl__fetch_and(p, v, mo) (hl__sp(HL_SP_RMW, (p)), atomic_fetch_and_explicit((p), (v), (mo)))
+#define hl__fetch_add(p, v, mo) (hl__sp(HL_SP_RMW, (p)), atomic_fetch_add_explicit((p), (v), (mo)))
+#define hl__fetch_sub(p, v, mo) (hl__sp(HL_SP_RMW, (p)), atomic_fetch_sub_explicit((p), (v), (mo)))
+#define hl__cpu_relax()         hl__sp(HL_SP_PAUSE, NULL)
+#define hl__cpu_yield()         hl__sp(HL_SP_YIELD, NULL)
 
 #endif
 
@@ -110,7 +110,7 @@ static inline void hl_cpu_relax(void)
  * (store buffering), so that at least one of them sees the other's write.
  * The controlled-schedule build runs sequentially consistent steps, where
  * it changes nothing. */
-#define hl_fence_seq_cst()      atomic_thread_fence(memory_order_seq_cst)
+#define hl__fence_seq_cst()     atomic_thread_fence(memory_order_seq_cst)
 
 /* Pause iterations between two clock reads in a spin loop: often enough
  * that a budget is overshot by at most 64 pauses, seldom enough that the

@@ -115,7 +115,7 @@ static _Atomic uint32_t *client_record(const hl_channel_t *ch)
 	r->ch = ch;
 	/* Relaxed: this thread's own record (swap.c reads and writes it
 	 * relaxed too); no other thread has its address. */
-	hl_store(&r->slow, 0, HL_RELAXED);
+	hl__store(&r->slow, 0, HL_RELAXED);
 	return &r->slow;
 }
 
@@ -169,7 +169,7 @@ static bool unlink_call(hl_channel_t *ch, struct call *c)
 	return false;
 }
 
-static int call(hl_channel_t *ch, void *req, void **resp, const struct hl_deadline *dl)
+static int call(hl_channel_t *ch, void *req, void **resp, const struct hl__deadline *dl)
 {
 	struct call c = { .req = req };
 	_Atomic uint32_t *rec = client_record(ch);
@@ -221,8 +221,8 @@ int hl_channel_call(hl_channel_t *ch, void *req, void **resp)
 int hl_channel_call_timed(hl_channel_t *ch, void *req, void **resp, clockid_t clock,
 			  const struct timespec *abstime)
 {
-	struct hl_deadline dl;
-	int err = hl_deadline_init(&dl, clock, abstime);
+	struct hl__deadline dl;
+	int err = hl__deadline_init(&dl, clock, abstime);
 	if (err)
 		return err;
 	if (!ch || !resp)
@@ -254,7 +254,7 @@ static struct call *take_reply(hl_channel_t *ch, void *resp, int *err)
 /* Receive's steps 2-3, entered under the lock with receiving set; wakes
  * `replied` (a call just finished, or NULL) on the way, with a swap if the
  * server must wait.  Returns with the lock released. */
-static int receive_locked(hl_channel_t *ch, void **req, const struct hl_deadline *dl,
+static int receive_locked(hl_channel_t *ch, void **req, const struct hl__deadline *dl,
 			  struct call *replied)
 {
 	for (;;) {
@@ -308,21 +308,21 @@ static int begin_receive(hl_channel_t *ch)
 	return 0;
 }
 
-static int deadline_or_forever(struct hl_deadline *dl, clockid_t clock,
-			       const struct timespec *abstime, const struct hl_deadline **out)
+static int deadline_or_forever(struct hl__deadline *dl, clockid_t clock,
+			       const struct timespec *abstime, const struct hl__deadline **out)
 {
 	*out = NULL;
 	if (!abstime)
 		return 0;
 	*out = dl;
-	return hl_deadline_init(dl, clock, abstime);
+	return hl__deadline_init(dl, clock, abstime);
 }
 
 int hl_channel_receive(hl_channel_t *ch, void **req, clockid_t clock,
 		       const struct timespec *abstime)
 {
-	struct hl_deadline dl;
-	const struct hl_deadline *d;
+	struct hl__deadline dl;
+	const struct hl__deadline *d;
 	int err = deadline_or_forever(&dl, clock, abstime, &d);
 	if (err)
 		return err;
@@ -352,8 +352,8 @@ int hl_channel_reply(hl_channel_t *ch, void *resp)
 int hl_channel_reply_receive(hl_channel_t *ch, void *resp, void **req, clockid_t clock,
 			     const struct timespec *abstime)
 {
-	struct hl_deadline dl;
-	const struct hl_deadline *d;
+	struct hl__deadline dl;
+	const struct hl__deadline *d;
 	int err = deadline_or_forever(&dl, clock, abstime, &d);
 	if (err)
 		return err;

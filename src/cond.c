@@ -60,7 +60,7 @@
  *  1. If first is 0, return: nobody was waiting when m was last released
  *     to the caller (or to whatever ordered the signal after the waits).
  *  2. Under the list lock: take the first node off the list and keep it
- *     (hl_node_keep: its wait can no longer be given up); if it had given
+ *     (hl__node_keep: its wait can no longer be given up); if it had given
  *     up already, its thread cleans up (step 6) and the next one is taken.
  *     A kept node's thread is done with the condvar: refs -= 1.
  *  3. After the unlock, which is the signaller's last access to the
@@ -131,30 +131,30 @@ static inline struct cond *C(hl_cond_t *c) { return (struct cond *)c; }
 static void list_backoff(unsigned *spins, long *sleep_ns)
 {
 	if (*spins < LIST_SPINS)
-		hl_wait_for_peer(spins);
+		hl__wait_for_peer(spins);
 	else
-		hl_poll_backoff(NULL, sleep_ns);
+		hl__poll_backoff(NULL, sleep_ns);
 }
 
 static void list_lock(struct cond *c)
 {
-	const uint32_t held = LIST_LOCKED | hl_fork_gen() << LOCK_GEN_SHIFT;
+	const uint32_t held = LIST_LOCKED | hl__fork_gen() << LOCK_GEN_SHIFT;
 	unsigned spins = 0;
 	long sleep_ns = 1000;
 	/* Relaxed: only the CAS below acquires. */
-	uint32_t w = hl_load(&c->lock, HL_RELAXED);
+	uint32_t w = hl__load(&c->lock, HL_RELAXED);
 	for (;;) {
 		/* Free, or taken in a fork parent by a thread that does not
 		 * exist here. */
 		if (w != held) {
 			/* Acquire: pairs with list_unlock's release; the list
 			 * is as the last holder left it. */
-			if (hl_cas(&c->lock, &w, held, HL_ACQUIRE))
+			if (hl__cas(&c->lock, &w, held, HL_ACQUIRE))
 				return;
 			continue;
 		}
 		list_backoff(&spins, &sleep_ns);
-		w = hl_load(&c->lock, HL_RELAXED);
+		w = hl__load(&c->lock, HL_RELAXED);
 	}
 }
 
@@ -162,65 +162,65 @@ static void list_unlock(struct cond *c)
 {
 	/* Release: the list changes happen before the next holder's
 	 * acquire. */
-	hl_store(&c->lock, 0, HL_RELEASE);
+	hl__store(&c->lock, 0, HL_RELEASE);
 }
 
 /* ---- the waiter list (under the list lock) ----------------------------- */
 /* Relaxed throughout: the list lock orders these accesses; first is also
  * read without it, as a hint (hl_cond_signal step 1). */
 
-static inline struct hl_node *list_first(struct cond *c)
+static inline struct hl__node *list_first(struct cond *c)
 {
 	/* NULL also for a list of a fork parent's threads: they do not
 	 * exist here (the child starts with an empty list). */
-	return hl_queue_node(hl_load(&c->first, HL_RELAXED));
+	return hl__queue_node(hl__load(&c->first, HL_RELAXED));
 }
 
-static inline struct hl_node *node_or_null(uint32_t index)
+static inline struct hl__node *node_or_null(uint32_t index)
 {
-	return index ? hl_node_at(index) : NULL;
+	return index ? hl__node_at(index) : NULL;
 }
 
 /* refs, or 0 if it was counted in a fork parent. */
 static inline uint32_t refs_now(struct cond *c)
 {
-	uint32_t r = hl_load(&c->refs, HL_RELAXED);
-	return r >> HL_NODE_INDEX_BITS == hl_fork_gen() ? r & REFS_MASK : 0;
+	uint32_t r = hl__load(&c->refs, HL_RELAXED);
+	return r >> HL_NODE_INDEX_BITS == hl__fork_gen() ? r & REFS_MASK : 0;
 }
 
 static inline void refs_add(struct cond *c, int delta)
 {
 	uint32_t r = refs_now(c) + (uint32_t)delta;
-	hl_store(&c->refs, (r & REFS_MASK) | hl_fork_gen() << HL_NODE_INDEX_BITS, HL_RELAXED);
+	hl__store(&c->refs, (r & REFS_MASK) | hl__fork_gen() << HL_NODE_INDEX_BITS, HL_RELAXED);
 }
 
-static void list_append(struct cond *c, struct hl_node *first, struct hl_node *n)
+static void list_append(struct cond *c, struct hl__node *first, struct hl__node *n)
 {
-	hl_store(&n->next, 0, HL_RELAXED);
+	hl__store(&n->next, 0, HL_RELAXED);
 	if (first) {
-		uint32_t last = hl_load(&c->last, HL_RELAXED);
+		uint32_t last = hl__load(&c->last, HL_RELAXED);
 		n->cond_prev = last;
-		hl_store(&hl_node_at(last)->next, n->index, HL_RELAXED);
+		hl__store(&hl__node_at(last)->next, n->index, HL_RELAXED);
 	} else {
 		n->cond_prev = 0;
-		hl_store(&c->first, hl_queue_word(n), HL_RELAXED);
+		hl__store(&c->first, hl__queue_word(n), HL_RELAXED);
 	}
-	hl_store(&c->last, n->index, HL_RELAXED);
+	hl__store(&c->last, n->index, HL_RELAXED);
 	n->cond_listed = 1;
 	refs_add(c, 1);
 }
 
-static void list_unlink(struct cond *c, struct hl_node *n)
+static void list_unlink(struct cond *c, struct hl__node *n)
 {
-	uint32_t next = hl_load(&n->next, HL_RELAXED), prev = n->cond_prev;
+	uint32_t next = hl__load(&n->next, HL_RELAXED), prev = n->cond_prev;
 	if (prev)
-		hl_store(&hl_node_at(prev)->next, next, HL_RELAXED);
+		hl__store(&hl__node_at(prev)->next, next, HL_RELAXED);
 	else
-		hl_store(&c->first, next ? hl_queue_word(hl_node_at(next)) : 0, HL_RELAXED);
+		hl__store(&c->first, next ? hl__queue_word(hl__node_at(next)) : 0, HL_RELAXED);
 	if (next)
-		hl_node_at(next)->cond_prev = prev;
+		hl__node_at(next)->cond_prev = prev;
 	else
-		hl_store(&c->last, prev, HL_RELAXED);
+		hl__store(&c->last, prev, HL_RELAXED);
 	n->cond_listed = 0;
 }
 
@@ -229,33 +229,33 @@ static void list_unlink(struct cond *c, struct hl_node *n)
 /* A thread with no node: releases m, sleeps 1 ms (or until the deadline),
  * takes m again and returns: a spurious wake-up, correct for a caller that
  * tests its predicate, and never expected in practice (hl_cond_wait). */
-static int cond_wait_without_node(hl_mutex_t *m, const struct hl_deadline *dl)
+static int cond_wait_without_node(hl_mutex_t *m, const struct hl__deadline *dl)
 {
 	hl_mutex_unlock(m);
 	long sleep_ns = 1000000;
-	bool passed = hl_poll_backoff(dl, &sleep_ns);
+	bool passed = hl__poll_backoff(dl, &sleep_ns);
 	hl_mutex_lock(m);
-	return passed || hl_deadline_passed(dl) ? ETIMEDOUT : 0;
+	return passed || hl__deadline_passed(dl) ? ETIMEDOUT : 0;
 }
 
-static int cond_wait(struct cond *c, hl_mutex_t *m, const struct hl_deadline *dl)
+static int cond_wait(struct cond *c, hl_mutex_t *m, const struct hl__deadline *dl)
 {
-	struct hl_thread *self = hl_self();
-	if (!hl__mutex_held_by(m, hl_tid()))
+	struct hl__thread *self = hl__self();
+	if (!hl__mutex_held_by(m, hl__tid()))
 		return EPERM;
-	struct hl_node *n = hl_thread_node_get(self);
-	if (hl_unlikely(!n))
+	struct hl__node *n = hl__thread_node_get(self);
+	if (hl__unlikely(!n))
 		return cond_wait_without_node(m, dl);
 	/* Step 1. */
-	hl_queue_node_init(n, self, hl_now_ns());
-	hl_node_arm(n);
+	hl__queue_node_init(n, self, hl__now_ns());
+	hl__node_arm(n);
 	n->cond_mutex = m;
 	/* Step 2. */
 	list_lock(c);
-	struct hl_node *first = list_first(c);
+	struct hl__node *first = list_first(c);
 	if (first && first->cond_mutex != m) {
 		list_unlock(c);
-		hl_thread_node_put(self);
+		hl__thread_node_put(self);
 		return EINVAL;
 	}
 	list_append(c, first, n);
@@ -265,9 +265,9 @@ static int cond_wait(struct cond *c, hl_mutex_t *m, const struct hl_deadline *dl
 	/* Step 4.  No spinning: the wake-up waits for another thread to take
 	 * m, change what we wait for and signal, longer than a spin lasts; a
 	 * broadcast's waiter waits for m's handovers besides. */
-	uint32_t sig = hl_node_wait(n, dl, 0);
+	uint32_t sig = hl__node_wait(n, dl, 0);
 	if (sig == HL_SIG_RETRY) {                              /* step 5a */
-		hl_thread_node_put(self);
+		hl__thread_node_put(self);
 		return hl_mutex_lock(m);
 	}
 	if (sig != HL_WAIT_TIMEDOUT)
@@ -278,7 +278,7 @@ static int cond_wait(struct cond *c, hl_mutex_t *m, const struct hl_deadline *dl
 		list_unlink(c, n);
 	refs_add(c, -1);
 	list_unlock(c);
-	hl_thread_node_put(self);
+	hl__thread_node_put(self);
 	hl_mutex_lock(m);
 	return ETIMEDOUT;
 }
@@ -290,12 +290,12 @@ int hl_cond_wait(hl_cond_t *c, hl_mutex_t *m)
 
 int hl_cond_timedwait(hl_cond_t *c, hl_mutex_t *m, clockid_t clock, const struct timespec *abstime)
 {
-	struct hl_deadline dl;
-	int err = hl_deadline_init(&dl, clock, abstime);
+	struct hl__deadline dl;
+	int err = hl__deadline_init(&dl, clock, abstime);
 	return err ? err : cond_wait(C(c), m, &dl);
 }
 
-int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl_deadline *dl)
+int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl__deadline *dl)
 {
 	return cond_wait(C(c), m, dl);
 }
@@ -315,10 +315,10 @@ uint32_t hl__cond_waiters(hl_cond_t *c)
 /* Step 2 for listed node n, taken off the list: keeps it, or leaves it to
  * its thread, which gave up (and does its own step 6).  Returns whether it
  * was kept. */
-static bool take_waiter(struct cond *c, struct hl_node *n)
+static bool take_waiter(struct cond *c, struct hl__node *n)
 {
 	n->cond_listed = 0;
-	if (!hl_node_keep(n))
+	if (!hl__node_keep(n))
 		return false;
 	refs_add(c, -1);
 	return true;
@@ -331,7 +331,7 @@ int hl_cond_signal(hl_cond_t *pc)
 	 * to us listed itself before. */
 	if (!list_first(c))
 		return 0;
-	struct hl_node *n;
+	struct hl__node *n;
 	list_lock(c);
 	while ((n = list_first(c))) {
 		list_unlink(c, n);
@@ -341,7 +341,7 @@ int hl_cond_signal(hl_cond_t *pc)
 	list_unlock(c);
 	/* Step 3.  Cannot be refused: n is kept. */
 	if (n)
-		hl_node_signal(n, HL_SIG_RETRY);
+		hl__node_signal(n, HL_SIG_RETRY);
 	return 0;
 }
 
@@ -350,27 +350,27 @@ int hl_cond_broadcast(hl_cond_t *pc)
 	struct cond *c = C(pc);
 	if (!list_first(c))
 		return 0;
-	uint64_t now = hl_now_ns();
-	struct hl_node *first = NULL, *last = NULL, *next;
+	uint64_t now = hl__now_ns();
+	struct hl__node *first = NULL, *last = NULL, *next;
 	list_lock(c);
-	for (struct hl_node *n = list_first(c); n; n = next) {
+	for (struct hl__node *n = list_first(c); n; n = next) {
 		/* Read before take_waiter: a node that gave up is its
 		 * thread's again once we unlock. */
-		next = node_or_null(hl_load(&n->next, HL_RELAXED));
+		next = node_or_null(hl__load(&n->next, HL_RELAXED));
 		if (!take_waiter(c, n))
 			continue;
-		hl_queue_node_moved(n, now);
+		hl__queue_node_moved(n, now);
 		if (last)
-			hl_store(&last->next, n->index, HL_RELAXED);
+			hl__store(&last->next, n->index, HL_RELAXED);
 		else
 			first = n;
 		last = n;
 	}
-	hl_store(&c->first, 0, HL_RELAXED);
-	hl_store(&c->last, 0, HL_RELAXED);
+	hl__store(&c->first, 0, HL_RELAXED);
+	hl__store(&c->last, 0, HL_RELAXED);
 	list_unlock(c);
 	if (first)
-		hl__mutex_enqueue_moved(first->cond_mutex, first, last, hl_tid());
+		hl__mutex_enqueue_moved(first->cond_mutex, first, last, hl__tid());
 	return 0;
 }
 

@@ -32,10 +32,10 @@
  * waits for (docs/rwlock.md). */
 #define HL_RWLOCK_YIELD_NS_DEFAULT 10000000ull
 
-_Atomic uint64_t hl__spin_ns = HL_SPIN_NS_DEFAULT;
-_Atomic uint64_t hl__handoff_ns = HL_HANDOFF_NS_DEFAULT;
-_Atomic uint64_t hl__cna_threshold_ns = HL_CNA_THRESHOLD_NS_DEFAULT;
-_Atomic uint64_t hl__rwlock_yield_ns = HL_RWLOCK_YIELD_NS_DEFAULT;
+_Atomic uint64_t hl__config_spin_ns = HL_SPIN_NS_DEFAULT;
+_Atomic uint64_t hl__config_handoff_ns = HL_HANDOFF_NS_DEFAULT;
+_Atomic uint64_t hl__config_cna_threshold_ns = HL_CNA_THRESHOLD_NS_DEFAULT;
+_Atomic uint64_t hl__config_rwlock_yield_ns = HL_RWLOCK_YIELD_NS_DEFAULT;
 _Atomic uint32_t hl__queue_env = HL_QUEUE_DEFAULT;
 
 static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t min, uint64_t max)
@@ -52,23 +52,23 @@ static void config_from_env(const char *name, _Atomic uint64_t *var, uint64_t mi
 		return;
 	}
 	/* Relaxed: see config.h. */
-	hl_store(var, v, HL_RELAXED);
+	hl__store(var, v, HL_RELAXED);
 }
 
 __attribute__((constructor)) static void config_init(void)
 {
-	config_from_env("HOTLOCK_SPIN_NS", &hl__spin_ns, 0, HL_SPIN_NS_MAX);
-	config_from_env("HOTLOCK_HANDOFF_NS", &hl__handoff_ns, 0, HL_HANDOFF_NS_MAX);
-	config_from_env("HOTLOCK_CNA_THRESHOLD_NS", &hl__cna_threshold_ns, 0,
+	config_from_env("HOTLOCK_SPIN_NS", &hl__config_spin_ns, 0, HL_SPIN_NS_MAX);
+	config_from_env("HOTLOCK_HANDOFF_NS", &hl__config_handoff_ns, 0, HL_HANDOFF_NS_MAX);
+	config_from_env("HOTLOCK_CNA_THRESHOLD_NS", &hl__config_cna_threshold_ns, 0,
 			HL_CNA_THRESHOLD_NS_MAX);
-	config_from_env("HOTLOCK_RWLOCK_YIELD_NS", &hl__rwlock_yield_ns, HL_RWLOCK_YIELD_NS_MIN,
-			HL_RWLOCK_YIELD_NS_MAX);
+	config_from_env("HOTLOCK_RWLOCK_YIELD_NS", &hl__config_rwlock_yield_ns,
+			HL_RWLOCK_YIELD_NS_MIN, HL_RWLOCK_YIELD_NS_MAX);
 	const char *q = getenv("HOTLOCK_QUEUE");
 	if (q && *q) {
 		if (strcmp(q, "fifo") == 0)
-			hl_store(&hl__queue_env, HL_QUEUE_FIFO, HL_RELAXED);
+			hl__store(&hl__queue_env, HL_QUEUE_FIFO, HL_RELAXED);
 		else if (strcmp(q, "cna") == 0)
-			hl_store(&hl__queue_env, HL_QUEUE_CNA, HL_RELAXED);
+			hl__store(&hl__queue_env, HL_QUEUE_CNA, HL_RELAXED);
 		else
 			fprintf(stderr, "hotlock: ignoring HOTLOCK_QUEUE=%s (expected fifo or cna)\n",
 				q);
@@ -78,10 +78,10 @@ __attribute__((constructor)) static void config_init(void)
 void hl_config_get(hl_config_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->spin_ns = hl_spin_ns();
-	out->handoff_ns = hl_handoff_ns();
-	out->cna_threshold_ns = hl_cna_threshold_ns();
-	out->rwlock_yield_ns = hl_rwlock_yield_ns();
+	out->spin_ns = hl__spin_ns();
+	out->handoff_ns = hl__handoff_ns();
+	out->cna_threshold_ns = hl__cna_threshold_ns();
+	out->rwlock_yield_ns = hl__rwlock_yield_ns();
 }
 
 int hl_config_set(const hl_config_t *cfg)
@@ -91,10 +91,10 @@ int hl_config_set(const hl_config_t *cfg)
 	    (cfg->rwlock_yield_ns && cfg->rwlock_yield_ns < HL_RWLOCK_YIELD_NS_MIN) ||
 	    cfg->rwlock_yield_ns > HL_RWLOCK_YIELD_NS_MAX)
 		return EINVAL;
-	hl_store(&hl__spin_ns, cfg->spin_ns, HL_RELAXED);
-	hl_store(&hl__handoff_ns, cfg->handoff_ns, HL_RELAXED);
-	hl_store(&hl__cna_threshold_ns, cfg->cna_threshold_ns, HL_RELAXED);
-	hl_store(&hl__rwlock_yield_ns,
+	hl__store(&hl__config_spin_ns, cfg->spin_ns, HL_RELAXED);
+	hl__store(&hl__config_handoff_ns, cfg->handoff_ns, HL_RELAXED);
+	hl__store(&hl__config_cna_threshold_ns, cfg->cna_threshold_ns, HL_RELAXED);
+	hl__store(&hl__config_rwlock_yield_ns,
 		 cfg->rwlock_yield_ns ? cfg->rwlock_yield_ns : HL_RWLOCK_YIELD_NS_DEFAULT, HL_RELAXED);
 	return 0;
 }

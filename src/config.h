@@ -10,32 +10,32 @@
 
 /* Written by hl_config_set and at start-up, read relaxed everywhere: a
  * tunable is a hint, no other data is published with it. */
-HL_HIDDEN extern _Atomic uint64_t hl__spin_ns;
-HL_HIDDEN extern _Atomic uint64_t hl__handoff_ns;
-HL_HIDDEN extern _Atomic uint64_t hl__cna_threshold_ns;
-HL_HIDDEN extern _Atomic uint64_t hl__rwlock_yield_ns;
+HL_HIDDEN extern _Atomic uint64_t hl__config_spin_ns;
+HL_HIDDEN extern _Atomic uint64_t hl__config_handoff_ns;
+HL_HIDDEN extern _Atomic uint64_t hl__config_cna_threshold_ns;
+HL_HIDDEN extern _Atomic uint64_t hl__config_rwlock_yield_ns;
 /* HOTLOCK_QUEUE: HL_QUEUE_FIFO or HL_QUEUE_CNA, else HL_QUEUE_DEFAULT (the
  * topology decides). */
 HL_HIDDEN extern _Atomic uint32_t hl__queue_env;
 
-static inline uint64_t hl_spin_ns(void)
+static inline uint64_t hl__spin_ns(void)
 {
-	return hl_load(&hl__spin_ns, HL_RELAXED);
+	return hl__load(&hl__config_spin_ns, HL_RELAXED);
 }
 
-static inline uint64_t hl_handoff_ns(void)
+static inline uint64_t hl__handoff_ns(void)
 {
-	return hl_load(&hl__handoff_ns, HL_RELAXED);
+	return hl__load(&hl__config_handoff_ns, HL_RELAXED);
 }
 
-static inline uint64_t hl_cna_threshold_ns(void)
+static inline uint64_t hl__cna_threshold_ns(void)
 {
-	return hl_load(&hl__cna_threshold_ns, HL_RELAXED);
+	return hl__load(&hl__config_cna_threshold_ns, HL_RELAXED);
 }
 
-static inline uint64_t hl_rwlock_yield_ns(void)
+static inline uint64_t hl__rwlock_yield_ns(void)
 {
-	return hl_load(&hl__rwlock_yield_ns, HL_RELAXED);
+	return hl__load(&hl__config_rwlock_yield_ns, HL_RELAXED);
 }
 
 #endif

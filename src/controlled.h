@@ -10,12 +10,12 @@
  * every clock read of the library goes through the hooks below.  The
  * ordinary library has none of this.
  *
- * Use, from a test (tests/sched.c): in a fresh process, hl_sched_init;
- * then start the threads, each of which calls hl_sched_thread_begin(i)
- * before its first lock call and hl_sched_thread_end after its last; the
+ * Use, from a test (tests/sched.c): in a fresh process, hl__sched_init;
+ * then start the threads, each of which calls hl__sched_thread_begin(i)
+ * before its first lock call and hl__sched_thread_end after its last; the
  * scheduler starts once all have begun and stops when all have ended.  A
  * failure (every thread blocked for good, a step limit passed, an
- * hl_sched_fail from the test, an internal error of the library) prints
+ * hl__sched_fail from the test, an internal error of the library) prints
  * the schedule and ends the process with HL_SCHED_EXIT_FAIL. */
 #ifndef HOTLOCK_CONTROLLED_H
 #define HOTLOCK_CONTROLLED_H
@@ -28,7 +28,7 @@
 #define HL_SCHED_MAX_THREADS 16
 #define HL_SCHED_EXIT_FAIL 86
 
-enum hl_sched_strategy {
+enum hl__sched_strategy {
 	/* Every step, the next thread uniformly among those that can run. */
 	HL_SCHED_RANDOM,
 	/* PCT (Burckhardt et al., ASPLOS 2010): random distinct thread
@@ -40,10 +40,10 @@ enum hl_sched_strategy {
 	HL_SCHED_PCT,
 };
 
-struct hl_sched_params {
+struct hl__sched_params {
 	uint64_t seed;
-	enum hl_sched_strategy strategy;
-	int threads;                    /* that will call hl_sched_thread_begin */
+	enum hl__sched_strategy strategy;
+	int threads;                    /* that will call hl__sched_thread_begin */
 	int pct_depth;                  /* PCT's d (>= 1) */
 	uint64_t pct_steps;             /* PCT's k: the change points fall in [1, k] */
 	uint64_t max_steps;             /* more is a livelock: fail */
@@ -59,7 +59,7 @@ struct hl_sched_params {
 	const char *replay;             /* printed on failure: how to run this schedule again */
 };
 
-struct hl_sched_stats {
+struct hl__sched_stats {
 	uint64_t steps;                 /* scheduling points */
 	uint64_t switches;              /* steps at which another thread ran next */
 	uint64_t futex_waits;           /* threads put to sleep by futex_wait */
@@ -67,7 +67,7 @@ struct hl_sched_stats {
 	uint64_t spurious;              /* futex_wait ended for nothing */
 	uint64_t jumps;                 /* of time to the next deadline */
 	uint64_t now_ns;                /* virtual CLOCK_MONOTONIC at the end */
-	uint64_t signals;               /* handlers run (hl_sched_set_signal) */
+	uint64_t signals;               /* handlers run (hl__sched_set_signal) */
 	uint64_t trace_hash;            /* of every step's (thread, kind, file, line) */
 };
 
@@ -75,46 +75,46 @@ struct hl_sched_stats {
 
 /* ---- for the test ---- */
 
-void hl_sched_init(const struct hl_sched_params *p);
-void hl_sched_thread_begin(int index);
-void hl_sched_thread_end(void);
+void hl__sched_init(const struct hl__sched_params *p);
+void hl__sched_thread_begin(int index);
+void hl__sched_thread_end(void);
 /* A scheduling point of the test's own (inside a critical section, so that
  * another thread may run there if the lock lets it). */
-void hl_sched_yield(void);
+void hl__sched_yield(void);
 /* Sleeps ns of virtual time (other threads run meanwhile). */
-void hl_sched_sleep_ns(uint64_t ns);
+void hl__sched_sleep_ns(uint64_t ns);
 /* Virtual CLOCK_MONOTONIC, as the library sees it. */
-uint64_t hl_sched_now_ns(void);
+uint64_t hl__sched_now_ns(void);
 /* Sets CLOCK_REALTIME forward (or back) by delta_ns, as settimeofday
  * would: CLOCK_MONOTONIC does not move, and a futex wait on a
  * CLOCK_REALTIME deadline ends once the clock passes it. */
-void hl_sched_set_realtime(int64_t delta_ns);
+void hl__sched_set_realtime(int64_t delta_ns);
 /* Prints msg, the schedule, and ends the process. */
-_Noreturn void hl_sched_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void hl__sched_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Called on failure, after the schedule is printed (the lock's state). */
-void hl_sched_on_failure(void (*fn)(void *arg), void *arg);
+void hl__sched_on_failure(void (*fn)(void *arg), void *arg);
 /* Names [obj, obj + size) in the printed schedule. */
-void hl_sched_name(const void *obj, size_t size, const char *name);
+void hl__sched_name(const void *obj, size_t size, const char *name);
 /* Signals: from now on, at each scheduling point of a scheduled thread that
  * is not running the handler already, handler() runs first with
  * probability per_64k / 65536, on that thread, as if a signal had arrived
  * between two of its instructions.  The handler's own atomics are
  * scheduling points like any others; it does not nest. */
-void hl_sched_set_signal(void (*handler)(void), unsigned per_64k);
+void hl__sched_set_signal(void (*handler)(void), unsigned per_64k);
 /* The calling thread frees [obj, obj + size) (a lock it has destroyed):
  * from now on a scheduling point of any thread on an address in it fails
  * the schedule, as a use after free (docs/design.md invariant 7: after
  * the store that lets another thread take a lock, the releaser touches
  * nothing of it, so its last user may free it at once). */
-void hl_sched_free(const void *obj, size_t size);
+void hl__sched_free(const void *obj, size_t size);
 /* After every thread has ended. */
-void hl_sched_stats(struct hl_sched_stats *out);
+void hl__sched_stats(struct hl__sched_stats *out);
 
 /* ---- for the library (atomics.h, futex.c, internal.h) ---- */
 
-enum hl_sched_kind {
+enum hl__sched_kind {
 	HL_SP_LOAD, HL_SP_STORE, HL_SP_XCHG, HL_SP_CAS, HL_SP_RMW,
-	HL_SP_PAUSE,            /* hl_cpu_relax: spinning, waiting for another */
+	HL_SP_PAUSE,            /* hl__cpu_relax: spinning, waiting for another */
 	HL_SP_YIELD,            /* sched_yield in a spin loop, or the test's */
 	HL_SP_FUTEX_WAIT, HL_SP_FUTEX_WAKE, HL_SP_SLEEP, HL_SP_TEST,
 };

@@ -70,12 +70,12 @@ static _Atomic int iface = IFACE_FUTEX;
 
 static void count(int kind, uint64_t woken)
 {
-	struct hl_thread *t = hl_self();
+	struct hl__thread *t = hl__self();
 	if (!t)
 		return;
-	hl_counter_add(&t->fx[kind], 1);
+	hl__counter_add(&t->fx[kind], 1);
 	if (kind == HL_FX_WAKE)
-		hl_counter_add(&t->fx[HL_FX_WOKEN], woken);
+		hl__counter_add(&t->fx[HL_FX_WOKEN], woken);
 }
 
 static int interface(void)
@@ -84,7 +84,7 @@ static int interface(void)
 	return IFACE_SCHED;
 #endif
 	/* Relaxed: see iface. */
-	return hl_load(&iface, HL_RELAXED);
+	return hl__load(&iface, HL_RELAXED);
 }
 
 /* A futex2 call failed with err: true if that means futex2 is refused (no
@@ -95,7 +95,7 @@ static bool futex2_refused(int err)
 	if (err != ENOSYS && err != EPERM)
 		return false;
 	/* Relaxed: see iface. */
-	hl_store(&iface, IFACE_FUTEX, HL_RELAXED);
+	hl__store(&iface, IFACE_FUTEX, HL_RELAXED);
 	return true;
 }
 
@@ -197,11 +197,11 @@ __attribute__((constructor)) static void futex_probe(void)
 		long r = syscall(__NR_futex_wake, &dummy, (unsigned long)FUTEX_BITSET_MATCH_ANY,
 				 0, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
 		if (r >= 0)
-			hl_store(&iface, IFACE_FUTEX2, HL_RELAXED);
+			hl__store(&iface, IFACE_FUTEX2, HL_RELAXED);
 	}
 	if (!legacy) {
 		long r = syscall(__NR_futex_waitv, NULL, 0u, 0u, NULL, CLOCK_MONOTONIC);
-		hl_store(&waitv_ok, r < 0 && errno == EINVAL, HL_RELAXED);
+		hl__store(&waitv_ok, r < 0 && errno == EINVAL, HL_RELAXED);
 	}
 	errno = saved;
 }
@@ -222,7 +222,7 @@ int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t 
 #ifndef HOTLOCK_SCHED
 	/* futex_waitv, where the probe found it and nothing refused it
 	 * since. */
-	if (hl_load(&waitv_ok, HL_RELAXED)) {
+	if (hl__load(&waitv_ok, HL_RELAXED)) {
 		struct waitv_entry w[2] = {
 			{ va, (uintptr_t)a, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },
 			{ vb, (uintptr_t)b, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, 0 },
@@ -234,20 +234,20 @@ int hl__futex_wait_either(uint32_t *a, uint32_t va, const uint32_t *b, uint32_t 
 		count(HL_FX_WAIT, 0);
 		if (err != ENOSYS && err != EPERM)
 			return err;     /* r >= 0: the index of the word woken */
-		hl_store(&waitv_ok, false, HL_RELAXED);
+		hl__store(&waitv_ok, false, HL_RELAXED);
 	}
 #endif
 	/* No futex_waitv: wait on a alone, in slices, and look at b between
 	 * them.  A slice that ends before the caller's time is a spurious
 	 * wake-up, not a timeout. */
 	/* Relaxed: the interrupt publishes nothing but itself. */
-	if (hl_load((const _Atomic uint32_t *)b, HL_RELAXED) != vb)
+	if (hl__load((const _Atomic uint32_t *)b, HL_RELAXED) != vb)
 		return EAGAIN;
 	struct timespec now, slice;
-	hl_clock_gettime(clock, &now);
-	uint64_t until = hl_add_sat(hl_ts_to_ns(&now), EITHER_POLL_NS);
+	hl__clock_gettime(clock, &now);
+	uint64_t until = hl__add_sat(hl__ts_to_ns(&now), EITHER_POLL_NS);
 	bool caller_time = false;
-	if (abstime && hl_ts_to_ns_sat(abstime) <= until) {
+	if (abstime && hl__ts_to_ns_sat(abstime) <= until) {
 		slice = *abstime;
 		caller_time = true;
 	} else {
@@ -270,26 +270,26 @@ static void to_stats(const uint64_t c[HL_COUNTERS], hl_futex_stats_t *out)
 void hl_futex_stats_thread(hl_futex_stats_t *out)
 {
 	uint64_t c[HL_COUNTERS];
-	hl_thread_stats(c);
+	hl__thread_stats(c);
 	to_stats(c, out);
 }
 
 uint64_t hl_futex_calls_thread(void)
 {
-	struct hl_thread *t = hl__self_ptr;
+	struct hl__thread *t = hl__self_ptr;
 	if (!t)
 		return 0;
 	/* Relaxed: statistics (the thread's own counters). */
 	uint64_t n = 0;
 	static const int calls[] = { HL_FX_WAIT, HL_FX_WAKE, HL_FX_OTHER };
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		n += hl_load(&t->fx[calls[i]], HL_RELAXED) - t->fx_base[calls[i]];
+		n += hl__load(&t->fx[calls[i]], HL_RELAXED) - t->fx_base[calls[i]];
 	return n;
 }
 
 void hl_futex_stats_total(hl_futex_stats_t *out)
 {
 	uint64_t c[HL_COUNTERS];
-	hl_process_stats(c);
+	hl__process_stats(c);
 	to_stats(c, out);
 }

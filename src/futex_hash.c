@@ -109,7 +109,7 @@
  * libraries' handlers took locks, or not at all after _Fork():
  * docs/design.md, invariant 6).  thread.c brings the child's fork
  * generation up to date before a registration in the child goes on
- * (hl_fork_check), and step 1 compares it; rec carries its pid and resizer
+ * (hl__fork_check), and step 1 compares it; rec carries its pid and resizer
  * its holder's, so a parent's record or look in flight is recognised as
  * such.  docs/futex-hash.md has the measurements behind the rule, and the
  * cost of a resize on the lock path.
@@ -178,9 +178,9 @@ static struct {
 
 static void count_other(void)
 {
-	struct hl_thread *t = hl_self();
+	struct hl__thread *t = hl__self();
 	if (t)
-		hl_counter_add(&t->fx[HL_FX_OTHER], 1);
+		hl__counter_add(&t->fx[HL_FX_OTHER], 1);
 }
 
 static bool legacy_forced(void)
@@ -228,7 +228,7 @@ static int set_slots(unsigned slots)
 
 static uint32_t thread_id(void)
 {
-	/* Not hl_tid(): in a fork child, before thread.c's atfork handler has
+	/* Not hl__tid(): in a fork child, before thread.c's atfork handler has
 	 * run, its cache still holds the parent's TID. */
 	return (uint32_t)syscall(SYS_gettid);
 }
@@ -240,7 +240,7 @@ static void wait_for_look(void)
 	/* seq_cst: store buffering with step 3 (see the top); it is also an
 	 * acquire, which pairs with the give-back's release, so that the
 	 * look's prctl happens before the caller's. */
-	uint64_t r = hl_load(&resizer, HL_SEQ_CST);
+	uint64_t r = hl__load(&resizer, HL_SEQ_CST);
 	if (!r)
 		return;
 	uint32_t pid = (uint32_t)getpid(), tid = thread_id();
@@ -250,8 +250,8 @@ static void wait_for_look(void)
 	 * after the program's (not otherwise avoidable without a second
 	 * prctl on the lock path). */
 	while (r && (uint32_t)(r >> 32) == pid && (uint32_t)r != tid) {
-		hl_sleep_ns(100000);    /* not a lock path: the program's call */
-		r = hl_load(&resizer, HL_SEQ_CST);
+		hl__sleep_ns(100000);   /* not a lock path: the program's call */
+		r = hl__load(&resizer, HL_SEQ_CST);
 	}
 }
 
@@ -261,7 +261,7 @@ int hl_futex_hash_set(unsigned slots)
 		return EINVAL;
 	/* The program decides from now on: auto stops.  seq_cst: store
 	 * buffering with step 3's take and step 4's load (see the top). */
-	hl_store(&mode, slots ? MODE_FIXED : MODE_GLOBAL, HL_SEQ_CST);
+	hl__store(&mode, slots ? MODE_FIXED : MODE_GLOBAL, HL_SEQ_CST);
 	wait_for_look();
 	return set_slots(slots);
 }
@@ -270,8 +270,8 @@ int hl_futex_hash_set(unsigned slots)
 static uint32_t estimate(void)
 {
 	/* seq_cst: step 7's new look after the give-back (see auto_regs). */
-	uint64_t regs = hl_load(&auto_regs, HL_SEQ_CST);
-	uint32_t top = hl_load(&auto_top, HL_SEQ_CST);
+	uint64_t regs = hl__load(&auto_regs, HL_SEQ_CST);
+	uint32_t top = hl__load(&auto_top, HL_SEQ_CST);
 	return regs < top ? (uint32_t)regs : top;
 }
 
@@ -298,11 +298,11 @@ static bool take_resizer(void)
 	 * store, then its load of resizer) and against the holder's give-back
 	 * and new look (step 7).  It is also an acquire, which pairs with the
 	 * give-back's release: rec as the last holder left it. */
-	if (hl_cas(&resizer, &cur, me, HL_SEQ_CST))
+	if (hl__cas(&resizer, &cur, me, HL_SEQ_CST))
 		return true;
 	/* Held by a thread of a fork parent (the fork came during its look
 	 * and our atfork handler has not run yet): nobody gives it back here. */
-	return (uint32_t)(cur >> 32) != pid && hl_cas(&resizer, &cur, me, HL_SEQ_CST);
+	return (uint32_t)(cur >> 32) != pid && hl__cas(&resizer, &cur, me, HL_SEQ_CST);
 }
 
 static void give_resizer(void)
@@ -310,7 +310,7 @@ static void give_resizer(void)
 	/* seq_cst: a release for rec and for the look's prctl (paired with
 	 * take_resizer's and wait_for_look's acquire), and the store of step
 	 * 7's store buffering. */
-	hl_store(&resizer, 0, HL_SEQ_CST);
+	hl__store(&resizer, 0, HL_SEQ_CST);
 }
 
 /* auto stops in this process (rec.stopped) or everywhere (mode NONE). */
@@ -321,17 +321,17 @@ static void stop(bool everywhere)
 		/* Relaxed: publishes nothing; a later holder reads it after
 		 * our give-back (release) in any case.  A CAS: a program's
 		 * GLOBAL or FIXED, stored meanwhile, stays. */
-		hl_cas(&mode, &m, MODE_NONE, HL_RELAXED);
+		hl__cas(&mode, &m, MODE_NONE, HL_RELAXED);
 	}
 	rec.stopped = true;
-	hl_store(&auto_next, NEVER, HL_RELAXED);        /* relaxed: see auto_next */
+	hl__store(&auto_next, NEVER, HL_RELAXED);       /* relaxed: see auto_next */
 }
 
 /* Steps 4-6, with resizer held.  Returns whether it made progress (a
  * resize, or next raised): then step 7 looks at the counts again. */
 static bool look(void)
 {
-	uint32_t dmax = hl_load(&default_max, HL_RELAXED);     /* see default_max */
+	uint32_t dmax = hl__load(&default_max, HL_RELAXED);    /* see default_max */
 	if (!dmax)
 		return false;
 	uint32_t pid = (uint32_t)getpid();
@@ -341,7 +341,7 @@ static bool look(void)
 		rec.stopped = false;
 	}
 	/* seq_cst: store buffering with hl_futex_hash_set (see the top). */
-	if (hl_load(&mode, HL_SEQ_CST) != MODE_AUTO || rec.stopped)
+	if (hl__load(&mode, HL_SEQ_CST) != MODE_AUTO || rec.stopped)
 		return false;
 	uint32_t threads = estimate();
 	unsigned now = 0;
@@ -356,7 +356,7 @@ static bool look(void)
 	}
 	uint32_t need = next_for(now > dmax ? now : dmax);
 	if (threads < need) {
-		hl_store(&auto_next, need, HL_RELAXED);         /* see auto_next */
+		hl__store(&auto_next, need, HL_RELAXED);        /* see auto_next */
 		return true;
 	}
 	uint32_t want = 16;
@@ -365,7 +365,7 @@ static bool look(void)
 	err = set_slots(want);
 	if (!err) {
 		rec.last = want;
-		hl_store(&auto_next, next_for(want), HL_RELAXED);      /* see auto_next */
+		hl__store(&auto_next, next_for(want), HL_RELAXED);     /* see auto_next */
 		return true;
 	}
 	/* EBUSY with a private table: a kernel that refuses while a resize is
@@ -380,24 +380,24 @@ static bool look(void)
 void hl__futex_hash_threads(uint32_t record)
 {
 	/* Relaxed: a hint; look reads mode again (step 4). */
-	if (hl_load(&mode, HL_RELAXED) != MODE_AUTO)
+	if (hl__load(&mode, HL_RELAXED) != MODE_AUTO)
 		return;
-	/* Relaxed: hl__fork_gen changes only in hl__fork_child, which the
-	 * registration ran or waited for (hl_fork_check) before it called
+	/* Relaxed: hl__fork_count changes only in hl__fork_child, which the
+	 * registration ran or waited for (hl__fork_check) before it called
 	 * this (futex_hash.h). */
-	uint32_t gen = hl_load(&hl__fork_gen, HL_RELAXED);
-	uint32_t seen = hl_load(&auto_gen, HL_RELAXED);        /* see auto_gen */
-	if (seen != gen && hl_cas(&auto_gen, &seen, gen, HL_RELAXED)) {
+	uint32_t gen = hl__load(&hl__fork_count, HL_RELAXED);
+	uint32_t seen = hl__load(&auto_gen, HL_RELAXED);       /* see auto_gen */
+	if (seen != gen && hl__cas(&auto_gen, &seen, gen, HL_RELAXED)) {
 		/* Relaxed: see auto_gen; the counts' later updates are
 		 * seq_cst. */
-		hl_store(&auto_regs, 0, HL_RELAXED);
-		hl_store(&auto_top, 0, HL_RELAXED);
-		hl_store(&auto_next, next_for(hl_load(&default_max, HL_RELAXED)), HL_RELAXED);
+		hl__store(&auto_regs, 0, HL_RELAXED);
+		hl__store(&auto_top, 0, HL_RELAXED);
+		hl__store(&auto_next, next_for(hl__load(&default_max, HL_RELAXED)), HL_RELAXED);
 	}
 	/* seq_cst: see auto_regs. */
-	hl_fetch_add(&auto_regs, 1, HL_SEQ_CST);
-	uint32_t top = hl_load(&auto_top, HL_RELAXED);  /* the CAS checks it */
-	while (record > top && !hl_cas(&auto_top, &top, record, HL_SEQ_CST))
+	hl__fetch_add(&auto_regs, 1, HL_SEQ_CST);
+	uint32_t top = hl__load(&auto_top, HL_RELAXED); /* the CAS checks it */
+	while (record > top && !hl__cas(&auto_top, &top, record, HL_SEQ_CST))
 		;
 }
 
@@ -405,7 +405,7 @@ void hl__futex_hash_look(unsigned how)
 {
 	(void)how;
 	for (;;) {
-		if (estimate() < hl_load(&auto_next, HL_RELAXED))      /* see auto_next */
+		if (estimate() < hl__load(&auto_next, HL_RELAXED))     /* see auto_next */
 			return;
 		if (!take_resizer())
 			return;         /* its holder looks again after us (step 7) */
@@ -428,8 +428,8 @@ __attribute__((constructor)) static void futex_hash_init(void)
 	while (cpus > 0 && dmax < 4 * (unsigned long)cpus && dmax < AUTO_MAX_SLOTS)
 		dmax *= 2;
 	/* Relaxed: see default_max and auto_next. */
-	hl_store(&auto_next, next_for(dmax), HL_RELAXED);
-	hl_store(&default_max, dmax, HL_RELAXED);
+	hl__store(&auto_next, next_for(dmax), HL_RELAXED);
+	hl__store(&default_max, dmax, HL_RELAXED);
 	const char *s = getenv("HOTLOCK_FUTEX_HASH");
 	if (!s || !*s || strcmp(s, "auto") == 0)
 		return;

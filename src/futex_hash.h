@@ -9,7 +9,7 @@
 
 /* Run by thread.c (a registration hook, layers.c) after registering record
  * `record` (its index; a fresh one or one reused from a thread that
- * exited), possibly on a lock path, after its hl_fork_check (a fork
+ * exited), possibly on a lock path, after its hl__fork_check (a fork
  * child's generation is then current).  With HOTLOCK_FUTEX_HASH=auto,
  * counts the thread, in memory only (futex_hash.c, step 1). */
 HL_HIDDEN void hl__futex_hash_threads(uint32_t record);

@@ -4,42 +4,42 @@
  * table, which other threads only read (holds.h, "Signals"). */
 #include "holds.h"
 
-int hl_reads_add(const void *lock, bool *held)
+int hl__reads_add(const void *lock, bool *held)
 {
-	struct hl_read_holds *r = &hl__reads;
+	struct hl__read_holds *r = &hl__reads;
 	uintptr_t key = (uintptr_t)lock;
 	int at = -1, free_at = -1;
 	uint64_t w = 0;
 	/* The entry with the lock's address, free or not; else the first
 	 * free one (entry 0 when it is: the next look finds it first). */
 	for (int i = 0; i < HL_READ_HOLDS && at < 0; i++) {
-		uint64_t e = hl_load(&r->entry[i], HL_RELAXED);
-		if (hl_reads_is(e, lock))
+		uint64_t e = hl__load(&r->entry[i], HL_RELAXED);
+		if (hl__reads_is(e, lock))
 			at = i, w = e;
 		else if (!(e & HL_HOLD_COUNT_MASK) && free_at < 0)
 			free_at = i;
 	}
 	/* An address of more than 48 bits gets no entry. */
-	if (at < 0 && free_at >= 0 && hl_reads_is((uint64_t)key << HL_HOLD_COUNT_BITS, lock))
+	if (at < 0 && free_at >= 0 && hl__reads_is((uint64_t)key << HL_HOLD_COUNT_BITS, lock))
 		at = free_at, w = (uint64_t)key << HL_HOLD_COUNT_BITS;
-	uint32_t untracked = hl_load(&r->untracked, HL_RELAXED);
+	uint32_t untracked = hl__load(&r->untracked, HL_RELAXED);
 	*held = (w & HL_HOLD_COUNT_MASK) || untracked;
 	if (at >= 0 && (w & HL_HOLD_COUNT_MASK) != HL_HOLD_COUNT_MASK) {
-		hl_store(&r->entry[at], w + 1, HL_RELAXED);
+		hl__store(&r->entry[at], w + 1, HL_RELAXED);
 		return at;
 	}
 	/* Past the table (holds.h). */
-	hl_store(&r->untracked, untracked + 1, HL_RELAXED);
+	hl__store(&r->untracked, untracked + 1, HL_RELAXED);
 	return HL_HOLD_UNTRACKED;
 }
 
-int hl_reads_release_at(const void *lock)
+int hl__reads_release_at(const void *lock)
 {
-	struct hl_read_holds *r = &hl__reads;
+	struct hl__read_holds *r = &hl__reads;
 	for (int i = 0; i < HL_READ_HOLDS; i++) {
-		uint64_t e = hl_load(&r->entry[i], HL_RELAXED);
-		if (hl_reads_is(e, lock) && (e & HL_HOLD_COUNT_MASK))
+		uint64_t e = hl__load(&r->entry[i], HL_RELAXED);
+		if (hl__reads_is(e, lock) && (e & HL_HOLD_COUNT_MASK))
 			return i;
 	}
-	return hl_load(&r->untracked, HL_RELAXED) ? HL_HOLD_UNTRACKED : HL_HOLD_NONE;
+	return hl__load(&r->untracked, HL_RELAXED) ? HL_HOLD_UNTRACKED : HL_HOLD_NONE;
 }

@@ -49,67 +49,67 @@
 #define HL_HOLD_COUNT_MASK ((UINT64_C(1) << HL_HOLD_COUNT_BITS) - 1)
 
 /* Where a share was counted: an entry of the table, or untracked; and
- * hl_reads_release_at's "none". */
+ * hl__reads_release_at's "none". */
 #define HL_HOLD_UNTRACKED (-1)
 #define HL_HOLD_NONE (-2)
 
 /* Whether entry w is `lock`'s (free or not). */
-static inline bool hl_reads_is(uint64_t w, const void *lock)
+static inline bool hl__reads_is(uint64_t w, const void *lock)
 {
 	return w >> HL_HOLD_COUNT_BITS == (uintptr_t)lock;
 }
 
 /* Whether entry 0 of the calling thread's table is `lock`'s with room for
  * one more share: the first look of a read lock (*w: the entry). */
-static inline bool hl_reads_first(const void *lock, uint64_t *w)
+static inline bool hl__reads_first(const void *lock, uint64_t *w)
 {
 	/* Relaxed: the thread's own word (above). */
-	*w = hl_load(&hl__reads.entry[0], HL_RELAXED);
-	return hl_reads_is(*w, lock) && (*w & HL_HOLD_COUNT_MASK) != HL_HOLD_COUNT_MASK;
+	*w = hl__load(&hl__reads.entry[0], HL_RELAXED);
+	return hl__reads_is(*w, lock) && (*w & HL_HOLD_COUNT_MASK) != HL_HOLD_COUNT_MASK;
 }
 
 /* Whether entry 0 of the calling thread's table is `lock`'s with a share
  * counted: the first look of a read unlock (*w: the entry). */
-static inline bool hl_reads_first_held(const void *lock, uint64_t *w)
+static inline bool hl__reads_first_held(const void *lock, uint64_t *w)
 {
 	/* Relaxed: the thread's own word (above). */
-	*w = hl_load(&hl__reads.entry[0], HL_RELAXED);
-	return hl_reads_is(*w, lock) && (*w & HL_HOLD_COUNT_MASK);
+	*w = hl__load(&hl__reads.entry[0], HL_RELAXED);
+	return hl__reads_is(*w, lock) && (*w & HL_HOLD_COUNT_MASK);
 }
 
-/* Stores entry 0 (after hl_reads_first or hl_reads_first_held). */
-static inline void hl_reads_set_first(uint64_t w)
+/* Stores entry 0 (after hl__reads_first or hl__reads_first_held). */
+static inline void hl__reads_set_first(uint64_t w)
 {
 	/* Relaxed: the thread's own word (above). */
-	hl_store(&hl__reads.entry[0], w, HL_RELAXED);
+	hl__store(&hl__reads.entry[0], w, HL_RELAXED);
 }
 
 /* Counts one more share of `lock` for the calling thread, before it takes
- * it (holds.c); returns where, for hl_reads_drop.  *held: whether the
+ * it (holds.c); returns where, for hl__reads_drop.  *held: whether the
  * thread held a share of it already, or untracked shares. */
-HL_HIDDEN int hl_reads_add(const void *lock, bool *held);
+HL_HIDDEN int hl__reads_add(const void *lock, bool *held);
 /* Where the calling thread counted a share of `lock` that it can release:
  * its entry, HL_HOLD_UNTRACKED (one of its untracked shares) or
  * HL_HOLD_NONE. */
-HL_HIDDEN int hl_reads_release_at(const void *lock);
+HL_HIDDEN int hl__reads_release_at(const void *lock);
 
 /* Whether the calling thread has untracked shares. */
-static inline bool hl_reads_untracked(void)
+static inline bool hl__reads_untracked(void)
 {
 	/* Relaxed: the thread's own word (above). */
-	return hl_load(&hl__reads.untracked, HL_RELAXED) != 0;
+	return hl__load(&hl__reads.untracked, HL_RELAXED) != 0;
 }
 
 /* Uncounts the share counted at `where` (after it was given back, or when
  * it was not taken after all). */
-static inline void hl_reads_drop(int where)
+static inline void hl__reads_drop(int where)
 {
 	/* Relaxed: the thread's own words (above). */
-	if (hl_likely(where != HL_HOLD_UNTRACKED))
-		hl_store(&hl__reads.entry[where], hl_load(&hl__reads.entry[where], HL_RELAXED) - 1,
-			 HL_RELAXED);
+	if (hl__likely(where != HL_HOLD_UNTRACKED))
+		hl__store(&hl__reads.entry[where],
+			  hl__load(&hl__reads.entry[where], HL_RELAXED) - 1, HL_RELAXED);
 	else
-		hl_store(&hl__reads.untracked, hl_load(&hl__reads.untracked, HL_RELAXED) - 1,
+		hl__store(&hl__reads.untracked, hl__load(&hl__reads.untracked, HL_RELAXED) - 1,
 			 HL_RELAXED);
 }
 

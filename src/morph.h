@@ -25,20 +25,20 @@
 HL_HIDDEN bool hl__mutex_held_by(const hl_mutex_t *m, uint32_t tid);
 
 /* Appends the chain first..last of nodes whose waits are kept
- * (hl_node_keep), stamped with hl_queue_node_moved and linked through their
+ * (hl__node_keep), stamped with hl__queue_node_moved and linked through their
  * next fields, to m's waiter queue.  If first becomes the queue's head it
  * must compete for the lock: when the caller, thread tid, owns m, its
  * unlock will wake first (as for a parked head it found when it took the
  * lock); otherwise first is signalled HL_SIG_HEAD now.  The others are
  * woken by the handovers. */
-HL_HIDDEN void hl__mutex_enqueue_moved(hl_mutex_t *m, struct hl_node *first, struct hl_node *last,
+HL_HIDDEN void hl__mutex_enqueue_moved(hl_mutex_t *m, struct hl__node *first, struct hl__node *last,
 				       uint32_t tid);
 
 /* The calling thread's node n, moved onto m's queue, was signalled sig
  * there (HL_SIG_HEAD, HL_SIG_RELEASED or HL_SIG_HANDED): takes m as any
  * queued waiter does, with no deadline, and gives n back to self.
  * Returns 0 with m held. */
-HL_HIDDEN int hl__mutex_lock_moved(hl_mutex_t *m, struct hl_thread *self, struct hl_node *n,
+HL_HIDDEN int hl__mutex_lock_moved(hl_mutex_t *m, struct hl__thread *self, struct hl__node *n,
 				   uint32_t sig);
 
 #endif

@@ -63,7 +63,7 @@
  *     node in `head`, arm it, and CAS WAKE (and HANDOFF when due) into the
  *     owned word; then wait on the node.  HANDED: we own the lock.
  *     RELEASED: the lock was freed; go back to 3 with a new budget.  Due
- *     (hl_tp_head_due, tpword.h): a SCHED_FIFO/RR thread at once; any other once it has
+ *     (hl__tp_head_due, tpword.h): a SCHED_FIFO/RR thread at once; any other once it has
  *     waited the handoff threshold since step 2 and competed as the head
  *     (steps 3-4, from becoming head or waking up as the recorded head)
  *     for an eighth of it.
@@ -92,7 +92,7 @@
  *  5b. Waiters moved here by a condvar broadcast (below) are a burst of
  *     lock calls that is certain to come: if the successor is one, then
  *     right after the unlock that ends this hold, nudge the moved waiters
- *     behind it awake (hl_node_nudge), as many as there are spinner slots
+ *     behind it awake (hl__node_nudge), as many as there are spinner slots
  *     (the CPUs the owner and the spinning head leave).  Each then polls
  *     its node, yielding, for up to the spin budget: by the time headship
  *     reaches it, it runs, and the signal that makes it head costs no
@@ -182,8 +182,8 @@
 #define WAKE       HL_TP_WAKE
 #define HANDOFF    HL_TP_HANDOFF
 #define FLAGS      HL_TP_FLAGS
-#define flags_now(due) hl_tp_flags_now(due)
-#define has_live_flags(w) hl_tp_live_flags(w)
+#define flags_now(due) hl__tp_flags_now(due)
+#define has_live_flags(w) hl__tp_live_flags(w)
 
 struct mutex {
 	_Atomic uint32_t word;
@@ -202,21 +202,21 @@ _Static_assert(sizeof(hl_mutex_t) <= 16, "hl_mutex_t must fit in 16 bytes");
 
 static inline struct mutex *M(hl_mutex_t *m) { return (struct mutex *)m; }
 
-#define owned_by_me(w, tid) hl_tp_owned_by_me(w, tid)
+#define owned_by_me(w, tid) hl__tp_owned_by_me(w, tid)
 
 
 /* Fallback when this thread has no node (waits nested deeper than HL_NEST,
  * or an exhausted arena): poll the word with exponential back-off.  Correct
  * but unfair; never expected in practice. */
-static int lock_poll(struct mutex *m, uint32_t tid, const struct hl_deadline *dl)
+static int lock_poll(struct mutex *m, uint32_t tid, const struct hl__deadline *dl)
 {
 	long sleep_ns = 1000;
 	for (;;) {
 		uint32_t w = 0;
 		/* Acquire: the critical section starts here. */
-		if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
+		if (hl__cas(&m->word, &w, tid, HL_ACQUIRE))
 			return 0;
-		if (hl_poll_backoff(dl, &sleep_ns))
+		if (hl__poll_backoff(dl, &sleep_ns))
 			return ETIMEDOUT;
 	}
 }
@@ -239,13 +239,13 @@ static inline uint32_t queue_word(struct mutex *m)
 	/* Relaxed: the policy is set before the mutex is shared
 	 * (hl_mutex_set_queue); the holder's node is a hint that publishes
 	 * nothing. */
-	return hl_load(&m->queue, HL_RELAXED);
+	return hl__load(&m->queue, HL_RELAXED);
 }
 
 /* The order of m's next handover: HL_PASS_CNA or 0. */
 static inline unsigned queue_opts(uint32_t q)
 {
-	return hl_queue_policy_is_cna(q & QUEUE_POLICY) ? HL_PASS_CNA : 0;
+	return hl__queue_policy_is_cna(q & QUEUE_POLICY) ? HL_PASS_CNA : 0;
 }
 
 /* A slow path took the lock: with CNA, record the new holder's node.  The
@@ -257,12 +257,12 @@ static void note_holder_node(struct mutex *m)
 	if (!(queue_opts(q) & HL_PASS_CNA))
 		return;
 	uint32_t nq = (q & ~(HOLDER_NODE_MASK << HOLDER_NODE_SHIFT)) |
-		      ((hl_topo_node() + 1) & HOLDER_NODE_MASK) << HOLDER_NODE_SHIFT;
+		      ((hl__topo_node() + 1) & HOLDER_NODE_MASK) << HOLDER_NODE_SHIFT;
 	if (nq != q)
-		hl_cas(&m->queue, &q, nq, HL_RELAXED);  /* relaxed: see queue_word */
+		hl__cas(&m->queue, &q, nq, HL_RELAXED); /* relaxed: see queue_word */
 }
 
-/* m's spin record (wait.h), for hl_spin_begin.  A CNA mutex keeps none
+/* m's spin record (wait.h), for hl__spin_begin.  A CNA mutex keeps none
  * (always 0, spinning pays): there a contender on another node than the
  * holder's gives way by design (gives_way_to_holder), so a lost spin is
  * not evidence that spinning fails, and with the record on, too few queue
@@ -271,23 +271,23 @@ static void note_holder_node(struct mutex *m)
 static inline unsigned spin_rec(struct mutex *m)
 {
 	uint32_t q = queue_word(m);
-	return queue_opts(q) & HL_PASS_CNA ? 0 : hl_spin_rec_at(q, SPIN_REC_SHIFT);
+	return queue_opts(q) & HL_PASS_CNA ? 0 : hl__spin_rec_at(q, SPIN_REC_SHIFT);
 }
 
 /* Ends a spin phase on m that ended as `outcome`: the slot goes back and
- * the record learns (wait.h, hl_spin_rec_learn). */
+ * the record learns (wait.h, hl__spin_rec_learn). */
 static void spin_done(struct mutex *m, int outcome)
 {
-	hl_spin_end(outcome);
+	hl__spin_end(outcome);
 	uint32_t q = queue_word(m);
 	if (!(queue_opts(q) & HL_PASS_CNA))
-		hl_spin_rec_learn(&m->queue, q, SPIN_REC_SHIFT, outcome);
+		hl__spin_rec_learn(&m->queue, q, SPIN_REC_SHIFT, outcome);
 }
 
-/* hl_queue_pass_head in m's order. */
-static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsigned opts)
+/* hl__queue_pass_head in m's order. */
+static inline struct hl__node *pass_head(struct mutex *m, struct hl__node *n, unsigned opts)
 {
-	return hl_queue_pass_head(&m->tail, n, queue_opts(queue_word(m)) | opts);
+	return hl__queue_pass_head(&m->tail, n, queue_opts(queue_word(m)) | opts);
 }
 
 /* Whether m's head sleeps passive (step 4b): the running threads keep the
@@ -297,7 +297,7 @@ static inline struct hl_node *pass_head(struct mutex *m, struct hl_node *n, unsi
 static inline bool saturated(struct mutex *m)
 {
 	/* Relaxed: hints (queue_word). */
-	return (queue_word(m) & SATURATED) && hl_queue_node(hl_load(&m->tail, HL_RELAXED));
+	return (queue_word(m) & SATURATED) && hl__queue_node(hl__load(&m->tail, HL_RELAXED));
 }
 
 /* Polls of a free word by which a contender on another node than the
@@ -321,7 +321,7 @@ static bool gives_way_to_holder(struct mutex *m, uint32_t node, uint32_t node_fl
 	uint32_t q = queue_word(m), holder_node = (q >> HOLDER_NODE_SHIFT) & HOLDER_NODE_MASK;
 	return holder_node && holder_node - 1 != node &&
 	       !(node_flags & (HL_NODE_F_RT | HL_NODE_F_PRIO)) &&
-	       waited_ns < hl_cna_threshold_ns() && (queue_opts(q) & HL_PASS_CNA);
+	       waited_ns < hl__cna_threshold_ns() && (queue_opts(q) & HL_PASS_CNA);
 }
 
 /* Polls of a free word by which a spinner lets the thread that released
@@ -349,7 +349,7 @@ static inline bool try_free_word(unsigned grace, unsigned *free_polls)
 	if (*free_polls >= grace)
 		return true;
 	++*free_polls;
-	hl_cpu_relax();
+	hl__cpu_relax();
 	return false;
 }
 
@@ -368,28 +368,28 @@ static inline bool taken_back(uint32_t w, uint32_t last_owner, unsigned grace,
  * lock when it is free (with CNA, after a grace if it is on another node
  * than the holder: gives_way_to_holder), before it would queue and sleep.
  * Returns 0 or EAGAIN (go and queue). */
-static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl,
+static int lock_spin(struct mutex *m, uint32_t tid, const struct hl__deadline *dl,
 		     bool *retaken)
 {
 	if (saturated(m))
 		return EAGAIN;
-	uint64_t budget = hl_spin_begin(spin_rec(m));
+	uint64_t budget = hl__spin_begin(spin_rec(m));
 	if (!budget)
 		return EAGAIN;
 	int err = EAGAIN, outcome = HL_SPIN_LOST;
-	uint64_t start = hl_now_ns();
-	struct hl_thread *self = hl_self();
+	uint64_t start = hl__now_ns();
+	struct hl__thread *self = hl__self();
 	uint32_t node_flags = (hl__thread_prio ? HL_NODE_F_PRIO : 0) |
-			      (self && hl_thread_is_rt(self) ? HL_NODE_F_RT : 0);
-	unsigned grace = free_grace(gives_way_to_holder(m, hl_topo_node(), node_flags, 0), node_flags);
+			      (self && hl__thread_is_rt(self) ? HL_NODE_F_RT : 0);
+	unsigned grace = free_grace(gives_way_to_holder(m, hl__topo_node(), node_flags, 0), node_flags);
 	unsigned free_polls = 0;
 	uint32_t last_owner = 0;
 	for (unsigned i = 1;; i++) {
-		uint32_t w = hl_load(&m->word, HL_RELAXED);
+		uint32_t w = hl__load(&m->word, HL_RELAXED);
 		if (!w) {
 			/* Acquire: pairs with the unlock's release. */
 			if (try_free_word(grace, &free_polls) &&
-			    hl_cas(&m->word, &w, tid, HL_ACQUIRE)) {
+			    hl__cas(&m->word, &w, tid, HL_ACQUIRE)) {
 				err = 0;
 				break;
 			}
@@ -402,12 +402,12 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
 		}
 		free_polls = 0;
 		last_owner = w & OWNER_MASK;
-		hl_cpu_relax();
+		hl__cpu_relax();
 		if (i % HL_SPIN_CLOCK_EVERY)
 			continue;
-		if (hl_now_ns() - start >= budget)
+		if (hl__now_ns() - start >= budget)
 			break;
-		if (hl_deadline_passed(dl)) {
+		if (hl__deadline_passed(dl)) {
 			outcome = HL_SPIN_CUT;
 			break;
 		}
@@ -422,11 +422,11 @@ static int lock_spin(struct mutex *m, uint32_t tid, const struct hl_deadline *dl
  * moment it becomes head (an RT thread, or any with a zero threshold), to
  * set HANDOFF itself when it runs: handed the lock asleep, it would leave
  * the lock idle for a wake-up. */
-static bool wake_new_head(const struct hl_node *d, void *arg)
+static bool wake_new_head(const struct hl__node *d, void *arg)
 {
 	(void)arg;
-	uint64_t now = hl_now_ns();
-	return hl_tp_head_due(d, now, hl_handoff_ns(), now);
+	uint64_t now = hl__now_ns();
+	return hl__tp_head_due(d, now, hl__handoff_ns(), now);
 }
 
 /* Records d, a parked head that nobody has signalled, for the unlock of m
@@ -441,14 +441,14 @@ static bool wake_new_head(const struct hl_node *d, void *arg)
  * passed on); if another thread took it since, WAKE goes into its word and
  * its unlock serves d.  Only the head sets flags and d waits, so any flags
  * in the word are a fork parent's, replaced. */
-static void record_head(struct mutex *m, struct hl_node *d)
+static void record_head(struct mutex *m, struct hl__node *d)
 {
-	uint32_t w = hl_load(&m->word, HL_RELAXED);
+	uint32_t w = hl__load(&m->word, HL_RELAXED);
 	for (;;) {
 		if (!(w & OWNER_MASK)) {
 			bool parked;
-			if (hl_node_claim(d, &parked))
-				hl_node_post(d, HL_SIG_RELEASED, parked);
+			if (hl__node_claim(d, &parked))
+				hl__node_post(d, HL_SIG_RELEASED, parked);
 			else
 				pass_head(m, d, 0);
 			return;
@@ -456,7 +456,7 @@ static void record_head(struct mutex *m, struct hl_node *d)
 		/* Release: pairs with the unlocker's acquire load of the
 		 * word, which then reads `head`.  Relaxed on failure: the
 		 * loop decides again from the word alone. */
-		if (hl_cas(&m->word, &w, (w & OWNER_MASK) | flags_now(false), HL_RELEASE))
+		if (hl__cas(&m->word, &w, (w & OWNER_MASK) | flags_now(false), HL_RELEASE))
 			return;
 	}
 }
@@ -468,24 +468,24 @@ static inline bool kept_wait(uint32_t s)
 	return s == HL_NODE_PARKED_KEPT || s == HL_NODE_WAITING_KEPT;
 }
 
-/* Step 5b: nudges awake (hl_node_nudge) up to hl_nudge_ahead() moved
+/* Step 5b: nudges awake (hl__node_nudge) up to hl__nudge_ahead() moved
  * waiters queued behind node d, so that each runs by the time headship
  * reaches it.  Called after an unlock, so the links may have changed
  * meanwhile (d and those behind it taking the lock in turn, their nodes
  * reused): a stale link names a node of the arena all the same, and a
  * nudge that reaches a wait it was not meant for costs that wait one
  * poll (wait.h). */
-static void nudge_behind(struct hl_node *d)
+static void nudge_behind(struct hl__node *d)
 {
-	for (int k = hl_nudge_ahead(); k > 0; k--) {
+	for (int k = hl__nudge_ahead(); k > 0; k--) {
 		/* Relaxed: a hint (above). */
-		uint32_t i = hl_load(&d->next, HL_RELAXED);
+		uint32_t i = hl__load(&d->next, HL_RELAXED);
 		if (!i)
 			return;
-		d = hl_node_at(i);
-		if (!kept_wait(hl_load(&d->state, HL_RELAXED)))
+		d = hl__node_at(i);
+		if (!kept_wait(hl__load(&d->state, HL_RELAXED)))
 			return;
-		hl_node_nudge(d);
+		hl__node_nudge(d);
 	}
 }
 
@@ -496,34 +496,34 @@ __thread uint32_t hl__nudge_after_unlock __attribute__((tls_model("initial-exec"
 
 HL_NOINLINE void hl__mutex_nudge_now(void)
 {
-	struct hl_node *d = hl_node_at(hl__nudge_after_unlock);
+	struct hl__node *d = hl__node_at(hl__nudge_after_unlock);
 	hl__nudge_after_unlock = 0;
 	nudge_behind(d);
 }
 
 /* Step 5: the lock is ours; n leaves the queue. */
-static void leave_queue(struct mutex *m, struct hl_node *n)
+static void leave_queue(struct mutex *m, struct hl__node *n)
 {
 	/* Step 5b: whether the successor in FIFO order is a moved waiter.
 	 * Relaxed: hints. */
-	uint32_t si = hl_load(&n->next, HL_RELAXED);
-	if (si && kept_wait(hl_load(&hl_node_at(si)->state, HL_RELAXED)))
+	uint32_t si = hl__load(&n->next, HL_RELAXED);
+	if (si && kept_wait(hl__load(&hl__node_at(si)->state, HL_RELAXED)))
 		hl__nudge_after_unlock = si;
-	struct hl_node *d = hl_queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)),
+	struct hl__node *d = hl__queue_head_acquired(&m->tail, n, queue_opts(queue_word(m)),
 						   wake_new_head, NULL);
 	if (d) {
 		/* Relaxed: published by the release CAS below. */
-		hl_store(&m->head, d->index, HL_RELAXED);
+		hl__store(&m->head, d->index, HL_RELAXED);
 		record_head(m, d);
 	}
 }
 
 /* Step 5 and the return of a lock that took the lock with node n. */
-static int lock_owned(struct mutex *m, struct hl_thread *self, struct hl_node *n)
+static int lock_owned(struct mutex *m, struct hl__thread *self, struct hl__node *n)
 {
 	note_holder_node(m);
 	leave_queue(m, n);
-	hl_thread_node_put(self);
+	hl__thread_node_put(self);
 	return 0;
 }
 
@@ -537,31 +537,31 @@ static int lock_owned(struct mutex *m, struct hl_thread *self, struct hl_node *n
 
 /* Step 4b: head n sleeps on its armed node, recorded nowhere, so no
  * unlock wakes it: until *passive_ns from now, but not past the moment it
- * becomes due (hl_tp_head_due) nor past its deadline.  Nobody can signal n
+ * becomes due (hl__tp_head_due) nor past its deadline.  Nobody can signal n
  * meanwhile: an unlock signals the node in `head` only while the word has
  * the flags that n alone would set, and headship is n's already. */
-static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_deadline *dl,
+static void sleep_passive(struct mutex *m, struct hl__node *n, const struct hl__deadline *dl,
 			  uint64_t now, uint64_t head_since, uint64_t handoff_ns,
 			  uint64_t *passive_ns)
 {
 	uint64_t wake = now + *passive_ns;
-	uint64_t due_at = hl_tp_head_due_at(n, handoff_ns, head_since);
+	uint64_t due_at = hl__tp_head_due_at(n, handoff_ns, head_since);
 	if (due_at < wake)
 		wake = due_at;
 	uint64_t longest = handoff_ns >> PASSIVE_MAX_SHIFT;
 	*passive_ns = *passive_ns * 2 < longest ? *passive_ns * 2 :
 		      longest > PASSIVE_FIRST_NS ? longest : PASSIVE_FIRST_NS;
-	if (wake <= now || hl_deadline_passed(dl))
+	if (wake <= now || hl__deadline_passed(dl))
 		return;
-	struct hl_thread *self = hl_self();
+	struct hl__thread *self = hl__self();
 	if (self)
-		hl_counter_add(&self->fx[HL_LK_PASSIVE], 1);
-	hl_node_arm(n);
+		hl__counter_add(&self->fx[HL_LK_PASSIVE], 1);
+	hl__node_arm(n);
 	/* Relaxed: a hint (saturated). */
-	hl_fetch_or(&m->queue, SATURATED, HL_RELAXED);
+	hl__fetch_or(&m->queue, SATURATED, HL_RELAXED);
 	/* The deadline wakes us on its own clock, as wake does. */
-	uint32_t sig = hl_node_wait_woken(n, 0, wake, dl);
-	hl_fetch_and(&m->queue, ~SATURATED, HL_RELAXED);
+	uint32_t sig = hl__node_wait_woken(n, 0, wake, dl);
+	hl__fetch_and(&m->queue, ~SATURATED, HL_RELAXED);
 	if (sig != HL_WAIT_WOKEN)
 		hl__bug("a signal to a passive mutex head", sig);
 }
@@ -570,22 +570,22 @@ static void sleep_passive(struct mutex *m, struct hl_node *n, const struct hl_de
  * queue by hl_cond (morph.h), once its first wait in the queue returned
  * sig: HL_SIG_HEAD or HL_SIG_RELEASED (n is the head), HL_SIG_HANDED (the
  * lock is ours) or HL_WAIT_TIMEDOUT (n was abandoned in the queue). */
-static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, struct hl_node *n,
-		       uint32_t sig, const struct hl_deadline *dl, bool lost)
+static int lock_queued(struct mutex *m, uint32_t tid, struct hl__thread *self, struct hl__node *n,
+		       uint32_t sig, const struct hl__deadline *dl, bool lost)
 {
 	if (sig == HL_SIG_HANDED) {
-		hl_counter_add(&self->fx[HL_LK_HANDED], 1);
+		hl__counter_add(&self->fx[HL_LK_HANDED], 1);
 		return lock_owned(m, self, n);
 	}
 	if (sig == HL_WAIT_TIMEDOUT) {
-		hl_thread_node_abandoned(self);
+		hl__thread_node_abandoned(self);
 		return ETIMEDOUT;
 	}
-	const uint64_t handoff_ns = hl_handoff_ns();
+	const uint64_t handoff_ns = hl__handoff_ns();
 	/* n is the head, competing since head_since; budget != 0 while we
 	 * hold a spinner slot (wait.h). */
-	uint64_t budget = hl_spin_begin(spin_rec(m));
-	uint64_t spin_start = hl_now_ns(), head_since = spin_start, now;
+	uint64_t budget = hl__spin_begin(spin_rec(m));
+	uint64_t spin_start = hl__now_ns(), head_since = spin_start, now;
 	/* Restriction (step 4b): `woken` while this phase began with an
 	 * unlock's RELEASED; `lost` (from the caller: step 1b saw it) once
 	 * the lock was seen saturated; passive_ns: the next passive sleep. */
@@ -600,13 +600,13 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 	 * teaches the record nothing. */
 	bool held_seen = false;
 	for (unsigned i = 1;; i++) {
-		uint32_t w = hl_load(&m->word, HL_RELAXED);
+		uint32_t w = hl__load(&m->word, HL_RELAXED);
 		if (!w) {
 			if (!try_free_word(grace, &free_polls))
 				continue;
 			/* Acquire: pairs with the unlock's release; the
 			 * critical section starts here. */
-			if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
+			if (hl__cas(&m->word, &w, tid, HL_ACQUIRE))
 				break;
 			continue;
 		}
@@ -618,16 +618,16 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 		last_owner = w & OWNER_MASK;
 		held_seen = true;
 		if (budget && !lost && i % HL_SPIN_CLOCK_EVERY) {
-			hl_cpu_relax();
+			hl__cpu_relax();
 			continue;
 		}
-		now = hl_now_ns();
+		now = hl__now_ns();
 		if (give_way && !gives_way_to_holder(m, n->topo_node, n->flags, now - n->wait_start_ns)) {
 			give_way = false;
 			grace = free_grace(false, n->flags);
 		}
-		bool due = hl_tp_head_due(n, now, handoff_ns, head_since);
-		if (hl_deadline_passed(dl)) {
+		bool due = hl__tp_head_due(n, now, handoff_ns, head_since);
+		if (hl__deadline_passed(dl)) {
 			err = ETIMEDOUT;
 			break;
 		}
@@ -640,41 +640,41 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 			if (budget)     /* not a spin that failed: cut */
 				spin_done(m, HL_SPIN_CUT);
 			sleep_passive(m, n, dl, now, head_since, handoff_ns, &passive_ns);
-			budget = hl_spin_begin(spin_rec(m));
-			spin_start = hl_now_ns();
+			budget = hl__spin_begin(spin_rec(m));
+			spin_start = hl__now_ns();
 			held_seen = woken = lost = false;
 			continue;
 		}
 		/* Relaxed: published by the release CAS below. */
-		hl_store(&m->head, n->index, HL_RELAXED);
-		hl_node_arm(n);
+		hl__store(&m->head, n->index, HL_RELAXED);
+		hl__node_arm(n);
 		/* Release: `head` and the armed node are visible to the
 		 * unlocker, whose acquire load of the word sees the flags.
 		 * The flags replace any in the word: those can only be stale
 		 * ones of a fork parent (the head is the only setter). */
-		if (!hl_cas(&m->word, &w, (w & OWNER_MASK) | flags_now(due), HL_RELEASE))
+		if (!hl__cas(&m->word, &w, (w & OWNER_MASK) | flags_now(due), HL_RELEASE))
 			continue;
 		/* Not due: spun out already, park at once.  Due: the handover
 		 * comes at the owner's next unlock, likely within the spin
 		 * budget, and then costs no syscall. */
-		sig = hl_node_wait(n, dl, due ? budget : 0);
+		sig = hl__node_wait(n, dl, due ? budget : 0);
 		/* Not due: the spin ran out and we parked.  Due: we wait for
 		 * a handover, which says nothing of what spinning achieves. */
 		if (budget)
 			spin_done(m, due ? HL_SPIN_CUT : HL_SPIN_LOST);
 		budget = 0;
 		if (sig == HL_SIG_HANDED) {
-			hl_counter_add(&self->fx[HL_LK_HANDED], 1);
+			hl__counter_add(&self->fx[HL_LK_HANDED], 1);
 			break;
 		}
 		if (sig == HL_WAIT_TIMEDOUT) {
 			/* The unlocker passes headship on. */
-			hl_thread_node_abandoned(self);
+			hl__thread_node_abandoned(self);
 			return ETIMEDOUT;
 		}
 		/* RELEASED: race for it again, with a new budget. */
-		budget = hl_spin_begin(spin_rec(m));
-		spin_start = hl_now_ns();
+		budget = hl__spin_begin(spin_rec(m));
+		spin_start = hl__now_ns();
 		held_seen = false;
 		woken = true;
 		give_way = gives_way_to_holder(m, n->topo_node, n->flags, spin_start - n->wait_start_ns);
@@ -684,20 +684,20 @@ static int lock_queued(struct mutex *m, uint32_t tid, struct hl_thread *self, st
 		spin_done(m, !err && held_seen ? HL_SPIN_WON : HL_SPIN_CUT);
 	/* Only a head sets SATURATED, and clears it when it wakes; one left
 	 * by a fork parent's head goes here.  Relaxed: a hint. */
-	if (hl_unlikely(queue_word(m) & SATURATED))
-		hl_fetch_and(&m->queue, ~SATURATED, HL_RELAXED);
+	if (hl__unlikely(queue_word(m) & SATURATED))
+		hl__fetch_and(&m->queue, ~SATURATED, HL_RELAXED);
 	if (!err)
 		return lock_owned(m, self, n);
 	/* Timed out as the head, no flag of ours in the word: hand headship
 	 * on. */
 	pass_head(m, n, 0);
-	hl_thread_node_put(self);
+	hl__thread_node_put(self);
 	return err;
 }
 
 /* self_waits: a caller that owns m waits for its unlock (shim_api.h)
  * instead of EDEADLK. */
-static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl_deadline *dl,
+static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, const struct hl__deadline *dl,
 				 bool self_waits)
 {
 	if (owned_by_me(w, tid) && !self_waits)
@@ -705,21 +705,21 @@ static HL_NOINLINE int lock_slow(struct mutex *m, uint32_t tid, uint32_t w, cons
 	bool retaken = false;   /* step 1b saw the lock saturated */
 	if (lock_spin(m, tid, dl, &retaken) == 0)
 		return 0;
-	if (hl_deadline_passed(dl))
+	if (hl__deadline_passed(dl))
 		return ETIMEDOUT;
-	struct hl_thread *self = hl_self();
-	struct hl_node *n = hl_thread_node_get(self);
-	if (hl_unlikely(!n))
+	struct hl__thread *self = hl__self();
+	struct hl__node *n = hl__thread_node_get(self);
+	if (hl__unlikely(!n))
 		return lock_poll(m, tid, dl);
 
-	hl_queue_node_init(n, self, hl_now_ns());
-	hl_node_arm(n);
+	hl__queue_node_init(n, self, hl__now_ns());
+	hl__node_arm(n);
 	/* Step 2.  Behind another waiter: park at once.  Only the head has a
 	 * use for a spinner slot (wait.h), and a parked successor costs
 	 * nothing until it is due (step 5). */
 	uint32_t sig = HL_SIG_HEAD;
-	if (hl_queue_enqueue(&m->tail, n)) {
-		sig = hl_node_wait(n, dl, 0);
+	if (hl__queue_enqueue(&m->tail, n)) {
+		sig = hl__node_wait(n, dl, 0);
 		retaken = false;        /* news from before it waited */
 	}
 	return lock_queued(m, tid, self, n, sig, dl, retaken);
@@ -738,15 +738,15 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 		/* Relaxed: the acquire load (or failed CAS) that showed WAKE
 		 * synchronized with the release that set it, which followed
 		 * the store to `head`. */
-		struct hl_node *h = hl_node_at(hl_load(&m->head, HL_RELAXED));
+		struct hl__node *h = hl__node_at(hl__load(&m->head, HL_RELAXED));
 		bool parked;
-		if (hl_node_claim(h, &parked)) {
+		if (hl__node_claim(h, &parked)) {
 			/* h can no longer leave, and the word stays as it is
 			 * until our store: only a head sets flags, and h waits.
 			 * Only HANDOFF hands it over: a head that sleeps without
 			 * it, however long it has waited, is woken to race for
 			 * the free lock, and sets HANDOFF itself once it has
-			 * competed for a while (hl_tp_head_due); handed the lock
+			 * competed for a while (hl__tp_head_due); handed the lock
 			 * asleep, it would leave the lock idle until it gets a
 			 * CPU. */
 			bool handoff = w & HANDOFF;
@@ -754,9 +754,9 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 			/* Release: the critical section happens before the next
 			 * owner's acquire (h through the post as well).  A plain
 			 * store: nobody else changes the word now. */
-			hl_store(&m->word, handoff ? tid : 0, HL_RELEASE);
+			hl__store(&m->word, handoff ? tid : 0, HL_RELEASE);
 			/* From here on, only h's node. */
-			hl_node_post(h, handoff ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
+			hl__node_post(h, handoff ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
 			return;
 		}
 		/* h gave up (timed out): headship is ours to pass on, now,
@@ -766,12 +766,12 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 		 * and they must not be mistaken for h's (the same bits) by the
 		 * CAS below, or that head would sleep unsignalled. */
 		w &= OWNER_MASK;
-		hl_store(&m->word, w, HL_RELAXED);
+		hl__store(&m->word, w, HL_RELAXED);
 		pass_head(m, h, 0);
 		/* Release: as above; acquire on failure: the new head's flags,
 		 * then `head`, are read as at the start. */
 		for (;;) {
-			if (hl_cas(&m->word, &w, 0, HL_ACQ_REL))
+			if (hl__cas(&m->word, &w, 0, HL_ACQ_REL))
 				return;
 			if (has_live_flags(w))
 				break;          /* a new head's flags: serve it */
@@ -782,16 +782,16 @@ static void unlock_to_head(struct mutex *m, uint32_t w)
 /* hl_mutex_timedlock, and hl_mutex_lock for a thread whose TID is not known
  * yet: out of line, so that hl_mutex_lock's fast path needs no stack
  * frame. */
-static HL_NOINLINE int lock_lookup(struct mutex *m, const struct hl_deadline *dl, bool self_waits)
+static HL_NOINLINE int lock_lookup(struct mutex *m, const struct hl__deadline *dl, bool self_waits)
 {
-	uint32_t tid = hl_tid();
+	uint32_t tid = hl__tid();
 	uint32_t w = 0;
 	/* Acquire: as in hl_mutex_lock. */
-	if (hl_cas(&m->word, &w, tid, HL_ACQUIRE))
+	if (hl__cas(&m->word, &w, tid, HL_ACQUIRE))
 		return 0;
 	if (owned_by_me(w, tid) && !self_waits)
 		return EDEADLK;
-	if (hl_deadline_passed(dl))
+	if (hl__deadline_passed(dl))
 		return ETIMEDOUT;
 	return lock_slow(m, tid, w, dl, self_waits);
 }
@@ -799,12 +799,12 @@ static HL_NOINLINE int lock_lookup(struct mutex *m, const struct hl_deadline *dl
 int hl_mutex_lock(hl_mutex_t *pm)
 {
 	struct mutex *m = M(pm);
-	uint32_t tid = hl_tid_known();
+	uint32_t tid = hl__tid_known();
 	uint32_t w = 0;
-	if (hl_unlikely(!tid))
+	if (hl__unlikely(!tid))
 		return lock_lookup(m, NULL, false);     /* looks the TID up */
 	/* Acquire: pairs with the previous owner's release in unlock. */
-	if (hl_likely(hl_cas(&m->word, &w, tid, HL_ACQUIRE)))
+	if (hl__likely(hl__cas(&m->word, &w, tid, HL_ACQUIRE)))
 		return 0;
 	return lock_slow(m, tid, w, NULL, false);
 }
@@ -813,13 +813,13 @@ int hl_mutex_trylock(hl_mutex_t *pm)
 {
 	uint32_t w = 0;
 	/* Acquire: as in hl_mutex_lock. */
-	return hl_cas(&M(pm)->word, &w, hl_tid(), HL_ACQUIRE) ? 0 : EBUSY;
+	return hl__cas(&M(pm)->word, &w, hl__tid(), HL_ACQUIRE) ? 0 : EBUSY;
 }
 
 int hl_mutex_timedlock(hl_mutex_t *pm, clockid_t clock, const struct timespec *abstime)
 {
-	struct hl_deadline dl;
-	int err = hl_deadline_init(&dl, clock, abstime);
+	struct hl__deadline dl;
+	int err = hl__deadline_init(&dl, clock, abstime);
 	return err ? err : lock_lookup(M(pm), &dl, false);
 }
 
@@ -829,10 +829,10 @@ int hl_mutex_timedlock(hl_mutex_t *pm, clockid_t clock, const struct timespec *a
  * owner holds no node, and the head waits for any unlock. */
 static HL_NOINLINE int unlock_slow(struct mutex *m, bool anyone)
 {
-	uint32_t tid = anyone ? 0 : hl_tid();
+	uint32_t tid = anyone ? 0 : hl__tid();
 	/* Acquire: if the word has WAKE, this synchronizes with the head's
 	 * release CAS so that `head` can be read. */
-	uint32_t w = hl_load(&m->word, HL_ACQUIRE);
+	uint32_t w = hl__load(&m->word, HL_ACQUIRE);
 	for (;;) {
 		if (anyone ? !(w & OWNER_MASK) : !owned_by_me(w, tid))
 			return anyone ? 0 : EPERM;
@@ -841,7 +841,7 @@ static HL_NOINLINE int unlock_slow(struct mutex *m, bool anyone)
 		/* No flags, or a fork parent's (a new head may be replacing
 		 * those right now, hence a CAS).  Release: as the fast path;
 		 * acquire on failure: as above. */
-		if (hl_cas(&m->word, &w, 0, HL_ACQ_REL))
+		if (hl__cas(&m->word, &w, 0, HL_ACQ_REL))
 			return 0;
 	}
 	unlock_to_head(m, w);
@@ -853,10 +853,10 @@ int hl_mutex_unlock(hl_mutex_t *pm)
 	struct mutex *m = M(pm);
 	/* 0 (not known) is nobody's TID and owns nothing: unlock_slow says
 	 * EPERM, or finds the TID this thread had before a fork. */
-	uint32_t w = hl_tid_known();
+	uint32_t w = hl__tid_known();
 	/* Release: the critical section happens before the next owner's
 	 * acquire. */
-	if (hl_likely(w) && hl_likely(hl_cas(&m->word, &w, 0, HL_RELEASE))) {
+	if (hl__likely(w) && hl__likely(hl__cas(&m->word, &w, 0, HL_RELEASE))) {
 		hl__mutex_nudge_if_due();
 		return 0;
 	}
@@ -878,9 +878,9 @@ int hl_mutex_set_queue(hl_mutex_t *pm, hl_queue_policy_t policy)
 		return EINVAL;
 	/* Relaxed: a mutex in use is refused, best effort; the policy of a
 	 * mutex that is not shared yet is published with the mutex itself. */
-	if (hl_load(&m->word, HL_RELAXED) || hl_queue_node(hl_load(&m->tail, HL_RELAXED)))
+	if (hl__load(&m->word, HL_RELAXED) || hl__queue_node(hl__load(&m->tail, HL_RELAXED)))
 		return EBUSY;
-	hl_store(&m->queue, (uint32_t)policy, HL_RELAXED); /* holder node: not known */
+	hl__store(&m->queue, (uint32_t)policy, HL_RELAXED); /* holder node: not known */
 	return 0;
 }
 
@@ -893,7 +893,7 @@ int hl_mutex_destroy(hl_mutex_t *pm)
 {
 	struct mutex *m = M(pm);
 	/* Acquire: a destroy that returns 0 happens after the last unlock. */
-	if (hl_load(&m->word, HL_ACQUIRE) || hl_queue_node(hl_load(&m->tail, HL_ACQUIRE)))
+	if (hl__load(&m->word, HL_ACQUIRE) || hl__queue_node(hl__load(&m->tail, HL_ACQUIRE)))
 		return EBUSY;
 	return 0;
 }
@@ -901,28 +901,28 @@ int hl_mutex_destroy(hl_mutex_t *pm)
 uint32_t hl_mutex_owner(const hl_mutex_t *pm)
 {
 	/* Relaxed: a diagnostic snapshot. */
-	return hl_load(&((struct mutex *)pm)->word, HL_RELAXED) & OWNER_MASK;
+	return hl__load(&((struct mutex *)pm)->word, HL_RELAXED) & OWNER_MASK;
 }
 
-/* A racy snapshot, for watchdogs (see hl_queue_describe). */
+/* A racy snapshot, for watchdogs (see hl__queue_describe). */
 int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 {
 	struct mutex *m = (struct mutex *)pm;
 	/* Relaxed throughout: a racy snapshot for diagnostics. */
-	uint32_t w = hl_load(&m->word, HL_RELAXED);
-	uint32_t tail = hl_load(&m->tail, HL_RELAXED);
-	uint32_t head = hl_load(&m->head, HL_RELAXED);
-	uint32_t qw = hl_load(&m->queue, HL_RELAXED);
+	uint32_t w = hl__load(&m->word, HL_RELAXED);
+	uint32_t tail = hl__load(&m->tail, HL_RELAXED);
+	uint32_t head = hl__load(&m->head, HL_RELAXED);
+	uint32_t qw = hl__load(&m->queue, HL_RELAXED);
 	char q[512];
-	struct hl_node *t = hl_queue_node(tail);
+	struct hl__node *t = hl__queue_node(tail);
 	/* From the recorded head, if the word says it is current. */
-	size_t used = t && has_live_flags(w) ? hl_queue_describe(q, sizeof(q), head, t) : 0;
+	size_t used = t && has_live_flags(w) ? hl__queue_describe(q, sizeof(q), head, t) : 0;
 	q[used] = 0;
 	return snprintf(buf, len, "hl_mutex word=0x%08x owner=%u%s%s%s tail=%s%u head=%u %s spin-record=%u%s%s%s",
 			w, w & OWNER_MASK, (w & WAKE) ? " WAKE" : "", (w & HANDOFF) ? " HANDOFF" : "",
 			(w & FLAGS) && !has_live_flags(w) ? " (stale: fork parent's)" : "",
 			t ? "" : "none:", tail & HL_QUEUE_INDEX_MASK, head,
-			queue_opts(qw) ? "cna" : "fifo", hl_spin_rec_at(qw, SPIN_REC_SHIFT),
+			queue_opts(qw) ? "cna" : "fifo", hl__spin_rec_at(qw, SPIN_REC_SHIFT),
 			t && (qw & SATURATED) ? " saturated (head passive)" : "",
 			used ? " queue (tid@node:state):" : (t ? " queue: (head active, not recorded)" : ""),
 			q);
@@ -930,7 +930,7 @@ int hl_mutex_describe(const hl_mutex_t *pm, char *buf, size_t len)
 
 /* ---- what the pthread shim asks of the mutex (shim_api.h) --------------- */
 
-int hl__mutex_lock_any(hl_mutex_t *pm, const struct hl_deadline *dl)
+int hl__mutex_lock_any(hl_mutex_t *pm, const struct hl__deadline *dl)
 {
 	return lock_lookup(M(pm), dl, true);
 }
@@ -947,25 +947,25 @@ int hl__mutex_unlock_any(hl_mutex_t *pm)
 bool hl__mutex_held_by(const hl_mutex_t *pm, uint32_t tid)
 {
 	/* Relaxed: only the owner itself can make this true or false. */
-	return owned_by_me(hl_load(&((struct mutex *)pm)->word, HL_RELAXED), tid);
+	return owned_by_me(hl__load(&((struct mutex *)pm)->word, HL_RELAXED), tid);
 }
 
-void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_node *last,
+void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl__node *first, struct hl__node *last,
 			     uint32_t tid)
 {
 	struct mutex *m = M(pm);
-	if (hl_queue_enqueue_chain(&m->tail, first, last))
+	if (hl__queue_enqueue_chain(&m->tail, first, last))
 		return;         /* behind a head: woken by the handovers */
 	/* first is the head.  The queue was empty, so no head has flags in
 	 * the word, and none can set any until first's thread runs. */
-	uint32_t w = hl_load(&m->word, HL_RELAXED);
+	uint32_t w = hl__load(&m->word, HL_RELAXED);
 	if (owned_by_me(w, tid) && !wake_new_head(first, NULL)) {
 		/* The caller owns m, as a broadcaster usually does: first is a
 		 * deferred head of step 5, which the caller's unlock wakes
 		 * when the lock is free, instead of now only to find it held
 		 * (record_head: also if another thread's unlock frees it
 		 * meanwhile).  Relaxed: published by record_head's release. */
-		hl_store(&m->head, first->index, HL_RELAXED);
+		hl__store(&m->head, first->index, HL_RELAXED);
 		record_head(m, first);
 		/* Step 5b, as if the caller had taken m from first's
 		 * predecessor. */
@@ -973,13 +973,13 @@ void hl__mutex_enqueue_moved(hl_mutex_t *pm, struct hl_node *first, struct hl_no
 		return;
 	}
 	/* Free, or another's: first competes for it now.  It cannot have given
-	 * up: it is kept (hl_node_keep).  Step 5b at once: the caller holds
+	 * up: it is kept (hl__node_keep).  Step 5b at once: the caller holds
 	 * no lock that the nudges would delay. */
-	hl_node_signal(first, HL_SIG_HEAD);
+	hl__node_signal(first, HL_SIG_HEAD);
 	nudge_behind(first);
 }
 
-int hl__mutex_lock_moved(hl_mutex_t *pm, struct hl_thread *self, struct hl_node *n, uint32_t sig)
+int hl__mutex_lock_moved(hl_mutex_t *pm, struct hl__thread *self, struct hl__node *n, uint32_t sig)
 {
-	return lock_queued(M(pm), hl_tid(), self, n, sig, NULL, false);
+	return lock_queued(M(pm), hl__tid(), self, n, sig, NULL, false);
 }

@@ -28,14 +28,14 @@ enum {
 };
 
 /* Whether state s is a wait in progress that a waker may signal. */
-static inline bool hl_node_armed(uint32_t s)
+static inline bool hl__node_armed(uint32_t s)
 {
 	return s == HL_NODE_WAITING || s == HL_NODE_PARKED || s == HL_NODE_WAITING_KEPT ||
 	       s == HL_NODE_PARKED_KEPT || s == HL_NODE_PARKED_INTR;
 }
 
 /* Whether state s is a waiter asleep in futex_wait (a signal must wake it). */
-static inline bool hl_node_parked(uint32_t s)
+static inline bool hl__node_parked(uint32_t s)
 {
 	return s == HL_NODE_PARKED || s == HL_NODE_PARKED_KEPT || s == HL_NODE_PARKED_INTR;
 }
@@ -47,7 +47,7 @@ enum {
 	HL_NODE_F_READER = 1u << 2,     /* hl_rwlock: a wait for the read side */
 };
 
-struct hl_node {
+struct hl__node {
 	_Atomic uint32_t state;         /* futex word, HL_NODE_* or a signal (wait.h) */
 	_Atomic uint32_t next;          /* queue successor (node index), 0: none yet */
 	uint32_t index;                 /* this node's index in the arena */
@@ -72,6 +72,6 @@ struct hl_node {
 	void *cond_mutex;               /* the hl_mutex_t it will take again */
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct hl_node) == 64, "one node, one cache line");
+_Static_assert(sizeof(struct hl__node) == 64, "one node, one cache line");
 
 #endif

@@ -9,7 +9,7 @@
  * nodes already linked to each other (hl_cond's broadcast) is enqueued the
  * same way, with its last node in (1) and (2) and its first in (3).
  *
- * Leaving (head only, hl_queue_pass_head): if tail still names the head, CAS
+ * Leaving (head only, hl__queue_pass_head): if tail still names the head, CAS
  * it to 0 and the queue is empty; otherwise wait for next and make it the
  * head (signal HL_SIG_HEAD).  Abandoned nodes met on the way are unlinked
  * and recycled: their owners have left and nobody else refers to them.
@@ -77,51 +77,51 @@
 #include "queue.h"
 #include "topology.h"
 
-void (*_Atomic hl__queue_observer)(const struct hl_queue_event *ev);
+void (*_Atomic hl__queue_observer)(const struct hl__queue_event *ev);
 
 /* SRO's random numbers: xorshift32, seeded from the TID at first use (from
  * the schedule's seed in the controlled-schedule build). */
 static __thread uint32_t sro_state __attribute__((tls_model("initial-exec")));
 
-void hl_queue_node_init(struct hl_node *n, struct hl_thread *self, uint64_t now_ns)
+void hl__queue_node_init(struct hl__node *n, struct hl__thread *self, uint64_t now_ns)
 {
 	uint32_t flags = 0;
-	if (hl_thread_is_rt(self))
+	if (hl__thread_is_rt(self))
 		flags |= HL_NODE_F_RT;
 	if (hl__thread_prio)
 		flags |= HL_NODE_F_PRIO;
 	n->flags = flags;
 	n->wait_start_ns = now_ns;
-	n->topo_node = hl_topo_node();
+	n->topo_node = hl__topo_node();
 	/* Relaxed: published by the enqueue's release. */
-	hl_store(&n->pref_node, n->topo_node, HL_RELAXED);
-	hl_store(&n->sec_head, 0, HL_RELAXED);
-	hl_store(&n->sec_tail, 0, HL_RELAXED);
+	hl__store(&n->pref_node, n->topo_node, HL_RELAXED);
+	hl__store(&n->sec_head, 0, HL_RELAXED);
+	hl__store(&n->sec_tail, 0, HL_RELAXED);
 }
 
-bool hl_queue_policy_is_cna(uint32_t policy)
+bool hl__queue_policy_is_cna(uint32_t policy)
 {
 	if (policy == HL_QUEUE_DEFAULT)
-		policy = hl_load(&hl__queue_env, HL_RELAXED);
+		policy = hl__load(&hl__queue_env, HL_RELAXED);
 	if (policy == HL_QUEUE_DEFAULT)
-		return hl_topo_nodes() > 1;
+		return hl__topo_nodes() > 1;
 	return policy == HL_QUEUE_CNA;
 }
 
-void hl_queue_node_moved(struct hl_node *n, uint64_t now_ns)
+void hl__queue_node_moved(struct hl__node *n, uint64_t now_ns)
 {
 	n->wait_start_ns = now_ns;
 	/* Relaxed: published by the enqueue's release. */
-	hl_store(&n->pref_node, n->topo_node, HL_RELAXED);
-	hl_store(&n->sec_head, 0, HL_RELAXED);
-	hl_store(&n->sec_tail, 0, HL_RELAXED);
+	hl__store(&n->pref_node, n->topo_node, HL_RELAXED);
+	hl__store(&n->sec_head, 0, HL_RELAXED);
+	hl__store(&n->sec_tail, 0, HL_RELAXED);
 }
 
-struct hl_node *hl_queue_enqueue_chain(_Atomic uint32_t *tail, struct hl_node *first,
-				       struct hl_node *last)
+struct hl__node *hl__queue_enqueue_chain(_Atomic uint32_t *tail, struct hl__node *first,
+				       struct hl__node *last)
 {
 	/* Relaxed: ordered before the xchg's release. */
-	hl_store(&last->next, 0, HL_RELAXED);
+	hl__store(&last->next, 0, HL_RELAXED);
 	/* Release: the chain's fields (tid, flags, node, wait start, state,
 	 * the links inside it) are visible to whoever reaches it through the
 	 * tail.  Acquire: pairs with the predecessor's own xchg, so its
@@ -129,18 +129,18 @@ struct hl_node *hl_queue_enqueue_chain(_Atomic uint32_t *tail, struct hl_node *f
 	 * and cannot overwrite it; and with the CAS that made a secondary
 	 * queue the queue (pass step 1), whose clearing of sec_tail's next
 	 * happens before our link. */
-	uint32_t old = hl_xchg(tail, hl_queue_word(last), HL_ACQ_REL);
-	struct hl_node *pred = hl_queue_node(old);
+	uint32_t old = hl__xchg(tail, hl__queue_word(last), HL_ACQ_REL);
+	struct hl__node *pred = hl__queue_node(old);
 	if (pred)
 		/* Release: pairs with the acquire loads of the link by the
 		 * head that leaves; the chain's fields are visible to it. */
-		hl_store(&pred->next, first->index, HL_RELEASE);
+		hl__store(&pred->next, first->index, HL_RELEASE);
 	return pred;
 }
 
-struct hl_node *hl_queue_enqueue(_Atomic uint32_t *tail, struct hl_node *n)
+struct hl__node *hl__queue_enqueue(_Atomic uint32_t *tail, struct hl__node *n)
 {
-	return hl_queue_enqueue_chain(tail, n, n);
+	return hl__queue_enqueue_chain(tail, n, n);
 }
 
 /* The secondary queue, as carried from head to head (node indices). */
@@ -151,9 +151,9 @@ struct secq {
 static inline bool sro_search(void)
 {
 	uint32_t x = sro_state;
-	if (hl_unlikely(!x)) {
+	if (hl__unlikely(!x)) {
 #ifndef HOTLOCK_SCHED
-		x = hl_tid() * 2654435761u | 1;
+		x = hl__tid() * 2654435761u | 1;
 #else
 		x = hl__sched_thread_seed() | 1;        /* TIDs differ at each run */
 #endif
@@ -165,33 +165,33 @@ static inline bool sro_search(void)
 	return x >> 25 == 0;            /* 7 bits of 0: 1 in 128 */
 }
 
-static struct hl_node *splice_front(struct hl_node *next, struct secq *sec);
+static struct hl__node *splice_front(struct hl__node *next, struct secq *sec);
 
 /* n's successor, waiting for its link if it is being enqueued; NULL when n
  * was the last node and the secondary queue is empty (the queue is empty
  * now).  With flush, or when n was the last node, a non-empty secondary
  * queue goes in front (step 1): its first node is returned, *sec is emptied
  * and *flushed set. */
-static struct hl_node *leave(_Atomic uint32_t *tail, struct hl_node *n, struct secq *sec,
+static struct hl__node *leave(_Atomic uint32_t *tail, struct hl__node *n, struct secq *sec,
 			     bool flush, bool *flushed)
 {
-	uint32_t me = hl_queue_word(n);
+	uint32_t me = hl__queue_word(n);
 	/* Relaxed: n is the last node only if nobody enqueued since; the CAS
 	 * decides. */
-	if (hl_load(tail, HL_RELAXED) == me) {
+	if (hl__load(tail, HL_RELAXED) == me) {
 		if (!sec->head) {
 			/* Relaxed: emptying the queue publishes nothing; the
 			 * next enqueuer finds 0 and becomes head on its own. */
-			if (hl_cas(tail, &me, 0, HL_RELAXED))
+			if (hl__cas(tail, &me, 0, HL_RELAXED))
 				return NULL;
 		} else {
-			struct hl_node *st = hl_node_at(sec->tail);
+			struct hl__node *st = hl__node_at(sec->tail);
 			/* Relaxed: ordered by the release CAS below. */
-			hl_store(&st->next, 0, HL_RELAXED);
+			hl__store(&st->next, 0, HL_RELAXED);
 			/* Release: pairs with the acq_rel xchg of the next
 			 * enqueuer, which links itself behind sec_tail. */
-			if (hl_cas(tail, &me, hl_queue_word(st), HL_RELEASE)) {
-				struct hl_node *h = hl_node_at(sec->head);
+			if (hl__cas(tail, &me, hl__queue_word(st), HL_RELEASE)) {
+				struct hl__node *h = hl__node_at(sec->head);
 				*sec = (struct secq){ 0, 0 };
 				*flushed = true;
 				return h;
@@ -201,55 +201,55 @@ static struct hl_node *leave(_Atomic uint32_t *tail, struct hl_node *n, struct s
 	uint32_t next;
 	unsigned spins = 0;
 	/* Acquire: pairs with the enqueuer's release store of the link. */
-	while (!(next = hl_load(&n->next, HL_ACQUIRE)))
-		hl_wait_for_peer(&spins);
+	while (!(next = hl__load(&n->next, HL_ACQUIRE)))
+		hl__wait_for_peer(&spins);
 	if (flush && sec->head) {
 		*flushed = true;
-		return splice_front(hl_node_at(next), sec);
+		return splice_front(hl__node_at(next), sec);
 	}
-	return hl_node_at(next);
+	return hl__node_at(next);
 }
 
-static inline bool prioritized(const struct hl_node *n)
+static inline bool prioritized(const struct hl__node *n)
 {
 	return n->flags & (HL_NODE_F_RT | HL_NODE_F_PRIO);
 }
 
 /* Step 2: from cur on, the first waiter on node pref or prioritized; NULL if
  * there is none. */
-static struct hl_node *find_preferred(struct hl_node *cur, uint32_t pref)
+static struct hl__node *find_preferred(struct hl__node *cur, uint32_t pref)
 {
 	for (;;) {
 		if (cur->topo_node == pref || prioritized(cur))
 			return cur;
 		/* Acquire: pairs with the enqueuer's release store of the
 		 * link; the successor's fields are visible. */
-		uint32_t nx = hl_load(&cur->next, HL_ACQUIRE);
+		uint32_t nx = hl__load(&cur->next, HL_ACQUIRE);
 		if (!nx)
 			return NULL;
-		cur = hl_node_at(nx);
+		cur = hl__node_at(nx);
 	}
 }
 
 /* Step 2: the waiters from cur up to (not including) found go to the end of
  * the secondary queue; abandoned ones among them are unlinked and
  * recycled. */
-static void set_aside(struct hl_node *cur, const struct hl_node *found, struct secq *sec,
+static void set_aside(struct hl__node *cur, const struct hl__node *found, struct secq *sec,
 		      uint32_t *moved)
 {
 	while (cur != found) {
 		/* Relaxed: read with acquire by find_preferred already, and
 		 * only the head changes a link that has been written. */
-		struct hl_node *nx = hl_node_at(hl_load(&cur->next, HL_RELAXED));
+		struct hl__node *nx = hl__node_at(hl__load(&cur->next, HL_RELAXED));
 		/* Relaxed: ABANDONED is final, and its owner no longer
 		 * touches the node. */
-		if (hl_load(&cur->state, HL_RELAXED) == HL_NODE_ABANDONED) {
-			hl_node_recycle(cur);
+		if (hl__load(&cur->state, HL_RELAXED) == HL_NODE_ABANDONED) {
+			hl__node_recycle(cur);
 		} else {
 			/* Relaxed: the secondary queue is private to the
 			 * heads; see the signals' chain in leave(). */
 			if (sec->tail)
-				hl_store(&hl_node_at(sec->tail)->next, cur->index, HL_RELAXED);
+				hl__store(&hl__node_at(sec->tail)->next, cur->index, HL_RELAXED);
 			else
 				sec->head = cur->index;
 			sec->tail = cur->index;
@@ -261,25 +261,25 @@ static void set_aside(struct hl_node *cur, const struct hl_node *found, struct s
 
 /* Step 2 without a waiter on the preferred node: the secondary queue goes
  * in front of next (n's successor); its first waiter is returned. */
-static struct hl_node *splice_front(struct hl_node *next, struct secq *sec)
+static struct hl__node *splice_front(struct hl__node *next, struct secq *sec)
 {
 	/* Relaxed: as in leave(). */
-	hl_store(&hl_node_at(sec->tail)->next, next->index, HL_RELAXED);
-	struct hl_node *h = hl_node_at(sec->head);
+	hl__store(&hl__node_at(sec->tail)->next, next->index, HL_RELAXED);
+	struct hl__node *h = hl__node_at(sec->head);
 	*sec = (struct secq){ 0, 0 };
 	return h;
 }
 
-struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts,
-				       bool (*wake_now)(const struct hl_node *d, void *arg),
+struct hl__node *hl__queue_head_acquired(_Atomic uint32_t *tail, struct hl__node *n, unsigned opts,
+				       bool (*wake_now)(const struct hl__node *d, void *arg),
 				       void *arg)
 {
-	struct hl_node *d = hl_queue_pass_head(tail, n, opts | HL_PASS_DEFER_WAKE);
+	struct hl__node *d = hl__queue_pass_head(tail, n, opts | HL_PASS_DEFER_WAKE);
 	if (!d)
 		return NULL;
 	if (wake_now(d, arg)) {
-		if (!hl_node_signal(d, HL_SIG_HEAD))
-			hl_queue_pass_head(tail, d, opts);      /* it gave up */
+		if (!hl__node_signal(d, HL_SIG_HEAD))
+			hl__queue_pass_head(tail, d, opts);     /* it gave up */
 		return NULL;
 	}
 	return d;
@@ -291,19 +291,19 @@ struct hl_node *hl_queue_head_acquired(_Atomic uint32_t *tail, struct hl_node *n
  * tail), so the link is cleared first; the CAS of the tail then makes pred
  * the node the next enqueuer links to.  Returns false, with the link put
  * back, if an enqueuer came after w meanwhile (w is not the last node). */
-static bool take_last(_Atomic uint32_t *tail, struct hl_node *pred, struct hl_node *w)
+static bool take_last(_Atomic uint32_t *tail, struct hl__node *pred, struct hl__node *w)
 {
 	/* Relaxed: published by the release of the CAS below to the next
 	 * enqueuer, whose exchange of the tail reads it. */
-	hl_store(&pred->next, 0, HL_RELAXED);
-	uint32_t expect = hl_queue_word(w);
+	hl__store(&pred->next, 0, HL_RELAXED);
+	uint32_t expect = hl__queue_word(w);
 	/* Release: pred's cleared link happens before the link the next
 	 * enqueuer writes there.  Acquire on failure: nothing, we retry
 	 * through w's link (acquire). */
-	if (hl_cas(tail, &expect, hl_queue_word(pred), HL_ACQ_REL))
+	if (hl__cas(tail, &expect, hl__queue_word(pred), HL_ACQ_REL))
 		return true;
 	/* Relaxed: as the clearing store; the link is the head's again. */
-	hl_store(&pred->next, w->index, HL_RELAXED);
+	hl__store(&pred->next, w->index, HL_RELAXED);
 	return false;
 }
 
@@ -312,33 +312,33 @@ static bool take_last(_Atomic uint32_t *tail, struct hl_node *pred, struct hl_no
  * p and is about to store it) is waited for, so that no node behind p is
  * missed.  Acquire: pairs with the enqueuer's release store of the link;
  * the waiter's fields are visible. */
-static uint32_t link_out(struct hl_node *p, _Atomic uint32_t *tail)
+static uint32_t link_out(struct hl__node *p, _Atomic uint32_t *tail)
 {
-	uint32_t idx = hl_load(&p->next, HL_ACQUIRE);
+	uint32_t idx = hl__load(&p->next, HL_ACQUIRE);
 	/* Relaxed: the tail names p or a node enqueued after it; only the
 	 * link, read with acquire, publishes anything. */
-	if (idx || !tail || hl_load(tail, HL_RELAXED) == hl_queue_word(p))
+	if (idx || !tail || hl__load(tail, HL_RELAXED) == hl__queue_word(p))
 		return idx;
 	unsigned spins = 0;
-	while (!(idx = hl_load(&p->next, HL_ACQUIRE)))
-		hl_wait_for_peer(&spins);
+	while (!(idx = hl__load(&p->next, HL_ACQUIRE)))
+		hl__wait_for_peer(&spins);
 	return idx;
 }
 
-uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_node *w, void *arg),
+uint32_t hl__queue_extract(struct hl__node *n, int (*classify)(const struct hl__node *w, void *arg),
 			  void *arg, uint32_t max, uint32_t *first, _Atomic uint32_t *tail)
 {
 	uint32_t taken = 0, last = 0;
-	struct hl_node *pred = n;
+	struct hl__node *pred = n;
 	*first = 0;
 	while (taken < max) {
 		uint32_t idx = link_out(pred, tail);
 		if (!idx)
 			break;
-		struct hl_node *w = hl_node_at(idx);
+		struct hl__node *w = hl__node_at(idx);
 		uint32_t nx = link_out(w, tail);
 		/* Relaxed: ABANDONED is final (see search's set_aside). */
-		bool gone = hl_load(&w->state, HL_RELAXED) == HL_NODE_ABANDONED;
+		bool gone = hl__load(&w->state, HL_RELAXED) == HL_NODE_ABANDONED;
 		if (!nx) {
 			/* The last node: it stays, unless the caller passed
 			 * the tail and wants it (an abandoned one stays too:
@@ -349,8 +349,8 @@ uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_nod
 				/* Not the last any more: its successor is
 				 * linking itself; look at w again then. */
 				unsigned spins = 0;
-				while (!hl_load(&w->next, HL_ACQUIRE))
-					hl_wait_for_peer(&spins);
+				while (!hl__load(&w->next, HL_ACQUIRE))
+					hl__wait_for_peer(&spins);
 				continue;
 			}
 		} else {
@@ -364,16 +364,16 @@ uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_nod
 			/* Relaxed: the interior of the chain is the head's;
 			 * the successors the head reaches later were
 			 * published to it by acquire loads already. */
-			hl_store(&pred->next, nx, HL_RELAXED);
+			hl__store(&pred->next, nx, HL_RELAXED);
 			if (gone) {
-				hl_node_recycle(w);
+				hl__node_recycle(w);
 				continue;
 			}
 		}
 		/* Relaxed: w is the caller's now; its signal publishes. */
-		hl_store(&w->next, 0, HL_RELAXED);
+		hl__store(&w->next, 0, HL_RELAXED);
 		if (last)
-			hl_store(&hl_node_at(last)->next, w->index, HL_RELAXED);
+			hl__store(&hl__node_at(last)->next, w->index, HL_RELAXED);
 		else
 			*first = w->index;
 		last = w->index;
@@ -384,33 +384,34 @@ uint32_t hl_queue_extract(struct hl_node *n, int (*classify)(const struct hl_nod
 	return taken;
 }
 
-struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, unsigned opts)
+struct hl__node *hl__queue_pass_head(_Atomic uint32_t *tail, struct hl__node *n, unsigned opts)
 {
 	const bool cna = opts & HL_PASS_CNA;
 	/* Relaxed: written by whoever made n the head, before the signal (or
 	 * the lock-word release, HL_PASS_DEFER_WAKE) through which this thread
 	 * came to pass headship on from n. */
-	struct secq sec = { hl_load(&n->sec_head, HL_RELAXED), hl_load(&n->sec_tail, HL_RELAXED) };
-	const uint32_t pref = hl_load(&n->pref_node, HL_RELAXED);     /* as sec */
+	struct secq sec = { hl__load(&n->sec_head, HL_RELAXED),
+			    hl__load(&n->sec_tail, HL_RELAXED) };
+	const uint32_t pref = hl__load(&n->pref_node, HL_RELAXED);    /* as sec */
 	for (;;) {
-		struct hl_queue_event ev = { .from_node = pref, .cna = cna };
+		struct hl__queue_event ev = { .from_node = pref, .cna = cna };
 		/* Without CNA (the policy changed while waiters were set
 		 * aside) the secondary queue goes back at once. */
 		bool flush = sec.head &&
-			(!cna || hl_now_ns() - hl_node_at(sec.head)->wait_start_ns >=
-				 hl_cna_threshold_ns());
-		struct hl_node *next = leave(tail, n, &sec, flush, &ev.flushed);
+			(!cna || hl__now_ns() - hl__node_at(sec.head)->wait_start_ns >=
+				 hl__cna_threshold_ns());
+		struct hl__node *next = leave(tail, n, &sec, flush, &ev.flushed);
 		/* Relaxed: ABANDONED was written by n's owner before n was
 		 * reached here through acquire loads (a refused signal), or
 		 * by this thread's own caller (timeout of the head). */
-		if (hl_load(&n->state, HL_RELAXED) == HL_NODE_ABANDONED)
-			hl_node_recycle(n);
+		if (hl__load(&n->state, HL_RELAXED) == HL_NODE_ABANDONED)
+			hl__node_recycle(n);
 		if (!next)
 			return NULL;
 		uint32_t next_pref = next->topo_node;
 		if (cna && !ev.flushed && (sec.head || sro_search())) {
 			ev.searched = true;
-			struct hl_node *found = find_preferred(next, pref);
+			struct hl__node *found = find_preferred(next, pref);
 			if (found) {
 				set_aside(next, found, &sec, &ev.moved);
 				next = found;
@@ -423,14 +424,14 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 		}
 		/* Relaxed: published by the signal below, or by the caller's
 		 * release of the lock word (HL_PASS_DEFER_WAKE). */
-		hl_store(&next->pref_node, next_pref, HL_RELAXED);
-		hl_store(&next->sec_head, sec.head, HL_RELAXED);
-		hl_store(&next->sec_tail, sec.tail, HL_RELAXED);
+		hl__store(&next->pref_node, next_pref, HL_RELAXED);
+		hl__store(&next->sec_head, sec.head, HL_RELAXED);
+		hl__store(&next->sec_tail, sec.tail, HL_RELAXED);
 		/* Acquire: pairs with the test's release store of its
 		 * observer, whose state is set up before. */
-		void (*observe)(const struct hl_queue_event *) =
-			hl_load(&hl__queue_observer, HL_ACQUIRE);
-		if (hl_unlikely(observe != NULL)) {
+		void (*observe)(const struct hl__queue_event *) =
+			hl__load(&hl__queue_observer, HL_ACQUIRE);
+		if (hl__unlikely(observe != NULL)) {
 			ev.to_node = next->topo_node;
 			ev.head = next;
 			ev.sec_head = sec.head;
@@ -439,9 +440,9 @@ struct hl_node *hl_queue_pass_head(_Atomic uint32_t *tail, struct hl_node *n, un
 		}
 		/* Relaxed: a hint; if next parks or gives up meanwhile, the
 		 * signal or the caller's later signal sees it. */
-		if ((opts & HL_PASS_DEFER_WAKE) && hl_node_parked(hl_load(&next->state, HL_RELAXED)))
+		if ((opts & HL_PASS_DEFER_WAKE) && hl__node_parked(hl__load(&next->state, HL_RELAXED)))
 			return next;
-		if (hl_node_signal(next, HL_SIG_HEAD))
+		if (hl__node_signal(next, HL_SIG_HEAD))
 			return NULL;
 		n = next;       /* abandoned: it leaves the queue too */
 	}
@@ -469,38 +470,38 @@ static const char *state_name(uint32_t s)
 
 /* One waiter, " tid@node:state", R before the TID for a reader. */
 __attribute__((no_sanitize("thread")))
-static size_t describe_node(char *buf, size_t len, const char *sep, const struct hl_node *n)
+static size_t describe_node(char *buf, size_t len, const char *sep, const struct hl__node *n)
 {
-	/* Relaxed: a racy snapshot (see hl_queue_describe). */
+	/* Relaxed: a racy snapshot (see hl__queue_describe). */
 	int w = snprintf(buf, len, "%s%s%u@%u:%s", sep,
 			 (n->flags & HL_NODE_F_READER) ? "R" : "", n->tid, n->topo_node,
-			 state_name(hl_load(&n->state, HL_RELAXED)));
+			 state_name(hl__load(&n->state, HL_RELAXED)));
 	return w < 0 ? 0 : (size_t)w < len ? (size_t)w : len - 1;
 }
 
 /* Reads node fields other threads write: racy on purpose, for a watchdog
  * that must print something whatever state the lock is in. */
 __attribute__((no_sanitize("thread")))
-size_t hl_queue_describe(char *buf, size_t len, uint32_t head, const struct hl_node *tail)
+size_t hl__queue_describe(char *buf, size_t len, uint32_t head, const struct hl__node *tail)
 {
 	size_t used = 0;
 	buf[0] = 0;
 	if (!head || !tail || len < 64)
 		return 0;
-	const struct hl_node *h = hl_node_at(head), *n = h;
+	const struct hl__node *h = hl__node_at(head), *n = h;
 	for (int k = 0; n && k < 16 && used < len - 64; k++) {
 		used += describe_node(buf + used, len - used, k ? " -> " : " ", n);
 		if (n == tail)
 			break;
 		/* Relaxed: as above. */
-		uint32_t nx = hl_load(&n->next, HL_RELAXED);
-		n = nx ? hl_node_at(nx) : NULL;
+		uint32_t nx = hl__load(&n->next, HL_RELAXED);
+		n = nx ? hl__node_at(nx) : NULL;
 	}
-	uint32_t sh = hl_load(&h->sec_head, HL_RELAXED), st = hl_load(&h->sec_tail, HL_RELAXED);
+	uint32_t sh = hl__load(&h->sec_head, HL_RELAXED), st = hl__load(&h->sec_tail, HL_RELAXED);
 	for (int k = 0; sh && k < 16 && used < len - 64; k++) {
-		n = hl_node_at(sh);
+		n = hl__node_at(sh);
 		used += describe_node(buf + used, len - used, k ? " -> " : " secondary:", n);
-		sh = sh == st ? 0 : hl_load(&n->next, HL_RELAXED);
+		sh = sh == st ? 0 : hl__load(&n->next, HL_RELAXED);
 	}
 	return used;
 }

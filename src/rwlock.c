@@ -44,7 +44,7 @@
  * PREFER_WRITER, and a writer head whose claim has not got it the lock
  * within the yield bound yields (step 4c).  FAIR: a reader shares a
  * read-held or free word unless HANDOFF is set; a head is due by
- * hl_mutex's handoff rule (hl_tp_head_due: RT at once, any other once it
+ * hl_mutex's handoff rule (hl__tp_head_due: RT at once, any other once it
  * has waited the threshold and competed as the head for an eighth of it),
  * and a reader group stops at a writer that has waited the threshold.
  * PREFER_READER: a reader shares any word without a writer, HANDOFF or not
@@ -88,7 +88,7 @@
  *     its look at the queue to its flags the word stays read-held, so a
  *     reader that linked itself after the look takes a share in step 2b.
  *  4c. WRITER_YIELDS, a writer head whose flags have stood in a held word
- *     for the yield bound (hl_rwlock_yield_ns; doubled at each yield of
+ *     for the yield bound (hl__rwlock_yield_ns; doubled at each yield of
  *     one wait, up to 64 times): it takes its flags back out (as a timed
  *     waiter gives up, a and b below), and for as long as that claim
  *     lasted leaves the word open: it grants the queued readers as in 4b,
@@ -206,7 +206,7 @@ static inline bool held(uint64_t s) { return writer(s) || readers(s); }
 
 static inline bool has_live_flags(uint64_t s)
 {
-	return hl_tp_live_flags((uint32_t)s);
+	return hl__tp_live_flags((uint32_t)s);
 }
 
 /* s without flags of a fork parent (they mean nothing here). */
@@ -218,15 +218,15 @@ static inline uint64_t clean(uint64_t s)
 /* The flags a head sets now: WAKE, HANDOFF if due, this generation. */
 static inline uint64_t flags_now(bool due)
 {
-	return hl_tp_flags_now(due);
+	return hl__tp_flags_now(due);
 }
 
 static inline bool owned_by_me(uint64_t s, uint32_t tid)
 {
-	return hl_tp_owned_by_me((uint32_t)s, tid);
+	return hl__tp_owned_by_me((uint32_t)s, tid);
 }
 
-static inline bool is_reader(const struct hl_node *n)
+static inline bool is_reader(const struct hl__node *n)
 {
 	return n->flags & HL_NODE_F_READER;
 }
@@ -241,32 +241,32 @@ static inline int lock_kind(struct rwlock *l)
 {
 	/* Relaxed: the kind bits are written by init only, before the lock is
 	 * shared. */
-	return (int)((hl_load(&l->head, HL_RELAXED) >> KIND_SHIFT) & KIND_MASK);
+	return (int)((hl__load(&l->head, HL_RELAXED) >> KIND_SHIFT) & KIND_MASK);
 }
 
-/* l's spin record (wait.h), for hl_spin_begin. */
+/* l's spin record (wait.h), for hl__spin_begin. */
 static inline unsigned spin_rec(struct rwlock *l)
 {
 	/* Relaxed: a hint. */
-	return hl_spin_rec_at(hl_load(&l->head, HL_RELAXED), SPIN_REC_SHIFT);
+	return hl__spin_rec_at(hl__load(&l->head, HL_RELAXED), SPIN_REC_SHIFT);
 }
 
 /* Ends a spin phase on l that ended as `outcome`: the slot goes back and
- * the record learns (wait.h, hl_spin_rec_learn: its CAS fails if set_head
+ * the record learns (wait.h, hl__spin_rec_learn: its CAS fails if set_head
  * changed the word meanwhile, and a racing set_head may put back the
  * record it read). */
 static void spin_done(struct rwlock *l, int outcome)
 {
-	hl_spin_end(outcome);
+	hl__spin_end(outcome);
 	/* Relaxed: a hint, as above. */
-	hl_spin_rec_learn(&l->head, hl_load(&l->head, HL_RELAXED), SPIN_REC_SHIFT, outcome);
+	hl__spin_rec_learn(&l->head, hl__load(&l->head, HL_RELAXED), SPIN_REC_SHIFT, outcome);
 }
 
 static inline uint32_t head_index(struct rwlock *l)
 {
 	/* Relaxed: ordered by the caller's acquire load of a word with live
 	 * flags, which the head's recorder set with a release after this. */
-	return hl_load(&l->head, HL_RELAXED) & HL_QUEUE_INDEX_MASK;
+	return hl__load(&l->head, HL_RELAXED) & HL_QUEUE_INDEX_MASK;
 }
 
 static inline void set_head(struct rwlock *l, uint32_t index)
@@ -276,8 +276,8 @@ static inline void set_head(struct rwlock *l, uint32_t index)
 	 * time: the one that is about to set flags on a word that has none;
 	 * spin_done's CAS fails if this store comes between its load and
 	 * its CAS). */
-	uint32_t h = hl_load(&l->head, HL_RELAXED);
-	hl_store(&l->head, (h & ~HL_QUEUE_INDEX_MASK) | index, HL_RELAXED);
+	uint32_t h = hl__load(&l->head, HL_RELAXED);
+	hl__store(&l->head, (h & ~HL_QUEUE_INDEX_MASK) | index, HL_RELAXED);
 }
 
 /* Whether a writer is due as soon as it heads the queue in a lock of this
@@ -289,11 +289,11 @@ static inline bool writer_first(int kind)
 
 /* Whether head n, at the head since head_since, is due a handoff in a lock
  * of this kind: a writer of a writer-first kind at once, any other by the
- * handoff rule the mutex keeps (hl_tp_head_due). */
-static inline bool head_due(const struct hl_node *n, int kind, uint64_t now, uint64_t handoff_ns,
+ * handoff rule the mutex keeps (hl__tp_head_due). */
+static inline bool head_due(const struct hl__node *n, int kind, uint64_t now, uint64_t handoff_ns,
 			    uint64_t head_since)
 {
-	return (writer_first(kind) && !is_reader(n)) || hl_tp_head_due(n, now, handoff_ns, head_since);
+	return (writer_first(kind) && !is_reader(n)) || hl__tp_head_due(n, now, handoff_ns, head_since);
 }
 
 /* ---- nested reads: the read shares this thread holds (holds.h) ----------- */
@@ -309,7 +309,7 @@ static int nested_read(struct rwlock *l, uint64_t s)
 			return EAGAIN;
 		/* Acquire: as any read lock (an untracked share may have been
 		 * another lock's: then the critical section starts here). */
-		if (hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
+		if (hl__cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
 			return 0;
 	}
 	return -1;
@@ -336,32 +336,32 @@ static inline uint64_t take(uint64_t s, bool reader, uint32_t tid, int kind)
 
 /* Fallback when this thread has no node (see mutex.c's lock_poll). */
 static int lock_poll(struct rwlock *l, bool reader, uint32_t tid, int kind,
-		     const struct hl_deadline *dl)
+		     const struct hl__deadline *dl)
 {
 	long sleep_ns = 1000;
 	for (;;) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
+		uint64_t s = hl__load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
 		/* Acquire: the critical section starts here. */
-		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+		if (ns && hl__cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
-		if (hl_poll_backoff(dl, &sleep_ns))
+		if (hl__poll_backoff(dl, &sleep_ns))
 			return ETIMEDOUT;
 	}
 }
 
 /* Step 1b.  Returns 0, or EAGAIN: go and queue. */
 static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
-		     const struct hl_deadline *dl)
+		     const struct hl__deadline *dl)
 {
-	uint64_t budget = hl_spin_begin(spin_rec(l));
+	uint64_t budget = hl__spin_begin(spin_rec(l));
 	if (!budget)
 		return EAGAIN;
 	int err = EAGAIN, outcome = HL_SPIN_LOST;
-	uint64_t start = hl_now_ns();
+	uint64_t start = hl__now_ns();
 	for (unsigned i = 1;; i++) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
+		uint64_t s = hl__load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
 		/* Acquire: pairs with the release of the last hold. */
-		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
+		if (ns && hl__cas(&l->state, &s, ns, HL_ACQUIRE)) {
 			err = 0;
 			break;
 		}
@@ -373,12 +373,12 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
 			outcome = HL_SPIN_CUT;
 			break;
 		}
-		hl_cpu_relax();
+		hl__cpu_relax();
 		if (i % HL_SPIN_CLOCK_EVERY)
 			continue;
-		if (hl_now_ns() - start >= budget)
+		if (hl__now_ns() - start >= budget)
 			break;
-		if (hl_deadline_passed(dl)) {
+		if (hl__deadline_passed(dl)) {
 			outcome = HL_SPIN_CUT;
 			break;
 		}
@@ -397,8 +397,8 @@ static int lock_spin(struct rwlock *l, bool reader, uint32_t tid, int kind,
  * lock as the holders drain).  Relaxed: a hint. */
 static bool one_write_ahead(struct rwlock *l, uint64_t s)
 {
-	uint32_t tail = hl_load(&l->tail, HL_RELAXED);
-	return !hl_queue_node(tail) ||
+	uint32_t tail = hl__load(&l->tail, HL_RELAXED);
+	return !hl__queue_node(tail) ||
 	       (has_live_flags(s) && (tail & HL_QUEUE_INDEX_MASK) == head_index(l));
 }
 
@@ -415,22 +415,22 @@ static bool one_write_ahead(struct rwlock *l, uint64_t s)
  * queues at once, as the waiters ahead of it did.  take() decides, as
  * everywhere: a due writer's HANDOFF keeps this reader out.  Returns 0, or
  * EAGAIN: go and queue. */
-static int reader_wait_out(struct rwlock *l, int kind, const struct hl_deadline *dl)
+static int reader_wait_out(struct rwlock *l, int kind, const struct hl__deadline *dl)
 {
 	for (unsigned round = 0; round < WAIT_ROUNDS;) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, true, 0, kind);
+		uint64_t s = hl__load(&l->state, HL_RELAXED), ns = take(s, true, 0, kind);
 		/* Acquire: pairs with the release of the last write hold. */
-		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+		if (ns && hl__cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
 		if (ns)
 			continue;       /* another reader came or went */
-		if (hl_deadline_passed(dl) || !one_write_ahead(l, s))
+		if (hl__deadline_passed(dl) || !one_write_ahead(l, s))
 			break;
 		if (round < PAUSE_ROUNDS)
 			for (unsigned i = 0; i < 4u << round; i++)
-				hl_cpu_relax();
+				hl__cpu_relax();
 		else
-			hl_cpu_yield();
+			hl__cpu_yield();
 		round++;
 	}
 	return EAGAIN;
@@ -442,7 +442,7 @@ struct group {
 	int kind;
 };
 
-static int group_member(const struct hl_node *w, void *arg)
+static int group_member(const struct hl__node *w, void *arg)
 {
 	const struct group *g = arg;
 	if (is_reader(w))
@@ -451,17 +451,17 @@ static int group_member(const struct hl_node *w, void *arg)
 	 * (PREFER_READER: always). */
 	if (g->kind == HL_RWLOCK_PREFER_READER)
 		return HL_EXTRACT_SKIP;
-	bool due = writer_first(g->kind) || hl_node_due(w, g->now, g->handoff_ns);
+	bool due = writer_first(g->kind) || hl__node_due(w, g->now, g->handoff_ns);
 	return due ? HL_EXTRACT_STOP : HL_EXTRACT_SKIP;
 }
 
 /* Steps 4b and 5: head n, whose thread holds a read share (its own, or one
  * taken for the purpose), grants the queued readers of its group. */
-static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
+static void grant_group(struct rwlock *l, struct hl__node *n, int kind)
 {
-	struct group g = { hl_now_ns(), hl_handoff_ns(), kind };
+	struct group g = { hl__now_ns(), hl__handoff_ns(), kind };
 	uint32_t first;
-	uint32_t count = hl_queue_extract(n, group_member, &g, HL_MAX_NODES, &first, &l->tail);
+	uint32_t count = hl__queue_extract(n, group_member, &g, HL_MAX_NODES, &first, &l->tail);
 	if (!count)
 		return;
 	/* The count covers every member before any of them runs (its unlock
@@ -469,18 +469,18 @@ static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
 	 * read-held and no writer can come in meanwhile; each member
 	 * synchronizes with its signal's release.  No overflow: see the
 	 * static assertion on HL_RWLOCK_MAX_READERS. */
-	hl_fetch_add(&l->state, count * ONE_READER, HL_RELAXED);
+	hl__fetch_add(&l->state, count * ONE_READER, HL_RELAXED);
 	for (uint32_t idx = first; idx;) {
-		struct hl_node *w = hl_node_at(idx);
-		/* Relaxed: the list is ours (hl_queue_extract); read before
+		struct hl__node *w = hl__node_at(idx);
+		/* Relaxed: the list is ours (hl__queue_extract); read before
 		 * the signal hands the node back to its owner. */
-		idx = hl_load(&w->next, HL_RELAXED);
-		if (!hl_node_signal(w, HL_SIG_GROUP)) {
+		idx = hl__load(&w->next, HL_RELAXED);
+		if (!hl__node_signal(w, HL_SIG_GROUP)) {
 			/* It gave up: its share goes (ours keeps the count
 			 * above 0, so nobody needs waking), and the node is
 			 * ours to recycle, out of the queue. */
-			hl_fetch_sub(&l->state, ONE_READER, HL_RELAXED);
-			hl_node_recycle(w);
+			hl__fetch_sub(&l->state, ONE_READER, HL_RELAXED);
+			hl__node_recycle(w);
 		}
 	}
 }
@@ -489,13 +489,13 @@ static void grant_group(struct rwlock *l, struct hl_node *n, int kind)
  * flags (we are the head), takes a read share of its own and grants every
  * reader queued behind it.  Returns whether it took the share, which it
  * then holds (false: the word changed; look again). */
-static bool grant_with_share(struct rwlock *l, struct hl_node *n, uint64_t s)
+static bool grant_with_share(struct rwlock *l, struct hl__node *n, uint64_t s)
 {
 	/* Acquire and release: the share is a read hold like any other (our
 	 * release lets a waiting reader's RMW in step 2b see the queue as we
 	 * do; see the design comment).  Stale flags of a fork parent go, as
 	 * in any take. */
-	if (!hl_cas(&l->state, &s, clean(s) + ONE_READER, HL_ACQ_REL))
+	if (!hl__cas(&l->state, &s, clean(s) + ONE_READER, HL_ACQ_REL))
 		return false;
 	grant_group(l, n, HL_RWLOCK_PREFER_READER);
 	return true;
@@ -505,11 +505,11 @@ static bool grant_with_share(struct rwlock *l, struct hl_node *n, uint64_t s)
  * as any read unlock.  No flags are live (only the head, n, sets them), so
  * this is never the last release that owes a head a signal; a word it
  * leaves free is taken by n's next look. */
-static bool grant_readers_behind(struct rwlock *l, struct hl_node *n, uint64_t s)
+static bool grant_readers_behind(struct rwlock *l, struct hl__node *n, uint64_t s)
 {
 	if (!grant_with_share(l, n, s))
 		return false;
-	hl_fetch_sub(&l->state, ONE_READER, HL_RELEASE);
+	hl__fetch_sub(&l->state, ONE_READER, HL_RELEASE);
 	return true;
 }
 
@@ -536,17 +536,17 @@ static inline bool names(struct rwlock *l, uint64_t s, uint32_t idx)
  * show its FREE state or a later one; if the new owner gave d up again,
  * those flags call for the same withdrawal.  Returns whether we removed
  * them. */
-static bool withdraw_dead_head(struct rwlock *l, uint32_t idx, const struct hl_node *d)
+static bool withdraw_dead_head(struct rwlock *l, uint32_t idx, const struct hl__node *d)
 {
-	hl_fence_seq_cst();
+	hl__fence_seq_cst();
 	/* Acquire: pairs with the release that set the flags after `head`. */
-	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	uint64_t s = hl__load(&l->state, HL_ACQUIRE);
 	/* Acquire on the node: its give-up (a release) happened before. */
 	while (names(l, s, idx) && held(clean(s)) &&
-	       hl_load(&d->state, HL_ACQUIRE) == HL_NODE_ABANDONED) {
+	       hl__load(&d->state, HL_ACQUIRE) == HL_NODE_ABANDONED) {
 		/* Acquire: as the load; nothing is published (readers that
 		 * come in now synchronize with the holders, not with us). */
-		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
+		if (hl__cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
 			return true;
 	}
 	return false;
@@ -556,16 +556,16 @@ static bool withdraw_dead_head(struct rwlock *l, uint32_t idx, const struct hl_n
  * is due while the lock stays held, it adds HANDOFF: otherwise readers that
  * keep stealing the lock would keep it read-held, and the last release that
  * wakes the head would never come. */
-static void mark_due(struct rwlock *l, const struct hl_node *n)
+static void mark_due(struct rwlock *l, const struct hl__node *n)
 {
 	/* Acquire: pairs with the release that set WAKE after `head`. */
-	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	uint64_t s = hl__load(&l->state, HL_ACQUIRE);
 	/* Live flags naming n are n's: there is one head at a time, and the
 	 * release that ended an earlier wait of the same node cleared its
 	 * flags. */
 	while (!(s & HANDOFF) && names(l, s, n->index)) {
 		/* Release: as the head's own flag CAS (step 4). */
-		if (hl_cas(&l->state, &s, s | HANDOFF, HL_ACQ_REL))
+		if (hl__cas(&l->state, &s, s | HANDOFF, HL_ACQ_REL))
 			return;
 	}
 }
@@ -580,7 +580,7 @@ _Static_assert(WAIT_YIELD > HL_SIG_RETRY && WAIT_YIELD != HL_WAIT_TIMEDOUT, "WAI
 
 /* Waits on n for a signal (steps 2 and 4).  A head that is not due yet
  * wakes up at due_at (0: it is due already), when it becomes due
- * (hl_tp_head_due_at), and every DUE_RECHECK_NS or handoff threshold after
+ * (hl__tp_head_due_at), and every DUE_RECHECK_NS or handoff threshold after
  * that, to mark it so (mark_due).  A waiter queued behind the head
  * (queued) may be recorded as head by step 5 at any time, even between two
  * of its looks, and does not know when: it looks from due_at (its enqueue
@@ -589,7 +589,7 @@ _Static_assert(WAIT_YIELD > HL_SIG_RETRY && WAIT_YIELD != HL_WAIT_TIMEDOUT, "WAI
  * core's (it would give the node up): the wait wakes up at it and returns
  * HL_WAIT_TIMEDOUT with n still armed, for give_up.  Likewise at yield_at (0: never), returning WAIT_YIELD (step
  * 4c). */
-static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_deadline *dl,
+static uint32_t wait_node(struct rwlock *l, struct hl__node *n, const struct hl__deadline *dl,
 			  uint64_t spin_ns, uint64_t due_at, bool queued, uint64_t handoff_ns,
 			  uint64_t yield_at)
 {
@@ -599,25 +599,25 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
 		/* The deadline wakes us on its own clock (a CLOCK_REALTIME
 		 * one follows the clock when it is set, as glibc's waits do). */
 		uint64_t wake = mark && (!yield_at || mark < yield_at) ? mark : yield_at;
-		uint32_t sig = hl_node_wait_woken(n, spin_ns, wake, dl);
+		uint32_t sig = hl__node_wait_woken(n, spin_ns, wake, dl);
 		if (sig != HL_WAIT_WOKEN)
 			return sig;
-		if (hl_deadline_passed(dl))
+		if (hl__deadline_passed(dl))
 			return HL_WAIT_TIMEDOUT;
 		spin_ns = 0;
-		uint64_t now = hl_now_ns();
+		uint64_t now = hl__now_ns();
 		if (yield_at && now >= yield_at)
 			return WAIT_YIELD;
 		if (!mark || now < mark)
 			continue;
 		if (!queued) {
 			mark_due(l, n);
-			mark = hl_now_ns() + every;
-		} else if (names(l, hl_load(&l->state, HL_ACQUIRE), n->index)) {
+			mark = hl__now_ns() + every;
+		} else if (names(l, hl__load(&l->state, HL_ACQUIRE), n->index)) {
 			/* Acquire: pairs with the release that set the flags
 			 * after `head` (names reads it). */
 			queued = false;
-			mark = hl_tp_head_due_at(n, handoff_ns, now);
+			mark = hl__tp_head_due_at(n, handoff_ns, now);
 		} else {
 			mark = now + every;
 		}
@@ -634,16 +634,16 @@ static uint32_t wait_node(struct rwlock *l, struct hl_node *n, const struct hl_d
  * it), FLAGS_NOT_NAMED (the word holds no flags of n: it set none, or a
  * committed release claimed n, whose signal comes), or the signal that
  * came first (the wait is over as that signal says). */
-static uint32_t withdraw_flags(struct rwlock *l, struct hl_node *n)
+static uint32_t withdraw_flags(struct rwlock *l, struct hl__node *n)
 {
 	/* Acquire: pairs with the release that set the flags after `head`. */
-	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	uint64_t s = hl__load(&l->state, HL_ACQUIRE);
 	for (;;) {
 		if (!names(l, s, n->index))
 			return FLAGS_NOT_NAMED;
 		/* Acquire: the same word again, so that `head` was read while
 		 * these flags were in it. */
-		uint64_t again = hl_load(&l->state, HL_ACQUIRE);
+		uint64_t again = hl__load(&l->state, HL_ACQUIRE);
 		if (again != s) {
 			s = again;
 			continue;
@@ -653,16 +653,17 @@ static uint32_t withdraw_flags(struct rwlock *l, struct hl_node *n)
 		 * comes, unless a downgrade leaves the flags with a share
 		 * (a writer head waits on for the readers); look again every
 		 * DUE_RECHECK_NS, then withdraw as in a. */
-		if (!held(clean(s)) || !hl_node_armed(hl_load(&n->state, HL_ACQUIRE))) {
-			uint32_t sig = hl_node_wait_until(n, NULL, 0, hl_now_ns() + DUE_RECHECK_NS);
+		if (!held(clean(s)) || !hl__node_armed(hl__load(&n->state, HL_ACQUIRE))) {
+			uint32_t sig = hl__node_wait_until(n, NULL, 0,
+							   hl__now_ns() + DUE_RECHECK_NS);
 			if (sig != HL_WAIT_WOKEN)
 				return sig;
-			s = hl_load(&l->state, HL_ACQUIRE);
+			s = hl__load(&l->state, HL_ACQUIRE);
 			continue;
 		}
 		/* a.  Acquire: as the load; nothing is published (readers that
 		 * come in now synchronize with the holders, not with us). */
-		if (hl_cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
+		if (hl__cas(&l->state, &s, s & ~(FLAGS | GEN_MASK), HL_ACQUIRE))
 			return FLAGS_WITHDRAWN;
 	}
 }
@@ -679,7 +680,7 @@ enum gave_up {
  * as if it had not timed out), or HL_WAIT_TIMEDOUT: given up, as *how
  * says.  An abandoned node may be recycled and reused at once: nothing
  * may read its state afterwards to find out how it was given up. */
-static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
+static uint32_t give_up(struct rwlock *l, struct hl__node *n, enum gave_up *how)
 {
 	*how = WITHDRAWN;
 	uint32_t sig = withdraw_flags(l, n);
@@ -689,7 +690,7 @@ static uint32_t give_up(struct rwlock *l, struct hl_node *n, enum gave_up *how)
 		return sig;
 	/* c. */
 	const uint32_t idx = n->index;  /* n is not ours to read once given up */
-	sig = hl_node_give_up(n);
+	sig = hl__node_give_up(n);
 	if (sig != HL_WAIT_TIMEDOUT)
 		return sig;
 	/* Recorded as head just before, with a holder?  (With no holder, a
@@ -708,30 +709,31 @@ struct new_head {
 	int kind;
 };
 
-static bool wake_new_head(const struct hl_node *d, void *arg)
+static bool wake_new_head(const struct hl__node *d, void *arg)
 {
 	const struct new_head *h = arg;
-	uint64_t now = hl_now_ns();
-	return head_due(d, h->kind, now, hl_handoff_ns(), now) || (h->reader_owner && is_reader(d));
+	uint64_t now = hl__now_ns();
+	return head_due(d, h->kind, now, hl__handoff_ns(), now) ||
+	       (h->reader_owner && is_reader(d));
 }
 
 /* For white-box tests (tests/rwlock_dead_head.c): called by step 5
  * with the parked successor it is about to record as head, before the
  * flags go into the word.  NULL (the default) costs one load per
  * recording. */
-void (*_Atomic hl__rwlock_recording_observer)(const struct hl_node *d);
+void (*_Atomic hl__rwlock_recording_observer)(const struct hl__node *d);
 
 /* Step 5: the lock is ours; n leaves the queue. */
-static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int kind)
+static void leave_queue(struct rwlock *l, struct hl__node *n, bool reader, int kind)
 {
 	struct new_head h = { reader, kind };
-	struct hl_node *d = hl_queue_head_acquired(&l->tail, n, 0, wake_new_head, &h);
+	struct hl__node *d = hl__queue_head_acquired(&l->tail, n, 0, wake_new_head, &h);
 	if (!d)
 		return;
 	/* Acquire: pairs with the test's release store of its observer. */
-	void (*observe)(const struct hl_node *) = hl_load(&hl__rwlock_recording_observer,
+	void (*observe)(const struct hl__node *) = hl__load(&hl__rwlock_recording_observer,
 							   HL_ACQUIRE);
-	if (hl_unlikely(observe != NULL))
+	if (hl__unlikely(observe != NULL))
 		observe(d);
 	const uint32_t idx = d->index;
 	set_head(l, idx);
@@ -739,11 +741,11 @@ static void leave_queue(struct rwlock *l, struct hl_node *n, bool reader, int ki
 	 * reads `head`.  We hold the lock, so it stays held until then; no
 	 * other live flags can be in the word (only a head sets them, and the
 	 * release that woke us cleared ours). */
-	hl_fetch_or(&l->state, flags_now(false), HL_RELEASE);
+	hl__fetch_or(&l->state, flags_now(false), HL_RELEASE);
 	/* d gave up after the pass, too late for its own look to see the
 	 * flags? */
 	if (withdraw_dead_head(l, idx, d))
-		hl_queue_pass_head(&l->tail, d, 0);
+		hl__queue_pass_head(&l->tail, d, 0);
 }
 
 /* Step 4c: a writer's claim lasts the yield bound, doubled at each yield
@@ -762,30 +764,30 @@ enum { ADMIT_WAIT, ADMIT_TAKEN, ADMIT_HEAD };
  * (the share is ours and n is out of our hands), or ADMIT_HEAD (the share
  * is ours and n was made the queue head meanwhile: the caller goes on as a
  * reader that has the lock, step 5). */
-static int reader_admit(struct rwlock *l, struct hl_node *n, struct hl_thread *self)
+static int reader_admit(struct rwlock *l, struct hl__node *n, struct hl__thread *self)
 {
 	/* Acq_rel: the newest value of the word (an RMW reads the last one
 	 * in its modification order), after our link; see the design
 	 * comment for the pair it makes with step 4b. */
-	uint64_t s = hl_fetch_or(&l->state, 0, HL_ACQ_REL), ns;
+	uint64_t s = hl__fetch_or(&l->state, 0, HL_ACQ_REL), ns;
 	do {
 		ns = take(s, true, 0, HL_RWLOCK_PREFER_READER);
 		if (!ns)
 			return ADMIT_WAIT;
 		/* Acquire: the critical section starts here. */
-	} while (!hl_cas(&l->state, &s, ns, HL_ACQUIRE));
-	switch (hl_node_give_up(n)) {
+	} while (!hl__cas(&l->state, &s, ns, HL_ACQUIRE));
+	switch (hl__node_give_up(n)) {
 	case HL_WAIT_TIMEDOUT:
 		/* Given up: the queue skips it.  Never a dead head: n never
 		 * parked, and leave_queue records only a parked successor. */
-		hl_thread_node_abandoned(self);
+		hl__thread_node_abandoned(self);
 		return ADMIT_TAKEN;
 	case HL_SIG_GROUP:
 		/* A group took us first: a second share, which goes (ours
 		 * keeps the count above 0, so this is never the last
 		 * release).  Release: as any read unlock. */
-		hl_fetch_sub(&l->state, ONE_READER, HL_RELEASE);
-		hl_thread_node_put(self);
+		hl__fetch_sub(&l->state, ONE_READER, HL_RELEASE);
+		hl__thread_node_put(self);
 		return ADMIT_TAKEN;
 	case HL_SIG_HEAD:
 		return ADMIT_HEAD;
@@ -810,9 +812,9 @@ enum wait_end {
 /* Step 2: n waits queued behind another waiter.  Returns END_HEAD (made
  * head), END_OWNED (handed the lock, or step 2b's share with n made head
  * meanwhile), END_GRANTED or END_GAVE_UP. */
-static enum wait_end wait_queued(struct rwlock *l, struct hl_node *n, bool reader, int kind,
-				 const struct hl_deadline *dl, uint64_t handoff_ns,
-				 struct hl_thread *self, enum gave_up *how)
+static enum wait_end wait_queued(struct rwlock *l, struct hl__node *n, bool reader, int kind,
+				 const struct hl__deadline *dl, uint64_t handoff_ns,
+				 struct hl__thread *self, enum gave_up *how)
 {
 	if (reader && kind == HL_RWLOCK_PREFER_READER) {
 		int admit = reader_admit(l, n, self);
@@ -825,11 +827,11 @@ static enum wait_end wait_queued(struct rwlock *l, struct hl_node *n, bool reade
 	if (sig == HL_WAIT_TIMEDOUT && (sig = give_up(l, n, how)) == HL_WAIT_TIMEDOUT)
 		return END_GAVE_UP;
 	if (sig == HL_SIG_GROUP || sig == HL_SIG_HANDED)
-		hl_counter_add(&self->fx[HL_LK_HANDED], 1);
+		hl__counter_add(&self->fx[HL_LK_HANDED], 1);
 	if (sig == HL_SIG_GROUP) {
 		/* A read share granted with our group: we are out of the
 		 * queue, with nothing to pass on. */
-		hl_thread_node_put(self);
+		hl__thread_node_put(self);
 		return END_GRANTED;
 	}
 	return sig == HL_SIG_HANDED ? END_OWNED : END_HEAD;
@@ -840,8 +842,8 @@ static enum wait_end wait_queued(struct rwlock *l, struct hl_node *n, bool reade
  * sets its flags and waits.  *budget is its spin phase's slot (0: none),
  * ended here if it waits.  Returns END_OWNED (handed), END_RACE, END_LOOK, END_YIELDED or
  * END_GAVE_UP. */
-static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int kind,
-			   const struct hl_deadline *dl, uint64_t s, bool due, uint64_t head_since,
+static enum wait_end claim(struct rwlock *l, struct hl__node *n, bool reader, int kind,
+			   const struct hl__deadline *dl, uint64_t s, bool due, uint64_t head_since,
 			   uint64_t *budget, uint64_t handoff_ns, uint64_t yield_ns,
 			   enum gave_up *how)
 {
@@ -856,10 +858,10 @@ static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int
 		if (!grant_with_share(l, n, s))
 			return END_LOOK;
 		/* Relaxed: the CAS below decides. */
-		s = hl_load(&l->state, HL_RELAXED);
+		s = hl__load(&l->state, HL_RELAXED);
 	}
 	set_head(l, n->index);
-	hl_node_arm(n);
+	hl__node_arm(n);
 	/* Release: `head` and the armed node are visible to the last
 	 * releaser, whose acquire load sees the flags (and, with our share,
 	 * it goes as a read unlock's).  The flags replace stale ones of a
@@ -870,18 +872,18 @@ static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int
 			/* Our share is the last: it goes alone (no flags are
 			 * live, so no signal is owed), and the free word is
 			 * taken at our next look. */
-			hl_fetch_sub(&l->state, ONE_READER, HL_RELEASE);
+			hl__fetch_sub(&l->state, ONE_READER, HL_RELEASE);
 			return END_LOOK;
 		}
-		if (hl_cas(&l->state, &s, share ? flagged - ONE_READER : flagged, HL_RELEASE))
+		if (hl__cas(&l->state, &s, share ? flagged - ONE_READER : flagged, HL_RELEASE))
 			break;
 		if (!share)
 			return END_LOOK;        /* the word changed: look again */
 	}
 	const bool yields = kind == HL_RWLOCK_WRITER_YIELDS && !reader;
 	uint32_t sig = wait_node(l, n, dl, due ? *budget : 0,
-				 due ? 0 : hl_tp_head_due_at(n, handoff_ns, head_since), false,
-				 handoff_ns, yields ? hl_now_ns() + yield_ns : 0);
+				 due ? 0 : hl__tp_head_due_at(n, handoff_ns, head_since), false,
+				 handoff_ns, yields ? hl__now_ns() + yield_ns : 0);
 	/* Not due: the spin ran out and we parked.  Due: we wait for a
 	 * handover, which says nothing of what spinning achieves. */
 	if (*budget)
@@ -899,7 +901,7 @@ static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int
 		return END_GAVE_UP;
 	if (sig != HL_SIG_HANDED)
 		return END_RACE;
-	hl_counter_add(&hl_self()->fx[HL_LK_HANDED], 1);
+	hl__counter_add(&hl__self()->fx[HL_LK_HANDED], 1);
 	return END_OWNED;
 }
 
@@ -907,38 +909,38 @@ static enum wait_end claim(struct rwlock *l, struct hl_node *n, bool reader, int
  * queued behind it, now and as the window closes (s, a load of the word,
  * has no live flags: we are the head); sleep the window out (nobody
  * signals a head without flags); 0 in *open_until once it is over. */
-static void yield_window(struct rwlock *l, struct hl_node *n, uint64_t s, uint64_t now,
-			 uint64_t *open_until, const struct hl_deadline *dl)
+static void yield_window(struct rwlock *l, struct hl__node *n, uint64_t s, uint64_t now,
+			 uint64_t *open_until, const struct hl__deadline *dl)
 {
 	if (readers(clean(s)) && !grant_readers_behind(l, n, s))
 		return;         /* the word changed: look again */
 	if (now >= *open_until)
 		*open_until = 0;
-	else if (hl_node_wait_woken(n, 0, *open_until, dl) != HL_WAIT_WOKEN)
+	else if (hl__node_wait_woken(n, 0, *open_until, dl) != HL_WAIT_WOKEN)
 		hl__bug("rwlock: a signal to a head without flags", 0);
 }
 
 /* Steps 3 to 4c: n heads the queue.  Returns END_OWNED or END_GAVE_UP
  * (WITHDRAWN when the deadline found n with no flags). */
-static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader, uint32_t tid,
-			       int kind, const struct hl_deadline *dl, uint64_t handoff_ns,
+static enum wait_end head_wait(struct rwlock *l, struct hl__node *n, bool reader, uint32_t tid,
+			       int kind, const struct hl__deadline *dl, uint64_t handoff_ns,
 			       enum gave_up *how)
 {
-	uint64_t budget = hl_spin_begin(spin_rec(l));   /* != 0: a spinner slot */
-	uint64_t spin_start = hl_now_ns(), head_since = spin_start;
+	uint64_t budget = hl__spin_begin(spin_rec(l));  /* != 0: a spinner slot */
+	uint64_t spin_start = hl__now_ns(), head_since = spin_start;
 	/* Step 4c: how long our next claim lasts, and until when it is down
 	 * (0: it is not). */
-	uint64_t yield_ns = hl_rwlock_yield_ns(), open_until = 0;
+	uint64_t yield_ns = hl__rwlock_yield_ns(), open_until = 0;
 	unsigned peer_spins = 0;
 	/* Whether this spin phase found the lock taken: one that gets it at
 	 * its first look (a head woken by RELEASED) teaches the record
 	 * nothing. */
 	bool held_seen = false;
 	for (unsigned i = 1;; i++) {
-		uint64_t s = hl_load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
+		uint64_t s = hl__load(&l->state, HL_RELAXED), ns = take(s, reader, tid, kind);
 		/* Acquire: pairs with the release of the last hold; the
 		 * critical section starts here. */
-		if (ns && hl_cas(&l->state, &s, ns, HL_ACQUIRE)) {
+		if (ns && hl__cas(&l->state, &s, ns, HL_ACQUIRE)) {
 			if (budget)
 				spin_done(l, held_seen ? HL_SPIN_WON : HL_SPIN_CUT);
 			return END_OWNED;
@@ -947,12 +949,12 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 			continue;
 		held_seen = true;
 		if (budget && i % HL_SPIN_CLOCK_EVERY) {
-			hl_cpu_relax();
+			hl__cpu_relax();
 			continue;
 		}
-		uint64_t now = hl_now_ns();
+		uint64_t now = hl__now_ns();
 		bool due = head_due(n, kind, now, handoff_ns, head_since);
-		if (hl_deadline_passed(dl)) {
+		if (hl__deadline_passed(dl)) {
 			if (budget)
 				spin_done(l, HL_SPIN_CUT);
 			*how = WITHDRAWN;
@@ -967,18 +969,18 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 		if (!held(clean(s))) {
 			/* Flags with no holder (a free word was taken above):
 			 * a release is in progress. */
-			hl_wait_for_peer(&peer_spins);
+			hl__wait_for_peer(&peer_spins);
 			continue;
 		}
 		enum wait_end end = claim(l, n, reader, kind, dl, s, due, head_since, &budget,
 					  handoff_ns, yield_ns, how);
 		if (end == END_YIELDED) {
-			open_until = hl_now_ns() + yield_ns;
-			if (yield_ns < YIELD_MAX_NS(hl_rwlock_yield_ns()))
+			open_until = hl__now_ns() + yield_ns;
+			if (yield_ns < YIELD_MAX_NS(hl__rwlock_yield_ns()))
 				yield_ns *= 2;
 		} else if (end == END_RACE) {
-			budget = hl_spin_begin(spin_rec(l));
-			spin_start = hl_now_ns();
+			budget = hl__spin_begin(spin_rec(l));
+			spin_start = hl__now_ns();
 			held_seen = false;
 		} else if (end != END_LOOK) {
 			return end;
@@ -988,50 +990,50 @@ static enum wait_end head_wait(struct rwlock *l, struct hl_node *n, bool reader,
 
 /* A wait given up as `how` says (give_up): headship passed on if it is
  * ours to do, the node put back or left to the queue.  Returns ETIMEDOUT. */
-static int given_up(struct rwlock *l, struct hl_node *n, enum gave_up how, struct hl_thread *self)
+static int given_up(struct rwlock *l, struct hl__node *n, enum gave_up how, struct hl__thread *self)
 {
 	if (how == WITHDRAWN) {
 		/* Our flags withdrawn, or none set: we are the head. */
-		hl_queue_pass_head(&l->tail, n, 0);
-		hl_thread_node_put(self);
+		hl__queue_pass_head(&l->tail, n, 0);
+		hl__thread_node_put(self);
 		return ETIMEDOUT;
 	}
 	/* The node is the queue's: a new one for this thread, then (if it is
 	 * ours to do) headship passed on from it, which recycles it. */
-	hl_thread_node_abandoned(self);
+	hl__thread_node_abandoned(self);
 	if (how == ABANDONED_HEAD)
-		hl_queue_pass_head(&l->tail, n, 0);
+		hl__queue_pass_head(&l->tail, n, 0);
 	return ETIMEDOUT;
 }
 
 static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
-		     const struct hl_deadline *dl)
+		     const struct hl__deadline *dl)
 {
 	/* PREFER_WRITER, WRITER_YIELDS: a writer that finds readers goes to
 	 * the queue at once, where at its head it is due and keeps new
 	 * readers out with its HANDOFF (it spins there, on its node, for the
 	 * readers to drain); spinning here first would let readers stream
 	 * past it for the whole budget.  Relaxed: a hint. */
-	if (!(writer_first(kind) && !reader && readers(hl_load(&l->state, HL_RELAXED))) &&
+	if (!(writer_first(kind) && !reader && readers(hl__load(&l->state, HL_RELAXED))) &&
 	    lock_spin(l, reader, tid, kind, dl) == 0)
 		return 0;
 	if (reader && reader_wait_out(l, kind, dl) == 0)
 		return 0;
-	if (hl_deadline_passed(dl))
+	if (hl__deadline_passed(dl))
 		return ETIMEDOUT;
-	struct hl_thread *self = hl_self();
-	struct hl_node *n = hl_thread_node_get(self);
-	if (hl_unlikely(!n))
+	struct hl__thread *self = hl__self();
+	struct hl__node *n = hl__thread_node_get(self);
+	if (hl__unlikely(!n))
 		return lock_poll(l, reader, tid, kind, dl);
 
-	hl_queue_node_init(n, self, hl_now_ns());
+	hl__queue_node_init(n, self, hl__now_ns());
 	if (reader)
 		n->flags |= HL_NODE_F_READER;
-	hl_node_arm(n);
-	const uint64_t handoff_ns = hl_handoff_ns();
+	hl__node_arm(n);
+	const uint64_t handoff_ns = hl__handoff_ns();
 	enum gave_up how = WITHDRAWN;
 	/* Step 2 behind another waiter, steps 3 to 4c at the head. */
-	enum wait_end end = hl_queue_enqueue(&l->tail, n)
+	enum wait_end end = hl__queue_enqueue(&l->tail, n)
 				    ? wait_queued(l, n, reader, kind, dl, handoff_ns, self, &how)
 				    : END_HEAD;
 	if (end == END_HEAD)
@@ -1043,7 +1045,7 @@ static int lock_slow(struct rwlock *l, bool reader, uint32_t tid, int kind,
 		if (reader)
 			grant_group(l, n, kind);
 		leave_queue(l, n, reader, kind);
-		hl_thread_node_put(self);
+		hl__thread_node_put(self);
 		return 0;
 	case END_GAVE_UP:
 		return given_up(l, n, how, self);
@@ -1065,9 +1067,9 @@ static void release_to_head(struct rwlock *l, uint64_t s, uint64_t mine)
 {
 	/* The acquire that showed the flags synchronized with the release
 	 * that set them, which followed the store to `head`. */
-	struct hl_node *h = hl_node_at(head_index(l));
+	struct hl__node *h = hl__node_at(head_index(l));
 	bool parked;
-	if (hl_node_claim(h, &parked)) {
+	if (hl__node_claim(h, &parked)) {
 		/* h can no longer leave.  The word can still change in one
 		 * way: h, woken by its timer just before our claim, may add
 		 * HANDOFF (mark_due); then it is handed the lock.  Release:
@@ -1079,24 +1081,24 @@ static void release_to_head(struct rwlock *l, uint64_t s, uint64_t mine)
 			ns = mine;
 			if ((s & HANDOFF) && (is_reader(h) || !mine))
 				ns += is_reader(h) ? ONE_READER : h->tid;
-			if (hl_cas(&l->state, &s, ns, HL_ACQ_REL))
+			if (hl__cas(&l->state, &s, ns, HL_ACQ_REL))
 				break;
 			if ((s & ~HANDOFF) != (seen & ~HANDOFF) || !(s & HANDOFF))
 				hl__bug("rwlock: the word changed during a release", (unsigned long)s);
 		}
 		/* From here on, only h's node. */
-		hl_node_post(h, ns != mine ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
+		hl__node_post(h, ns != mine ? HL_SIG_HANDED : HL_SIG_RELEASED, parked);
 		return;
 	}
 	/* h gave up (its deadline passed just after a step 5 recorded it):
 	 * headship is ours to pass on, while nobody can take the lock (the
 	 * flags, no holder). */
-	hl_queue_pass_head(&l->tail, h, 0);
+	hl__queue_pass_head(&l->tail, h, 0);
 	/* Release: as above.  The only change the word may see meanwhile is
 	 * HANDOFF from a mark_due that read the stale `head` (a later wait
 	 * on h's recycled node): cleared with the rest, since no head is
 	 * recorded (found by tests/models/rwlock.pml). */
-	while (!hl_cas(&l->state, &s, mine, HL_ACQ_REL))
+	while (!hl__cas(&l->state, &s, mine, HL_ACQ_REL))
 		;
 }
 
@@ -1113,7 +1115,7 @@ int hl_rwlock_init_kind(hl_rwlock_t *pl, int kind)
 		return EINVAL;
 	memset(pl, 0, sizeof(*pl));
 	/* Relaxed: published with the lock by whatever shares it. */
-	hl_store(&R(pl)->head, (uint32_t)kind << KIND_SHIFT, HL_RELAXED);
+	hl__store(&R(pl)->head, (uint32_t)kind << KIND_SHIFT, HL_RELAXED);
 	return 0;
 }
 
@@ -1126,8 +1128,8 @@ int hl_rwlock_destroy(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
 	/* Acquire: a destroy that returns 0 happens after the last unlock. */
-	uint64_t s = clean(hl_load(&l->state, HL_ACQUIRE));
-	if (s || hl_queue_node(hl_load(&l->tail, HL_ACQUIRE)))
+	uint64_t s = clean(hl__load(&l->state, HL_ACQUIRE));
+	if (s || hl__queue_node(hl__load(&l->tail, HL_ACQUIRE)))
 		return EBUSY;
 	return 0;
 }
@@ -1143,7 +1145,7 @@ static inline bool read_free(uint64_t s)
 
 /* rdlock's steps from 0 on, for a share already counted (holds.h); held:
  * the thread held a share of l before. */
-static int rdlock_counted(struct rwlock *l, int kind, const struct hl_deadline *dl, uint64_t s,
+static int rdlock_counted(struct rwlock *l, int kind, const struct hl__deadline *dl, uint64_t s,
 			  bool held)
 {
 	uint32_t tid;
@@ -1153,17 +1155,17 @@ static int rdlock_counted(struct rwlock *l, int kind, const struct hl_deadline *
 	 * pairs with the release of the last write hold.  take() needs no
 	 * TID for a reader: it is read only once the lock cannot be had now. */
 	while ((ns = take(s, true, 0, kind)))
-		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+		if (hl__cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
 	int err = held ? nested_read(l, s) : -1;
 	if (err >= 0)
 		return err;
-	tid = hl_tid();
+	tid = hl__tid();
 	if (owned_by_me(s, tid))
 		return EDEADLK;
 	if (readers(s) >= HL_RWLOCK_MAX_READERS)
 		return EAGAIN;
-	if (hl_deadline_passed(dl))
+	if (hl__deadline_passed(dl))
 		return ETIMEDOUT;
 	return lock_slow(l, true, tid, kind, dl);
 }
@@ -1172,63 +1174,63 @@ static int rdlock_counted(struct rwlock *l, int kind, const struct hl_deadline *
  * word, with the share counted at `at` (holds.h), uncounted here if it is
  * not taken; held: the thread held a share of l in its table.  kind < 0:
  * l's own. */
-static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl_deadline *dl, uint64_t s,
+static HL_NOINLINE int rdlock(struct rwlock *l, int kind, const struct hl__deadline *dl, uint64_t s,
 			      int at, bool held)
 {
 	if (kind < 0)
 		kind = lock_kind(l);
-	int err = rdlock_counted(l, kind, dl, s, held || hl_reads_untracked());
+	int err = rdlock_counted(l, kind, dl, s, held || hl__reads_untracked());
 	if (err)
-		hl_reads_drop(at);
+		hl__reads_drop(at);
 	return err;
 }
 
 /* A read lock whose share is not in entry 0 of the table: counted by the
  * table's full look, then rdlock (whose take() loop is the fast path's
  * CAS too).  Relaxed: the first look; the CAS orders the acquisition. */
-static HL_NOINLINE int rdlock_add(struct rwlock *l, int kind, const struct hl_deadline *dl)
+static HL_NOINLINE int rdlock_add(struct rwlock *l, int kind, const struct hl__deadline *dl)
 {
 	bool held;
-	int at = hl_reads_add(l, &held);
-	return rdlock(l, kind, dl, hl_load(&l->state, HL_RELAXED), at, held);
+	int at = hl__reads_add(l, &held);
+	return rdlock(l, kind, dl, hl__load(&l->state, HL_RELAXED), at, held);
 }
 
 /* Every read lock (kind < 0: l's own): count the share in the table's
  * entry 0 (holds.h), then the fast path's CAS when the word lets a reader
  * in by adding a share; the rest is out of line. */
-static inline int read_lock(struct rwlock *l, int kind, const struct hl_deadline *dl)
+static inline int read_lock(struct rwlock *l, int kind, const struct hl__deadline *dl)
 {
 	uint64_t w;
-	if (hl_unlikely(!hl_reads_first(l, &w)))
+	if (hl__unlikely(!hl__reads_first(l, &w)))
 		return rdlock_add(l, kind, dl);
-	hl_reads_set_first(w + 1);
-	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	hl__reads_set_first(w + 1);
+	uint64_t s = hl__load(&l->state, HL_RELAXED);
 	/* Acquire: pairs with the release of the last write hold.  Anything
 	 * else (flags, a writer, a CAS lost to another reader) is rdlock's. */
-	if (hl_likely(read_free(s)) && hl_cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
+	if (hl__likely(read_free(s)) && hl__cas(&l->state, &s, s + ONE_READER, HL_ACQUIRE))
 		return 0;
 	return rdlock(l, kind, dl, s, 0, w & HL_HOLD_COUNT_MASK);
 }
 
 /* A write lock whose first CAS found s, not 0. */
-static HL_NOINLINE int wrlock_contended(struct rwlock *l, int kind, const struct hl_deadline *dl,
+static HL_NOINLINE int wrlock_contended(struct rwlock *l, int kind, const struct hl__deadline *dl,
 					uint32_t tid, uint64_t s)
 {
 	if (owned_by_me(s, tid))
 		return EDEADLK;
-	if (hl_deadline_passed(dl))
+	if (hl__deadline_passed(dl))
 		return ETIMEDOUT;
 	return lock_slow(l, false, tid, kind, dl);
 }
 
 /* wrlock and its timed and deadline-less forms; the untimed one first
  * tries the fast path inline (hl_rwlock_wrlock). */
-static HL_NOINLINE int wrlock(struct rwlock *l, int kind, const struct hl_deadline *dl)
+static HL_NOINLINE int wrlock(struct rwlock *l, int kind, const struct hl__deadline *dl)
 {
-	uint32_t tid = hl_tid();
+	uint32_t tid = hl__tid();
 	uint64_t s = 0;
 	/* Acquire: pairs with the release of the last hold. */
-	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
+	if (hl__likely(hl__cas(&l->state, &s, tid, HL_ACQUIRE)))
 		return 0;
 	return wrlock_contended(l, kind, dl, tid, s);
 }
@@ -1241,35 +1243,35 @@ int hl_rwlock_rdlock(hl_rwlock_t *pl)
 int hl_rwlock_wrlock(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
-	uint32_t tid = hl_tid_known();
+	uint32_t tid = hl__tid_known();
 	uint64_t s = 0;
-	if (hl_unlikely(!tid))
+	if (hl__unlikely(!tid))
 		return wrlock(l, lock_kind(l), NULL);   /* looks the TID up */
 	/* Acquire: as wrlock.  The rest is out of line, so that this path
 	 * needs no stack frame. */
-	if (hl_likely(hl_cas(&l->state, &s, tid, HL_ACQUIRE)))
+	if (hl__likely(hl__cas(&l->state, &s, tid, HL_ACQUIRE)))
 		return 0;
 	return wrlock_contended(l, lock_kind(l), NULL, tid, s);
 }
 
 int hl_rwlock_timedrdlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
 {
-	struct hl_deadline dl;
-	int err = hl_deadline_init(&dl, clock, abstime);
+	struct hl__deadline dl;
+	int err = hl__deadline_init(&dl, clock, abstime);
 	return err ? err : read_lock(R(l), -1, &dl);
 }
 
 int hl_rwlock_timedwrlock(hl_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
 {
-	struct hl_deadline dl;
-	int err = hl_deadline_init(&dl, clock, abstime);
+	struct hl__deadline dl;
+	int err = hl__deadline_init(&dl, clock, abstime);
 	return err ? err : wrlock(R(l), lock_kind(R(l)), &dl);
 }
 
 /* tryrdlock for a share counted already (holds.h); held: as rdlock. */
 static int tryrdlock_counted(struct rwlock *l, int kind, bool held)
 {
-	uint64_t s = hl_load(&l->state, HL_RELAXED);
+	uint64_t s = hl__load(&l->state, HL_RELAXED);
 	for (;;) {
 		uint64_t ns = take(s, true, 0, kind);
 		if (!ns) {
@@ -1281,7 +1283,7 @@ static int tryrdlock_counted(struct rwlock *l, int kind, bool held)
 		/* Acquire: as rdlock.  A failed CAS (another reader came or
 		 * went) is retried: tryrdlock fails only when a reader could
 		 * not have the lock now. */
-		if (hl_cas(&l->state, &s, ns, HL_ACQUIRE))
+		if (hl__cas(&l->state, &s, ns, HL_ACQUIRE))
 			return 0;
 	}
 }
@@ -1289,10 +1291,10 @@ static int tryrdlock_counted(struct rwlock *l, int kind, bool held)
 static int tryrdlock(struct rwlock *l, int kind)
 {
 	bool held;
-	int at = hl_reads_add(l, &held);
+	int at = hl__reads_add(l, &held);
 	int err = tryrdlock_counted(l, kind, held);
 	if (err)
-		hl_reads_drop(at);
+		hl__reads_drop(at);
 	return err;
 }
 
@@ -1304,12 +1306,12 @@ int hl_rwlock_tryrdlock(hl_rwlock_t *pl)
 int hl_rwlock_trywrlock(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
-	uint32_t tid = hl_tid();
+	uint32_t tid = hl__tid();
 	uint64_t s = 0;
 	/* Acquire: as wrlock.  A word that holds only a fork parent's flags
 	 * is free here, as for every other call (take()). */
 	do {
-		if (hl_cas(&l->state, &s, tid, HL_ACQUIRE))
+		if (hl__cas(&l->state, &s, tid, HL_ACQUIRE))
 			return 0;
 	} while (take(s, false, tid, 0));
 	return EBUSY;
@@ -1320,7 +1322,7 @@ int hl_rwlock_trywrlock(hl_rwlock_t *pl)
  * no stack frame. */
 static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 {
-	uint32_t tid = hl_tid();
+	uint32_t tid = hl__tid();
 	for (;;) {
 		if (!owned_by_me(s, tid))
 			return EPERM;
@@ -1332,7 +1334,7 @@ static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 			 * head withdrew its flags, or added HANDOFF) decides
 			 * again. */
 			uint64_t committed = s & ~WRITER_MASK;
-			if (hl_cas(&l->state, &s, committed, HL_ACQ_REL)) {
+			if (hl__cas(&l->state, &s, committed, HL_ACQ_REL)) {
 				release_to_head(l, committed, 0);
 				return 0;
 			}
@@ -1341,7 +1343,7 @@ static HL_NOINLINE int unlock_writer(struct rwlock *l, uint64_t s)
 		/* No flags, or a fork parent's: the word becomes 0.  Release:
 		 * the critical section happens before the next holder's
 		 * acquire; acquire on failure, as the loads. */
-		if (hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+		if (hl__cas(&l->state, &s, 0, HL_ACQ_REL))
 			return 0;
 	}
 }
@@ -1364,19 +1366,19 @@ static HL_NOINLINE int last_reader_out(struct rwlock *l, uint64_t old)
  * Returns the word before. */
 static inline uint64_t give_back_share(struct rwlock *l)
 {
-	return hl_fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
+	return hl__fetch_sub(&l->state, ONE_READER, HL_ACQ_REL);
 }
 
 /* A read unlock whose share is not in entry 0 of the table (holds.h), or
  * by a thread that holds no share (EPERM, unless foreign: rw_unlock). */
 static HL_NOINLINE int read_unlock_slow(struct rwlock *l, bool foreign)
 {
-	int at = hl_reads_release_at(l);
+	int at = hl__reads_release_at(l);
 	if (at == HL_HOLD_NONE && !foreign)
 		return EPERM;
 	uint64_t old = give_back_share(l);
 	if (at != HL_HOLD_NONE)
-		hl_reads_drop(at);
+		hl__reads_drop(at);
 	if (readers(old) == 1 && (old & FLAGS))
 		return last_reader_out(l, old);
 	return 0;
@@ -1389,24 +1391,24 @@ static inline int rw_unlock(struct rwlock *l, bool foreign)
 {
 	/* Acquire on every (re)load: a WAKE seen synchronizes with the head's
 	 * release CAS, so that `head` can be read. */
-	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
-	if (hl_likely(!writer(s) && readers(s))) {
+	uint64_t s = hl__load(&l->state, HL_ACQUIRE);
+	if (hl__likely(!writer(s) && readers(s))) {
 		/* A share of ours (in entry 0, the common case), uncounted
 		 * after it is given back (holds.h).  A handler that runs in
 		 * between leaves the entry as it found it. */
 		uint64_t w;
-		if (hl_unlikely(!hl_reads_first_held(l, &w)))
+		if (hl__unlikely(!hl__reads_first_held(l, &w)))
 			return read_unlock_slow(l, foreign);
 		uint64_t old = give_back_share(l);
-		hl_reads_set_first(w - 1);
-		if (hl_unlikely(readers(old) == 1 && (old & FLAGS)))
+		hl__reads_set_first(w - 1);
+		if (hl__unlikely(readers(old) == 1 && (old & FLAGS)))
 			return last_reader_out(l, old);
 		return 0;
 	}
 	/* Write-held by us, with no flags: the word becomes 0.  Release and
 	 * acquire on failure: as unlock_writer, which takes every other case
 	 * (flags, a fork parent's TID, another thread's hold, no hold). */
-	if (hl_likely(s && s == hl_tid_known()) && hl_cas(&l->state, &s, 0, HL_ACQ_REL))
+	if (hl__likely(s && s == hl__tid_known()) && hl__cas(&l->state, &s, 0, HL_ACQ_REL))
 		return 0;
 	return unlock_writer(l, s);
 }
@@ -1424,19 +1426,19 @@ static void downgrade_to_head(struct rwlock *l, uint64_t s, int kind)
 	/* Acquire (the commit's): the release that set the flags followed
 	 * the store to `head`. */
 	const uint32_t idx = head_index(l);
-	struct hl_node *h = hl_node_at(idx);
+	struct hl__node *h = hl__node_at(idx);
 	if (!is_reader(h) && kind != HL_RWLOCK_PREFER_READER) {
 		/* A writer head keeps waiting, now for the readers: the flags
 		 * stay, with our share beside them.  Release: as unlock.  The
 		 * word changes meanwhile only by h's mark_due adding HANDOFF:
 		 * nobody takes a word with flags and no holder, and h cannot
 		 * withdraw from it. */
-		while (!hl_cas(&l->state, &s, s + ONE_READER, HL_ACQ_REL))
+		while (!hl__cas(&l->state, &s, s + ONE_READER, HL_ACQ_REL))
 			;
 		/* h gave up just before, its own look too early to see a
 		 * holder beside its flags? */
 		if (withdraw_dead_head(l, idx, h))
-			hl_queue_pass_head(&l->tail, h, 0);
+			hl__queue_pass_head(&l->tail, h, 0);
 		return;
 	}
 	/* A reader head due the lock is handed its share beside ours; any
@@ -1449,20 +1451,20 @@ static void downgrade_to_head(struct rwlock *l, uint64_t s, int kind)
 int hl_rwlock_downgrade(hl_rwlock_t *pl)
 {
 	struct rwlock *l = R(pl);
-	uint32_t tid = hl_tid();
+	uint32_t tid = hl__tid();
 	/* The share to come is counted first (holds.h). */
 	bool held;
-	int at = hl_reads_add(l, &held);
+	int at = hl__reads_add(l, &held);
 	/* Acquire: as in unlock. */
-	uint64_t s = hl_load(&l->state, HL_ACQUIRE);
+	uint64_t s = hl__load(&l->state, HL_ACQUIRE);
 	for (;;) {
 		if (!writer(s) || !owned_by_me(s, tid)) {
-			hl_reads_drop(at);
+			hl__reads_drop(at);
 			return EPERM;
 		}
 		if (!has_live_flags(s)) {
 			/* Release: as unlock. */
-			if (hl_cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
+			if (hl__cas(&l->state, &s, ONE_READER, HL_ACQ_REL))
 				break;
 			continue;
 		}
@@ -1473,7 +1475,7 @@ int hl_rwlock_downgrade(hl_rwlock_t *pl)
 		 * tests/models/rwlock.pml).  Acquire and release: as
 		 * unlock_writer's commit. */
 		uint64_t committed = s & ~WRITER_MASK;
-		if (hl_cas(&l->state, &s, committed, HL_ACQ_REL)) {
+		if (hl__cas(&l->state, &s, committed, HL_ACQ_REL)) {
 			downgrade_to_head(l, committed, lock_kind(l));
 			break;
 		}
@@ -1484,25 +1486,25 @@ int hl_rwlock_downgrade(hl_rwlock_t *pl)
 void hl_rwlock_holders(const hl_rwlock_t *pl, uint32_t *writer_tid, uint32_t *nreaders)
 {
 	/* Relaxed: a diagnostic snapshot, in one load. */
-	uint64_t s = hl_load(&((struct rwlock *)pl)->state, HL_RELAXED);
+	uint64_t s = hl__load(&((struct rwlock *)pl)->state, HL_RELAXED);
 	if (writer_tid)
 		*writer_tid = writer(s);
 	if (nreaders)
 		*nreaders = readers(s);
 }
 
-/* A racy snapshot, for watchdogs (see hl_queue_describe). */
+/* A racy snapshot, for watchdogs (see hl__queue_describe). */
 int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 {
 	struct rwlock *l = (struct rwlock *)pl;
 	/* Relaxed throughout: a racy snapshot for diagnostics. */
-	uint64_t s = hl_load(&l->state, HL_RELAXED);
-	uint32_t tail = hl_load(&l->tail, HL_RELAXED);
+	uint64_t s = hl__load(&l->state, HL_RELAXED);
+	uint32_t tail = hl__load(&l->tail, HL_RELAXED);
 	uint32_t head = head_index(l);
 	char q[512];
-	struct hl_node *t = hl_queue_node(tail);
+	struct hl__node *t = hl__queue_node(tail);
 	/* From the recorded head, if the word says it is current. */
-	size_t used = t && has_live_flags(s) ? hl_queue_describe(q, sizeof(q), head, t) : 0;
+	size_t used = t && has_live_flags(s) ? hl__queue_describe(q, sizeof(q), head, t) : 0;
 	q[used] = 0;
 	return snprintf(buf, len,
 			"hl_rwlock state=0x%016llx writer=%u readers=%u%s%s%s tail=%s%u head=%u "
@@ -1517,7 +1519,7 @@ int hl_rwlock_describe(const hl_rwlock_t *pl, char *buf, size_t len)
 
 /* ---- what the pthread shim asks of the rwlock (shim_api.h) ------------- */
 
-int hl__rwlock_rdlock_kind(hl_rwlock_t *pl, int kind, const struct hl_deadline *dl)
+int hl__rwlock_rdlock_kind(hl_rwlock_t *pl, int kind, const struct hl__deadline *dl)
 {
 	return read_lock(R(pl), kind, dl);
 }
@@ -1532,7 +1534,7 @@ int hl__rwlock_unlock_foreign(hl_rwlock_t *pl)
 	return rw_unlock(R(pl), true);
 }
 
-int hl__rwlock_wrlock_kind(hl_rwlock_t *pl, int kind, const struct hl_deadline *dl)
+int hl__rwlock_wrlock_kind(hl_rwlock_t *pl, int kind, const struct hl__deadline *dl)
 {
 	return wrlock(R(pl), kind, dl);
 }

@@ -9,7 +9,7 @@
  * - glibc's rwlock kinds: the shim keeps the kind where glibc does (the
  *   pthread object's __flags) and passes it to each call.
  * - pthread_cond_wait is a cancellation point; the shim's waits end early
- *   when pthread_cancel interrupts the thread (struct hl_deadline's
+ *   when pthread_cancel interrupts the thread (struct hl__deadline's
  *   interrupt word, thread.h).
  */
 #ifndef HOTLOCK_SHIM_API_H
@@ -24,7 +24,7 @@
 /* hl_mutex_lock/timedlock (dl NULL: no deadline), except that a caller
  * that holds m waits for whoever unlocks it (ETIMEDOUT at the deadline) as
  * any other thread does. */
-HL_HIDDEN int hl__mutex_lock_any(hl_mutex_t *m, const struct hl_deadline *dl);
+HL_HIDDEN int hl__mutex_lock_any(hl_mutex_t *m, const struct hl__deadline *dl);
 /* Unlocks m whoever holds it.  0 also when m is not locked (glibc's answer
  * for a normal mutex). */
 HL_HIDDEN int hl__mutex_unlock_any(hl_mutex_t *m);
@@ -44,16 +44,16 @@ static inline bool hl__mutex_lock_fast(hl_mutex_t *m, uint32_t tid, bool single)
 {
 	_Atomic uint32_t *w = (_Atomic uint32_t *)&m->word_;
 	uint32_t free_word = 0;
-	if (hl_unlikely(!tid))
+	if (hl__unlikely(!tid))
 		return false;
 	if (single) {
-		if (hl_load(w, HL_RELAXED) != free_word)
+		if (hl__load(w, HL_RELAXED) != free_word)
 			return false;
-		hl_store(w, tid, HL_RELAXED);
+		hl__store(w, tid, HL_RELAXED);
 		return true;
 	}
 	/* Acquire: as hl_mutex_lock. */
-	return hl_cas(w, &free_word, tid, HL_ACQUIRE);
+	return hl__cas(w, &free_word, tid, HL_ACQUIRE);
 }
 /* hl_mutex's step 5b (mutex.c): moved waiters this thread nudges after its
  * next unlock, which the inline unlock below does as hl_mutex_unlock
@@ -62,7 +62,7 @@ HL_HIDDEN extern __thread uint32_t hl__nudge_after_unlock __attribute__((tls_mod
 HL_HIDDEN void hl__mutex_nudge_now(void);
 static inline void hl__mutex_nudge_if_due(void)
 {
-	if (hl_unlikely(hl__nudge_after_unlock))
+	if (hl__unlikely(hl__nudge_after_unlock))
 		hl__mutex_nudge_now();
 }
 
@@ -70,16 +70,16 @@ static inline bool hl__mutex_unlock_fast(hl_mutex_t *m, uint32_t tid, bool singl
 {
 	_Atomic uint32_t *w = (_Atomic uint32_t *)&m->word_;
 	uint32_t held = tid;
-	if (hl_unlikely(!tid))
+	if (hl__unlikely(!tid))
 		return false;
 	if (single) {
-		if (hl_load(w, HL_RELAXED) != held)
+		if (hl__load(w, HL_RELAXED) != held)
 			return false;
-		hl_store(w, 0, HL_RELAXED);
+		hl__store(w, 0, HL_RELAXED);
 		return true;
 	}
 	/* Release: as hl_mutex_unlock. */
-	if (!hl_cas(w, &held, 0, HL_RELEASE))
+	if (!hl__cas(w, &held, 0, HL_RELEASE))
 		return false;
 	hl__mutex_nudge_if_due();
 	return true;
@@ -88,17 +88,17 @@ static inline bool hl__mutex_unlock_fast(hl_mutex_t *m, uint32_t tid, bool singl
 /* hl_rwlock_rdlock/timedrdlock (dl NULL: no deadline), tryrdlock and
  * wrlock/timedwrlock for a lock of the given kind (HL_RWLOCK_FAIR, _PREFER_
  * READER or _PREFER_WRITER), whatever kind its own bytes say. */
-HL_HIDDEN int hl__rwlock_rdlock_kind(hl_rwlock_t *l, int kind, const struct hl_deadline *dl);
+HL_HIDDEN int hl__rwlock_rdlock_kind(hl_rwlock_t *l, int kind, const struct hl__deadline *dl);
 HL_HIDDEN int hl__rwlock_tryrdlock_kind(hl_rwlock_t *l, int kind);
 /* hl_rwlock_unlock, except that a read unlock by a thread that holds no
  * share of l releases one all the same, as glibc's does (the native call
  * says EPERM); the taker's table keeps the share counted (holds.h). */
 HL_HIDDEN int hl__rwlock_unlock_foreign(hl_rwlock_t *l);
-HL_HIDDEN int hl__rwlock_wrlock_kind(hl_rwlock_t *l, int kind, const struct hl_deadline *dl);
+HL_HIDDEN int hl__rwlock_wrlock_kind(hl_rwlock_t *l, int kind, const struct hl__deadline *dl);
 
 /* hl_cond_timedwait with a prepared deadline (NULL: none), which may pass
  * by interrupt only (forever). */
-HL_HIDDEN int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl_deadline *dl);
+HL_HIDDEN int hl__cond_wait_dl(hl_cond_t *c, hl_mutex_t *m, const struct hl__deadline *dl);
 /* Whether c has waiters listed (a relaxed hint, as signal's first step). */
 HL_HIDDEN bool hl__cond_has_waiters(hl_cond_t *c);
 /* How many waiters c has (a relaxed hint: refs, which also counts waiters

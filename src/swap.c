@@ -68,7 +68,7 @@
  *    hold back a thread the kernel queued on the spinner's CPU
  *    (docs/swap.md, schbench).
  * The rules live in the waiting core with the locks' (wait.h,
- * hl_reply_spin_ns and hl_reply_learn); this point supplies the CPUs and
+ * hl__reply_spin_ns and hl__reply_learn); this point supplies the CPUs and
  * keeps the record.
  * The lock spinner slots (wait.c) are not used here: they ration spinning
  * among many waiters of one lock so that its owner keeps a CPU, whereas a
@@ -138,10 +138,10 @@ int hl_swap_point_destroy(hl_swap_point_t *p)
 	struct point *q = pt(p);
 	/* Relaxed: a waiter that is there now makes it EBUSY; the caller
 	 * orders its destroy after the waits it knows of. */
-	uint32_t s = hl_load(&q->state, HL_RELAXED);
+	uint32_t s = hl__load(&q->state, HL_RELAXED);
 	if (s == SPINNING || s == PARKED)
 		return EBUSY;
-	hl_store(&q->state, IDLE, HL_RELAXED);
+	hl__store(&q->state, IDLE, HL_RELAXED);
 	return 0;
 }
 
@@ -151,7 +151,7 @@ static uint32_t wake(struct point *peer)
 	/* Release: the waker's writes before the wake are visible to the
 	 * waiter that reads WOKEN with acquire.  Acquire is not needed: the
 	 * old value only says whether to call futex_wake. */
-	uint32_t old = hl_xchg(&peer->state, WOKEN, HL_RELEASE);
+	uint32_t old = hl__xchg(&peer->state, WOKEN, HL_RELEASE);
 	if (old == PARKED)
 		hl_futex_wake((uint32_t *)&peer->state, 1);
 	return old;
@@ -170,7 +170,7 @@ static int take(struct point *self)
 {
 	/* Relaxed: only the owner leaves WOKEN; the acquire that saw it
 	 * ordered the waker's writes already. */
-	hl_store(&self->state, IDLE, HL_RELAXED);
+	hl__store(&self->state, IDLE, HL_RELAXED);
 	return 0;
 }
 
@@ -180,52 +180,52 @@ static int give_up(struct point *self, uint32_t seen)
 {
 	/* Acquire on failure: the word is WOKEN, and the wake's writes must
 	 * be visible.  Relaxed on success: giving up publishes nothing. */
-	if (hl_cas(&self->state, &seen, IDLE, HL_ACQUIRE))
+	if (hl__cas(&self->state, &seen, IDLE, HL_ACQUIRE))
 		return ETIMEDOUT;
 	return take(self);
 }
 
 /* The wait of an owner.  spin_ns: its spin budget (0: park at once);
  * quick_ns: the budget it would have had, against which the wait is
- * recorded as quick or slow in *slow (hl_reply_learn). */
-static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl_deadline *dl,
+ * recorded as quick or slow in *slow (hl__reply_learn). */
+static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl__deadline *dl,
 		     uint64_t spin_ns, uint64_t quick_ns, uint32_t my_cpu1)
 {
 	uint32_t s = IDLE;
 	uint32_t first = spin_ns ? SPINNING : PARKED;
 	/* Acquire on failure (WOKEN: the wake's writes).  Relaxed on success:
 	 * beginning to wait publishes nothing. */
-	if (!hl_cas(&self->state, &s, first, HL_ACQUIRE)) {
+	if (!hl__cas(&self->state, &s, first, HL_ACQUIRE)) {
 		if (s != WOKEN)
 			return EBUSY;
-		hl_reply_learn(slow, false);
+		hl__reply_learn(slow, false);
 		return take(self);
 	}
 	/* Relaxed: a hint for wakers' spin decisions. */
 	if (my_cpu1)
-		hl_store(&self->cpu, my_cpu1, HL_RELAXED);
-	uint64_t start = hl_now_ns();
+		hl__store(&self->cpu, my_cpu1, HL_RELAXED);
+	uint64_t start = hl__now_ns();
 	if (spin_ns) {
 		for (unsigned i = 1;; i++) {
 			/* Acquire: pairs with the waker's release exchange. */
-			if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
-				hl_reply_learn(slow, false);
+			if (hl__load(&self->state, HL_ACQUIRE) == WOKEN) {
+				hl__reply_learn(slow, false);
 				return take(self);
 			}
-			hl_cpu_relax();
+			hl__cpu_relax();
 			if (i % HL_SPIN_CLOCK_EVERY == 0) {
-				if (hl_deadline_passed(dl)) {
-					hl_reply_learn(slow, true);
+				if (hl__deadline_passed(dl)) {
+					hl__reply_learn(slow, true);
 					return give_up(self, SPINNING);
 				}
-				if (hl_now_ns() - start >= spin_ns)
+				if (hl__now_ns() - start >= spin_ns)
 					break;
 			}
 		}
 		s = SPINNING;
 		/* Relaxed on success: going to sleep publishes nothing.
 		 * Acquire on failure: the word is WOKEN. */
-		if (!hl_cas(&self->state, &s, PARKED, HL_ACQUIRE))
+		if (!hl__cas(&self->state, &s, PARKED, HL_ACQUIRE))
 			return take(self);
 	}
 	clockid_t clock = dl ? dl->clock : CLOCK_MONOTONIC;
@@ -234,24 +234,24 @@ static int wait_self(struct point *self, _Atomic uint32_t *slow, const struct hl
 	for (;;) {
 		int r = hl_futex_wait((uint32_t *)&self->state, PARKED, clock, abs);
 		/* Acquire: pairs with the waker's release exchange. */
-		if (hl_load(&self->state, HL_ACQUIRE) == WOKEN) {
-			hl_reply_learn(slow, hl_now_ns() - start > quick_ns);
+		if (hl__load(&self->state, HL_ACQUIRE) == WOKEN) {
+			hl__reply_learn(slow, hl__now_ns() - start > quick_ns);
 			return take(self);
 		}
-		if (r == ETIMEDOUT || hl_deadline_passed(dl)) {
-			hl_reply_learn(slow, true);
+		if (r == ETIMEDOUT || hl__deadline_passed(dl)) {
+			hl__reply_learn(slow, true);
 			return give_up(self, PARKED);
 		}
 		if (r && r != EAGAIN && r != EINTR)
-			hl_poll_backoff(NULL, &failed_sleep_ns);  /* a refused futex: poll */
+			hl__poll_backoff(NULL, &failed_sleep_ns); /* a refused futex: poll */
 	}
 }
 
-static int deadline_of(struct hl_deadline *dl, clockid_t clock, const struct timespec *abstime)
+static int deadline_of(struct hl__deadline *dl, clockid_t clock, const struct timespec *abstime)
 {
 	if (!abstime)
 		return EINVAL;
-	return hl_deadline_init(dl, clock, abstime);
+	return hl__deadline_init(dl, clock, abstime);
 }
 
 /* The record a wait keeps: the caller's, or else the point's own. */
@@ -260,13 +260,13 @@ static _Atomic uint32_t *record_of(struct point *self, _Atomic uint32_t *slow)
 	return slow ? slow : &self->slow;
 }
 
-int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl, _Atomic uint32_t *slow)
+int hl__swap_wait(hl_swap_point_t *self, const struct hl__deadline *dl, _Atomic uint32_t *slow)
 {
 	struct point *me = pt(self);
 	uint32_t cpu1 = current_cpu1();
-	uint64_t budget = hl_spin_ns();
+	uint64_t budget = hl__spin_ns();
 	slow = record_of(me, slow);
-	return wait_self(me, slow, dl, hl_reply_spin_ns(slow, budget, 0, cpu1), budget, cpu1);
+	return wait_self(me, slow, dl, hl__reply_spin_ns(slow, budget, 0, cpu1), budget, cpu1);
 }
 
 void hl__swap_wake(hl_swap_point_t *peer)
@@ -274,18 +274,18 @@ void hl__swap_wake(hl_swap_point_t *peer)
 	wake(pt(peer));
 }
 
-int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl_deadline *dl,
+int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self, const struct hl__deadline *dl,
 	     _Atomic uint32_t *slow)
 {
 	struct point *me = pt(self), *other = pt(peer);
 	/* Relaxed: where the peer last waited, a hint.  Read before the wake:
 	 * after it the peer may return and free its point. */
-	uint32_t peer_cpu1 = hl_load(&other->cpu, HL_RELAXED);
+	uint32_t peer_cpu1 = hl__load(&other->cpu, HL_RELAXED);
 	wake(other);
 	uint32_t cpu1 = current_cpu1();
-	uint64_t budget = 2 * hl_spin_ns();
+	uint64_t budget = 2 * hl__spin_ns();
 	slow = record_of(me, slow);
-	return wait_self(me, slow, dl, hl_reply_spin_ns(slow, budget, peer_cpu1, cpu1), budget, cpu1);
+	return wait_self(me, slow, dl, hl__reply_spin_ns(slow, budget, peer_cpu1, cpu1), budget, cpu1);
 }
 
 int hl_wait_self(hl_swap_point_t *self)
@@ -295,7 +295,7 @@ int hl_wait_self(hl_swap_point_t *self)
 
 int hl_wait_self_timed(hl_swap_point_t *self, clockid_t clock, const struct timespec *abstime)
 {
-	struct hl_deadline dl;
+	struct hl__deadline dl;
 	int err = deadline_of(&dl, clock, abstime);
 	if (err || !self)
 		return err ? err : EINVAL;
@@ -312,7 +312,7 @@ int hl_swap(hl_swap_point_t *peer, hl_swap_point_t *self)
 int hl_swap_timed(hl_swap_point_t *peer, hl_swap_point_t *self, clockid_t clock,
 		  const struct timespec *abstime)
 {
-	struct hl_deadline dl;
+	struct hl__deadline dl;
 	int err = deadline_of(&dl, clock, abstime);
 	if (err || !peer || !self || peer == self)
 		return err ? err : EINVAL;

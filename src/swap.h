@@ -16,9 +16,9 @@
  * persist from one wait to the next (channel.c's calls); NULL keeps the
  * record in the point. */
 HL_HIDDEN void hl__swap_wake(hl_swap_point_t *peer);
-HL_HIDDEN int hl__swap_wait(hl_swap_point_t *self, const struct hl_deadline *dl,
+HL_HIDDEN int hl__swap_wait(hl_swap_point_t *self, const struct hl__deadline *dl,
 			    _Atomic uint32_t *slow);
 HL_HIDDEN int hl__swap(hl_swap_point_t *peer, hl_swap_point_t *self,
-		       const struct hl_deadline *dl, _Atomic uint32_t *slow);
+		       const struct hl__deadline *dl, _Atomic uint32_t *slow);
 
 #endif

@@ -38,10 +38,10 @@
  * nothing above them.  The futex layer (futex.c, futex_hash.c) sits on the
  * records, whose counters it bumps, and the waiting core (wait.c) on both.
  * Where the records must let a layer above act, at a thread's registration
- * and in a fork child, they run that layer's hooks (struct hl_thread_hooks,
+ * and in a fork child, they run that layer's hooks (struct hl__thread_hooks,
  * below), listed in a constant table in layers.c, and call no function
  * above them by name; what the layers above need of the records they ask
- * for (hl_thread_by_pthread, hl_thread_affinity_cpus).
+ * for (hl__thread_by_pthread, hl__thread_affinity_cpus).
  */
 #ifndef HOTLOCK_THREAD_H
 #define HOTLOCK_THREAD_H
@@ -58,7 +58,7 @@
  * written by the thread only (and its signal handlers); relaxed atomics, so
  * that a diagnostic may read another thread's. */
 #define HL_READ_HOLDS 8
-struct hl_read_holds {
+struct hl__read_holds {
 	_Atomic uint64_t entry[HL_READ_HOLDS];
 	_Atomic uint32_t untracked;
 };
@@ -89,7 +89,7 @@ _Static_assert(HL_MAX_THREADS <= HL_THREAD_CHUNK0 * ((1u << HL_NODE_CHUNKS) - 1)
 /* A thread record's affinity mask: CPU_SETSIZE bits. */
 #define HL_CPU_WORDS 16
 
-struct hl_thread {
+struct hl__thread {
 	uint32_t tid;
 	uint32_t index;                 /* the record's index in its arena */
 	_Atomic uint32_t depth;         /* waits in progress (nesting levels in use) */
@@ -105,16 +105,16 @@ struct hl_thread {
 	uint64_t fx_base[HL_COUNTERS];
 	/* SCHED_FIFO or SCHED_RR: read where the thread starts
 	 * (hl_thread_init), written by the shim when the program changes a
-	 * thread's policy (hl_thread_set_rt); false until then. */
+	 * thread's policy (hl__thread_set_rt); false until then. */
 	_Atomic bool rt;
 	/* The thread's CPU affinity, for the spinner slots (wait.c): written
 	 * where the thread starts and where the shim changes it
-	 * (hl_machine_learn), all 0 until then; read by the thread that
+	 * (hl__machine_learn), all 0 until then; read by the thread that
 	 * recomputes the slots (relaxed, a hint). */
 	_Atomic uint64_t cpu_mask[HL_CPU_WORDS];
 	/* The thread's pthread_t, and its interrupt word: 0, or 1 once
 	 * another thread interrupted it (hl__thread_interrupt, wait.c), which
-	 * ends its interruptible waits (internal.h, struct hl_deadline).  The
+	 * ends its interruptible waits (internal.h, struct hl__deadline).  The
 	 * pthread shim interrupts a thread that pthread_cancel cancels, and
 	 * clears the word when the thread starts a wait that can be
 	 * cancelled, before it looks for a pending cancel (src/preload/shim.c):
@@ -130,10 +130,12 @@ struct hl_thread {
 } __attribute__((aligned(64)));
 
 /* Chunk k of the node arena, NULL until mapped (thread.c). */
-HL_HIDDEN extern _Atomic(struct hl_node *) hl__node_chunks[HL_NODE_CHUNKS];
+HL_HIDDEN extern _Atomic(struct hl__node *) hl__node_chunks[HL_NODE_CHUNKS];
 HL_HIDDEN extern __thread uint32_t hl__tid_cache __attribute__((tls_model("initial-exec")));
-HL_HIDDEN extern __thread struct hl_thread *hl__self_ptr __attribute__((tls_model("initial-exec")));
-HL_HIDDEN extern __thread struct hl_read_holds hl__reads __attribute__((tls_model("initial-exec")));
+HL_HIDDEN extern __thread struct hl__thread *hl__self_ptr
+	__attribute__((tls_model("initial-exec")));
+HL_HIDDEN extern __thread struct hl__read_holds hl__reads
+	__attribute__((tls_model("initial-exec")));
 /* In a fork child: the TIDs the forking thread had in its parent, its
  * grandparent and so on (newest first, 0-terminated), which lock words it
  * held at those forks still carry; all 0 in other threads. */
@@ -142,11 +144,11 @@ HL_HIDDEN extern __thread uint32_t hl__prefork_tids[HL_FORK_TIDS]
 	__attribute__((tls_model("initial-exec")));
 
 HL_HIDDEN uint32_t hl__tid_slow(void);
-HL_HIDDEN struct hl_thread *hl__thread_register(void);
+HL_HIDDEN struct hl__thread *hl__thread_register(void);
 /* What a thread's creator knows of it (the shim's pthread_create): its
  * scheduling policy and affinity, inherited or from its attributes, so
  * that the new thread need not ask the kernel. */
-struct hl_thread_start {
+struct hl__thread_start {
 	bool rt;                        /* SCHED_FIFO or SCHED_RR */
 	bool have_mask;                 /* mask is known (else not counted) */
 	uint64_t mask[HL_CPU_WORDS];
@@ -156,7 +158,7 @@ struct hl_thread_start {
  * call is made but gettid; with NULL (the main thread at load), they are
  * asked of the kernel.  Either way without what is dearer to learn (the
  * cgroup quota: hl_thread_init). */
-HL_HIDDEN int hl__thread_start(const struct hl_thread_start *known);
+HL_HIDDEN int hl__thread_start(const struct hl__thread_start *known);
 
 /* What the layers above the records do at a thread's registration and in a
  * fork child, so that thread.c, at the bottom, calls none of them by name.
@@ -187,26 +189,26 @@ enum {
 	HL_STARTED_QUOTA = 1,   /* the program's hl_thread_init: learn the quota too */
 	HL_STARTED_KNOWN = 2,   /* the record's policy and mask are filled in: no syscall */
 };
-struct hl_thread_hooks {
+struct hl__thread_hooks {
 	void (*registered)(uint32_t index);
 	void (*started)(unsigned how);
 	void (*fork_child)(void);
 };
-HL_HIDDEN extern const struct hl_thread_hooks hl__thread_hooks[];
+HL_HIDDEN extern const struct hl__thread_hooks hl__thread_hooks[];
 HL_HIDDEN extern const unsigned hl__thread_hooks_count;
 
 /* The caller's TID: one TLS load once known (reset in a fork child). */
-static inline uint32_t hl_tid(void)
+static inline uint32_t hl__tid(void)
 {
 	uint32_t t = hl__tid_cache;
-	return hl_likely(t) ? t : hl__tid_slow();
+	return hl__likely(t) ? t : hl__tid_slow();
 }
 
-/* The caller's TID if it has been looked up (by hl_tid) since the thread
+/* The caller's TID if it has been looked up (by hl__tid) since the thread
  * started or forked, else 0, which is nobody's TID: a fast path given 0
  * goes the slow way, which looks it up.  One TLS load, no call, so that
  * the fast path needs no stack frame. */
-static inline uint32_t hl_tid_known(void)
+static inline uint32_t hl__tid_known(void)
 {
 	return hl__tid_cache;
 }
@@ -216,7 +218,7 @@ static inline uint32_t hl_tid_known(void)
  * Ownership is the kernel's TID, as with glibc's mutexes, so a thread that
  * later gets the TID of a thread that exited holding a lock counts as that
  * lock's owner (docs/core.md, "Owners"). */
-static inline bool hl_owner_is_me(uint32_t owner, uint32_t tid)
+static inline bool hl__owner_is_me(uint32_t owner, uint32_t tid)
 {
 	if (owner == tid)
 		return true;
@@ -228,54 +230,54 @@ static inline bool hl_owner_is_me(uint32_t owner, uint32_t tid)
 
 /* The caller's record, registered at first use; NULL only when the arena is
  * exhausted or could not be mapped (callers then degrade, see mutex.c). */
-static inline struct hl_thread *hl_self(void)
+static inline struct hl__thread *hl__self(void)
 {
-	struct hl_thread *t = hl__self_ptr;
-	return hl_likely(t) ? t : hl__thread_register();
+	struct hl__thread *t = hl__self_ptr;
+	return hl__likely(t) ? t : hl__thread_register();
 }
 
 /* The chunk that holds index i of an arena whose chunk 0 holds chunk0
  * elements, and the first index of chunk k. */
-static inline unsigned hl_chunk_of(uint32_t i, uint32_t chunk0)
+static inline unsigned hl__chunk_of(uint32_t i, uint32_t chunk0)
 {
 	return 31u - (unsigned)__builtin_clz(i / chunk0 + 1);
 }
-static inline uint32_t hl_chunk_base(unsigned k, uint32_t chunk0)
+static inline uint32_t hl__chunk_base(unsigned k, uint32_t chunk0)
 {
 	return chunk0 * ((1u << k) - 1);
 }
 
-static inline struct hl_node *hl_node_at(uint32_t index)
+static inline struct hl__node *hl__node_at(uint32_t index)
 {
-	unsigned k = hl_chunk_of(index, HL_NODE_CHUNK0);
+	unsigned k = hl__chunk_of(index, HL_NODE_CHUNK0);
 	/* Relaxed: a node's index reaches a thread through a queue link, a
 	 * lock word or the free list, whose own release/acquire pairs order
 	 * it after the chunk's publication (thread.c, grow). */
-	return hl_load_stable(&hl__node_chunks[k], HL_RELAXED) + (index - hl_chunk_base(k, HL_NODE_CHUNK0));
+	return hl__load_stable(&hl__node_chunks[k], HL_RELAXED) + (index - hl__chunk_base(k, HL_NODE_CHUNK0));
 }
 /* Whether p points into a node (the controlled-schedule build's names). */
-HL_HIDDEN bool hl_node_index_of(const void *p, uint32_t *index, size_t *off);
+HL_HIDDEN bool hl__node_index_of(const void *p, uint32_t *index, size_t *off);
 
 /* The node for a new wait of self (nesting level self->depth), or NULL if
- * none is left; the matching hl_thread_node_put ends the wait. */
-HL_HIDDEN struct hl_node *hl_thread_node_get(struct hl_thread *self);
-HL_HIDDEN void hl_thread_node_put(struct hl_thread *self);
+ * none is left; the matching hl__thread_node_put ends the wait. */
+HL_HIDDEN struct hl__node *hl__thread_node_get(struct hl__thread *self);
+HL_HIDDEN void hl__thread_node_put(struct hl__thread *self);
 /* Ends a wait whose node was abandoned in a queue: the thread takes a fresh
  * node for that nesting level; the old one is recycled by the queue. */
-HL_HIDDEN void hl_thread_node_abandoned(struct hl_thread *self);
+HL_HIDDEN void hl__thread_node_abandoned(struct hl__thread *self);
 /* Returns an abandoned node, now unlinked from every queue, to the arena. */
-HL_HIDDEN void hl_node_recycle(struct hl_node *n);
+HL_HIDDEN void hl__node_recycle(struct hl__node *n);
 
 /* Whether self runs under SCHED_FIFO or SCHED_RR, as learned where it
  * started or the shim last set it: memory only. */
-static inline bool hl_thread_is_rt(struct hl_thread *self)
+static inline bool hl__thread_is_rt(struct hl__thread *self)
 {
-	/* Relaxed: a hint (struct hl_thread). */
-	return hl_load_hint(&self->rt);
+	/* Relaxed: a hint (struct hl__thread). */
+	return hl__load_hint(&self->rt);
 }
 /* The shim's pthread_setschedparam and sched_setscheduler: the policy the
  * program gave a registered thread (t NULL: not registered, nothing). */
-HL_HIDDEN void hl_thread_set_rt(struct hl_thread *t, bool rt);
+HL_HIDDEN void hl__thread_set_rt(struct hl__thread *t, bool rt);
 
 /* Fork detection.  *hl__fork_canary is a word on a page mapped with
  * MADV_WIPEONFORK, set to 1 once the process's fork state is current: a
@@ -290,7 +292,7 @@ HL_HIDDEN void hl_thread_set_rt(struct hl_thread *t, bool rt);
  * 1: then only hotlock's own atfork handler updates the child. */
 HL_HIDDEN extern _Atomic(_Atomic uint32_t *) hl__fork_canary;
 HL_HIDDEN void hl__fork_child(_Atomic uint32_t *canary);
-static inline void hl_fork_check(void)
+static inline void hl__fork_check(void)
 {
 	/* Acquire on the pointer: pairs with the release that publishes the
 	 * page after its canary was set to 1, so a thread that finds the
@@ -298,51 +300,52 @@ static inline void hl_fork_check(void)
 	 * a 1 stored by a child's update (a release, thread.c) makes that
 	 * update visible, also to a thread that did not make it.  Both are
 	 * plain loads on x86. */
-	_Atomic uint32_t *c = hl_load(&hl__fork_canary, HL_ACQUIRE);
-	if (hl_unlikely(hl_load(c, HL_ACQUIRE) != 1))
+	_Atomic uint32_t *c = hl__load(&hl__fork_canary, HL_ACQUIRE);
+	if (hl__unlikely(hl__load(c, HL_ACQUIRE) != 1))
 		hl__fork_child(c);
 }
 
-/* Bumped in a fork child (hl__fork_child): queue tails and lock flags
+/* The fork generation, in full (hl__fork_gen gives the bits the words
+ * carry).  Bumped in a fork child (hl__fork_child): queue tails and lock flags
  * tagged with an older generation name nodes of threads that do not exist
  * in this process.  Every look at a generation first checks for a fork, so
  * no slow path acts on a parent's queue in a child, however early in the
  * child it runs. */
-HL_HIDDEN extern _Atomic uint32_t hl__fork_gen;
+HL_HIDDEN extern _Atomic uint32_t hl__fork_count;
 /* A generation as the lock words and queue tails carry it: its low bits. */
 #define HL_FORK_GEN_BITS 8
 #define HL_FORK_GEN_MASK ((UINT32_C(1) << HL_FORK_GEN_BITS) - 1)
-static inline uint32_t hl_fork_gen(void)
+static inline uint32_t hl__fork_gen(void)
 {
-	hl_fork_check();
+	hl__fork_check();
 	/* Relaxed: changed only by hl__fork_child, which the thread that
-	 * calls this has run or waited for (hl_fork_check). */
-	return hl_load(&hl__fork_gen, HL_RELAXED) & HL_FORK_GEN_MASK;
+	 * calls this has run or waited for (hl__fork_check). */
+	return hl__load(&hl__fork_count, HL_RELAXED) & HL_FORK_GEN_MASK;
 }
 
 /* The number of CPUs in the union of the affinity masks of the records in
  * use, counted until it reaches `enough` (for the waiting core's spinner
  * slots, wait.c). */
-HL_HIDDEN int hl_thread_affinity_cpus(int enough);
+HL_HIDDEN int hl__thread_affinity_cpus(int enough);
 
 /* The record in use whose pthread_t is pthread_id, or NULL if no
  * registered thread has it (for hl__thread_interrupt, wait.c). */
-HL_HIDDEN struct hl_thread *hl_thread_by_pthread(uintptr_t pthread_id);
+HL_HIDDEN struct hl__thread *hl__thread_by_pthread(uintptr_t pthread_id);
 /* The record in use of the thread with TID tid, or NULL. */
-HL_HIDDEN struct hl_thread *hl_thread_by_tid(uint32_t tid);
+HL_HIDDEN struct hl__thread *hl__thread_by_tid(uint32_t tid);
 
 /* The calling thread's counters (zeros before its first slow path). */
-HL_HIDDEN void hl_thread_stats(uint64_t out[HL_COUNTERS]);
+HL_HIDDEN void hl__thread_stats(uint64_t out[HL_COUNTERS]);
 /* The sum over every thread that ever ran (monotonic). */
-HL_HIDDEN void hl_process_stats(uint64_t out[HL_COUNTERS]);
+HL_HIDDEN void hl__process_stats(uint64_t out[HL_COUNTERS]);
 
 /* Counter bump, by the owning thread only. */
-static inline void hl_counter_add(_Atomic uint64_t *c, uint64_t v)
+static inline void hl__counter_add(_Atomic uint64_t *c, uint64_t v)
 {
 	/* Relaxed load and store, not an RMW: only the owning thread writes;
 	 * readers on other threads may see a slightly old value, never a torn
 	 * one. */
-	hl_store(c, hl_load(c, HL_RELAXED) + v, HL_RELAXED);
+	hl__store(c, hl__load(c, HL_RELAXED) + v, HL_RELAXED);
 }
 
 #endif

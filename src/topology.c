@@ -96,14 +96,14 @@ static int probe_node_source(void)
 			src = NODE_RSEQ;
 	}
 #endif
-	hl_store(&node_source, src, HL_RELAXED);
+	hl__store(&node_source, src, HL_RELAXED);
 	return src;
 }
 
 int hl_cpu_node(void)
 {
-	int src = hl_load(&node_source, HL_RELAXED);
-	if (hl_unlikely(src == NODE_UNKNOWN))
+	int src = hl__load(&node_source, HL_RELAXED);
+	if (hl__unlikely(src == NODE_UNKNOWN))
 		src = probe_node_source();
 #ifdef HAVE_THREAD_POINTER
 	if (src == NODE_RSEQ)
@@ -114,7 +114,7 @@ int hl_cpu_node(void)
 
 const char *hl_cpu_node_source(void)
 {
-	int src = hl_load(&node_source, HL_RELAXED);
+	int src = hl__load(&node_source, HL_RELAXED);
 	if (src == NODE_UNKNOWN)
 		src = probe_node_source();
 	return src == NODE_RSEQ ? "rseq" : "getcpu";
@@ -362,13 +362,13 @@ int hl_topology_set(const char *spec)
 	uint32_t topo;
 	int err = parse_spec(spec, &topo);
 	if (!err)
-		hl_store(&hl__topology, topo, HL_RELAXED);
+		hl__store(&hl__topology, topo, HL_RELAXED);
 	return err;
 }
 
 int hl_topology_get(char *buf, size_t len)
 {
-	uint32_t topo = hl_load(&hl__topology, HL_RELAXED);
+	uint32_t topo = hl__load(&hl__topology, HL_RELAXED);
 	switch (topo & 0xff) {
 	case HL_TOPO_VIRTUAL:
 		return snprintf(buf, len, "virtual:%u", topo >> 8);
@@ -381,7 +381,7 @@ int hl_topology_get(char *buf, size_t len)
 
 int hl_topology_nodes(void)
 {
-	return (int)hl_topo_nodes();
+	return (int)hl__topo_nodes();
 }
 
 int hl_topology_cpu_node(int cpu)
@@ -389,7 +389,7 @@ int hl_topology_cpu_node(int cpu)
 	ensure_maps();
 	if (cpu < 0 || cpu >= maps.ncpus)
 		return -1;
-	uint32_t topo = hl_load(&hl__topology, HL_RELAXED);
+	uint32_t topo = hl__load(&hl__topology, HL_RELAXED);
 	switch (topo & 0xff) {
 	case HL_TOPO_VIRTUAL:
 		return cpu % (int)(topo >> 8);
@@ -402,7 +402,7 @@ int hl_topology_cpu_node(int cpu)
 
 int hl_topology_node(void)
 {
-	return (int)hl_topo_node();
+	return (int)hl__topo_node();
 }
 
 int hl_topology_set_thread_node(int node)
@@ -428,7 +428,7 @@ int hl_thread_prioritized(void)
 
 __attribute__((constructor)) static void topology_init(void)
 {
-	hl_store(&hl__topology, HL_TOPO_NUMA | (uint32_t)online_numa_nodes() << 8, HL_RELAXED);
+	hl__store(&hl__topology, HL_TOPO_NUMA | (uint32_t)online_numa_nodes() << 8, HL_RELAXED);
 	const char *spec = getenv("HOTLOCK_TOPOLOGY");
 	if (!spec || !*spec)
 		return;

@@ -27,17 +27,17 @@ HL_HIDDEN extern __thread bool hl__thread_prio __attribute__((tls_model("initial
 HL_HIDDEN uint32_t hl__topology_cpu_node_slow(uint32_t topo);
 
 /* The node the calling thread counts as on (hl_topology_node()). */
-static inline uint32_t hl_topo_node(void)
+static inline uint32_t hl__topo_node(void)
 {
 	uint32_t pinned = hl__thread_node;
 	if (pinned)
 		return pinned - 1;
-	return hl__topology_cpu_node_slow(hl_load(&hl__topology, HL_RELAXED));
+	return hl__topology_cpu_node_slow(hl__load(&hl__topology, HL_RELAXED));
 }
 
-static inline uint32_t hl_topo_nodes(void)
+static inline uint32_t hl__topo_nodes(void)
 {
-	return hl_load(&hl__topology, HL_RELAXED) >> 8;
+	return hl__load(&hl__topology, HL_RELAXED) >> 8;
 }
 
 #endif

@@ -39,23 +39,23 @@ _Static_assert((HL_TP_OWNER_MASK & HL_TP_GEN_MASK) == 0 && (HL_TP_GEN_MASK & HL_
 _Static_assert(HL_TP_HANDOFF == UINT32_C(1) << 31, "the fields fill the 32 bits exactly");
 
 /* The flags a head sets now: WAKE, HANDOFF if it is due, this generation. */
-static inline uint32_t hl_tp_flags_now(bool due)
+static inline uint32_t hl__tp_flags_now(bool due)
 {
-	return HL_TP_WAKE | (due ? HL_TP_HANDOFF : 0) | hl_fork_gen() << HL_TP_GEN_SHIFT;
+	return HL_TP_WAKE | (due ? HL_TP_HANDOFF : 0) | hl__fork_gen() << HL_TP_GEN_SHIFT;
 }
 
 /* Whether w carries flags set in this process (see GEN above). */
-static inline bool hl_tp_live_flags(uint32_t w)
+static inline bool hl__tp_live_flags(uint32_t w)
 {
-	return (w & HL_TP_FLAGS) && ((w >> HL_TP_GEN_SHIFT) & HL_FORK_GEN_MASK) == hl_fork_gen();
+	return (w & HL_TP_FLAGS) && ((w >> HL_TP_GEN_SHIFT) & HL_FORK_GEN_MASK) == hl__fork_gen();
 }
 
 /* Whether w's owner is the calling thread, whose TID is tid (in a fork
  * child the forking thread's TID changed, and locks it held in the parent
- * carry the old one: hl_owner_is_me). */
-static inline bool hl_tp_owned_by_me(uint32_t w, uint32_t tid)
+ * carry the old one: hl__owner_is_me). */
+static inline bool hl__tp_owned_by_me(uint32_t w, uint32_t tid)
 {
-	return hl_owner_is_me(w & HL_TP_OWNER_MASK, tid);
+	return hl__owner_is_me(w & HL_TP_OWNER_MASK, tid);
 }
 
 /* The handoff rule, step 4 of both locks: whether head n, which became the
@@ -67,11 +67,11 @@ static inline bool hl_tp_owned_by_me(uint32_t w, uint32_t tid)
  * sleeper to sleeper while running threads could take it (docs/mutex.md,
  * Bounds); this way a lock makes at most one handoff per an eighth of the
  * threshold, as parking_lot's eventual fairness makes one per 0.5 ms on
- * average.  hl_tp_head_due_at: the moment a head that is not RT becomes
+ * average.  hl__tp_head_due_at: the moment a head that is not RT becomes
  * due. */
 #define HL_TP_HEAD_MIN_SHIFT 3
 
-static inline uint64_t hl_tp_head_due_at(const struct hl_node *n, uint64_t handoff_ns,
+static inline uint64_t hl__tp_head_due_at(const struct hl__node *n, uint64_t handoff_ns,
 					 uint64_t head_since)
 {
 	uint64_t queued = n->wait_start_ns + handoff_ns;
@@ -79,10 +79,10 @@ static inline uint64_t hl_tp_head_due_at(const struct hl_node *n, uint64_t hando
 	return queued > competed ? queued : competed;
 }
 
-static inline bool hl_tp_head_due(const struct hl_node *n, uint64_t now, uint64_t handoff_ns,
+static inline bool hl__tp_head_due(const struct hl__node *n, uint64_t now, uint64_t handoff_ns,
 				  uint64_t head_since)
 {
-	return (n->flags & HL_NODE_F_RT) || now >= hl_tp_head_due_at(n, handoff_ns, head_since);
+	return (n->flags & HL_NODE_F_RT) || now >= hl__tp_head_due_at(n, handoff_ns, head_since);
 }
 
 #endif

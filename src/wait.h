@@ -37,8 +37,8 @@
  * Transitions: WAITING -> PARKED, WAITING_KEPT -> PARKED_KEPT,
  * WAITING|PARKED|PARKED_INTR -> ABANDONED, PARKED_INTR -> PARKED (owner,
  * CAS); WAITING -> WAITING_KEPT, PARKED|PARKED_INTR -> PARKED_KEPT (keeper,
- * CAS: hl_node_keep); PARKED -> PARKED_INTR (interrupter, CAS);
- * PARKED_KEPT -> WAITING_KEPT (nudger, CAS, then futex_wake: hl_node_nudge;
+ * CAS: hl__node_keep); PARKED -> PARKED_INTR (interrupter, CAS);
+ * PARKED_KEPT -> WAITING_KEPT (nudger, CAS, then futex_wake: hl__node_nudge;
  * the owner, woken, polls and CASes it back to PARKED_KEPT); any armed
  * state -> CLAIMED or signal (waker, CAS); CLAIMED -> signal (the claiming
  * waker, store).  A CAS decides every race between a waiter giving up and
@@ -82,7 +82,7 @@
 #include "node.h"
 
 /* Signals.  The waiting core does not interpret them; locks define their
- * meaning.  HL_WAIT_TIMEDOUT is returned by hl_node_wait, never posted. */
+ * meaning.  HL_WAIT_TIMEDOUT is returned by hl__node_wait, never posted. */
 enum {
 	HL_SIG_HEAD = 8,        /* you are the head of the waiter queue */
 	HL_SIG_RELEASED = 9,    /* the lock you wait for was released: retry */
@@ -92,12 +92,12 @@ enum {
 	HL_SIG_RETRY = 12,      /* hl_cond: a signal chose you; take the
 				   mutex anew */
 	HL_WAIT_TIMEDOUT = 0xffffffffu,
-	HL_WAIT_WOKEN = 0xfffffffeu,    /* hl_node_wait_until's wake-up time */
+	HL_WAIT_WOKEN = 0xfffffffeu,    /* hl__node_wait_until's wake-up time */
 };
 
 /* The waiting policy, in one place: whether a waiter spins, and for how
- * long.  hl_spin_begin(rec) returns a budget in nanoseconds, 0 for "park at
- * once"; every call that returned a budget is matched by hl_spin_end.  A
+ * long.  hl__spin_begin(rec) returns a budget in nanoseconds, 0 for "park at
+ * once"; every call that returned a budget is matched by hl__spin_end.  A
  * waiter spins only if rules 1-3 allow it (wait.c has the steps):
  *
  *  1. The configured budget (HOTLOCK_SPIN_NS) is not 0.
@@ -108,7 +108,7 @@ enum {
  *     "May use": the union of the affinity masks of its threads, capped by
  *     the CPU quota of its cgroup (cgroup v2 cpu.max or v1
  *     cpu.cfs_quota_us, the smallest along the path to the root, rounded
- *     up).  Learned outside lock calls (hl_machine_learn): at load and
+ *     up).  Learned outside lock calls (hl__machine_learn): at load and
  *     where a thread starts (the shim's pthread_create, hl_thread_init,
  *     which a program calls again after changing a thread's affinity).  So
  *     one thread pinned to a CPU does not stop the others from spinning,
@@ -120,7 +120,7 @@ enum {
  * spin that loses moves the lock's record towards OFF.
  *
  * A spin record is HL_SPIN_REC_BITS bits that a lock keeps in its own bytes
- * (all-zero: spinning pays), updated with hl_spin_learn after each spin
+ * (all-zero: spinning pays), updated with hl__spin_learn after each spin
  * phase: a spin that ended in what it waited for moves it a step towards
  * 0, one that ran out of budget and parked a step towards HL_SPIN_REC_OFF,
  * and at OFF no waiter spins but the probes, a won one of which starts
@@ -133,7 +133,7 @@ enum {
  * budget cut in steps was measured to turn spinning off on locks where it
  * pays (docs/core.md, "The waiting policy").
  *
- * A fork child gets its slots back (hl_spin_atfork_child, run by thread.c's
+ * A fork child gets its slots back (hl__spin_atfork_child, run by thread.c's
  * fork check as a hook, layers.c): the parent's spinners do not exist
  * there. */
 #define HL_SPIN_REC_BITS 3
@@ -141,31 +141,31 @@ enum {
 #define HL_SPIN_REC_OFF HL_SPIN_REC_MASK
 #define HL_SPIN_PROBE_EVERY 16
 
-/* How a spin phase ended, for hl_spin_end and hl_spin_learn. */
+/* How a spin phase ended, for hl__spin_end and hl__spin_learn. */
 enum {
 	HL_SPIN_WON,    /* the waiter got what it spun for (the lock, a signal) */
 	HL_SPIN_LOST,   /* the budget ran out: it parks */
 	HL_SPIN_CUT,    /* neither (a deadline, a handoff due): nothing learned */
 };
 
-HL_HIDDEN uint64_t hl_spin_begin(unsigned rec);
+HL_HIDDEN uint64_t hl__spin_begin(unsigned rec);
 /* Ends the spin phase; `outcome` is counted (HL_SP_WON). */
-HL_HIDDEN void hl_spin_end(int outcome);
+HL_HIDDEN void hl__spin_end(int outcome);
 /* Learns what the policy needs of the machine (rule 3), outside lock
  * calls: at load and where a thread starts.  The calling thread's affinity
  * is asked of the kernel unless mask_known (its record has it from its
  * creator); with quota, the cgroup's CPU quota too.  errno as it was; no
  * allocation. */
-HL_HIDDEN void hl_machine_learn(bool quota, bool mask_known);
+HL_HIDDEN void hl__machine_learn(bool quota, bool mask_known);
 /* The CPU quota of this process's cgroup, in CPUs rounded up (0: none or
  * not known), read from root's /proc/self/cgroup and cgroup tree ("": the
- * real ones).  Only while hl_machine_learn is not running (its buffers). */
+ * real ones).  Only while hl__machine_learn is not running (its buffers). */
 HL_HIDDEN int hl__cgroup_quota_cpus(const char *root);
-/* The thread hook (thread.h, started): hl_machine_learn as `how` says. */
-HL_HIDDEN void hl_spin_thread_started(unsigned how);
+/* The thread hook (thread.h, started): hl__machine_learn as `how` says. */
+HL_HIDDEN void hl__spin_thread_started(unsigned how);
 
 /* The record after a spin phase that ended as `outcome`. */
-static inline unsigned hl_spin_learn(unsigned rec, int outcome)
+static inline unsigned hl__spin_learn(unsigned rec, int outcome)
 {
 	if (outcome == HL_SPIN_WON)
 		return rec ? rec - 1 : 0;
@@ -176,23 +176,23 @@ static inline unsigned hl_spin_learn(unsigned rec, int outcome)
 
 /* A record kept in bits [shift, shift + HL_SPIN_REC_BITS) of a lock word
  * w, as loaded from `word`. */
-static inline unsigned hl_spin_rec_at(uint32_t w, unsigned shift)
+static inline unsigned hl__spin_rec_at(uint32_t w, unsigned shift)
 {
 	return (w >> shift) & HL_SPIN_REC_MASK;
 }
 
-/* Teaches that record (loaded as w) a spin phase's outcome, as hl_spin_end
+/* Teaches that record (loaded as w) a spin phase's outcome, as hl__spin_end
  * returned it: one CAS, relaxed, because the record is a hint and nothing
  * is published through it.  The CAS fails, and the record stays as it
  * was, if the word changed since w was loaded; and a writer of the word's
  * other bits that read it before this CAS may put the old record back: a
  * lost update of a hint. */
-static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigned shift,
+static inline void hl__spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigned shift,
 				     int outcome)
 {
-	unsigned rec = hl_spin_rec_at(w, shift), nrec = hl_spin_learn(rec, outcome);
+	unsigned rec = hl__spin_rec_at(w, shift), nrec = hl__spin_learn(rec, outcome);
 	if (nrec != rec)
-		hl_cas(word, &w, (w & ~(HL_SPIN_REC_MASK << shift)) | nrec << shift, HL_RELAXED);
+		hl__cas(word, &w, (w & ~(HL_SPIN_REC_MASK << shift)) | nrec << shift, HL_RELAXED);
 }
 
 /* A wait for one peer's reply rather than for a lock (hl_swap,
@@ -203,95 +203,95 @@ static inline void hl_spin_rec_learn(_Atomic uint32_t *word, uint32_t w, unsigne
  *    my_cpu1: CPU + 1, 0 when unknown or no peer): a peer preempted or
  *    parked there needs this CPU;
  *  - the waiter's reply record *slow says its last wait was answered
- *    within the budget (hl_reply_learn);
+ *    within the budget (hl__reply_learn);
  *  - this process may use two CPUs or more (rule 3's count).
  * The lock spinner slots are not taken: a peer is one thread, whose CPU
  * the first rule looks at; with one slot on a 2-CPU machine, a swap could
  * never spin while its peer finishes its own spin. */
-HL_HIDDEN uint64_t hl_reply_spin_ns(_Atomic uint32_t *slow, uint64_t budget, uint32_t peer_cpu1,
+HL_HIDDEN uint64_t hl__reply_spin_ns(_Atomic uint32_t *slow, uint64_t budget, uint32_t peer_cpu1,
 				    uint32_t my_cpu1);
 
 /* Records in a reply record whether a wait took longer than the budget
  * (every wait is timed from its start to its wake, parked or not).  The
  * record is one word that only the waiting thread reads and writes. */
-static inline void hl_reply_learn(_Atomic uint32_t *slow, bool was_slow)
+static inline void hl__reply_learn(_Atomic uint32_t *slow, bool was_slow)
 {
 	/* Relaxed: the waiting thread's own record, written by no other
 	 * thread; it orders nothing.  Stored only when it changes (a swap
 	 * point's record shares its cache line with the state word that
 	 * wakers write). */
-	if (hl_load(slow, HL_RELAXED) != (uint32_t)was_slow)
-		hl_store(slow, (uint32_t)was_slow, HL_RELAXED);
+	if (hl__load(slow, HL_RELAXED) != (uint32_t)was_slow)
+		hl__store(slow, (uint32_t)was_slow, HL_RELAXED);
 }
 
-HL_HIDDEN void hl_spin_atfork_child(void);
+HL_HIDDEN void hl__spin_atfork_child(void);
 
 /* One step of waiting for another thread that is a few instructions away
  * from publishing something (an enqueuer about to link its node, a waker
  * about to post its signal): pause for a while, then yield the CPU, in case
  * that thread was preempted between the two instructions.  *spins counts
  * the steps; start it at 0. */
-static inline void hl_wait_for_peer(unsigned *spins)
+static inline void hl__wait_for_peer(unsigned *spins)
 {
 	if (++*spins < 256)
-		hl_cpu_relax();
+		hl__cpu_relax();
 	else
-		hl_cpu_yield();
+		hl__cpu_yield();
 }
 
 /* Arms n for a new wait: the owner calls it before publishing n anywhere a
  * waker can find it (the publication must be a release operation). */
-static inline void hl_node_arm(struct hl_node *n)
+static inline void hl__node_arm(struct hl__node *n)
 {
 	/* Relaxed: nobody may signal n until it is published; the publishing
 	 * release (a queue link, a lock word CAS) orders this store. */
-	hl_store(&n->state, HL_NODE_WAITING, HL_RELAXED);
+	hl__store(&n->state, HL_NODE_WAITING, HL_RELAXED);
 }
 
 /* Waits until n is signalled, spinning up to spin_ns (a budget from
- * hl_spin_begin, or 0), then parked.  With a deadline, gives up when it
+ * hl__spin_begin, or 0), then parked.  With a deadline, gives up when it
  * passes: the node is then ABANDONED and HL_WAIT_TIMEDOUT returned, unless a
  * waker won the race, in which case its signal is returned, or the wait was
- * kept (hl_node_keep), in which case it waits on for the signal.  Returns
+ * kept (hl__node_keep), in which case it waits on for the signal.  Returns
  * the signal (acquire: the signaller's writes before the signal are
  * visible). */
-HL_HIDDEN uint32_t hl_node_wait(struct hl_node *n, const struct hl_deadline *dl,
+HL_HIDDEN uint32_t hl__node_wait(struct hl__node *n, const struct hl__deadline *dl,
 				uint64_t spin_ns);
 
-/* hl_node_wait, and also returns HL_WAIT_WOKEN once CLOCK_MONOTONIC passes
+/* hl__node_wait, and also returns HL_WAIT_WOKEN once CLOCK_MONOTONIC passes
  * wake_ns (0: never) while n is parked and unsignalled: the node is then
  * WAITING (or WAITING_KEPT) again, still armed (a waker may signal it at any time), and the
  * caller waits again when it has done what it woke up for. */
-HL_HIDDEN uint32_t hl_node_wait_until(struct hl_node *n, const struct hl_deadline *dl,
+HL_HIDDEN uint32_t hl__node_wait_until(struct hl__node *n, const struct hl__deadline *dl,
 				      uint64_t spin_ns, uint64_t wake_ns);
 
-/* hl_node_wait_until with no deadline of its own to give up at: returns
+/* hl__node_wait_until with no deadline of its own to give up at: returns
  * HL_WAIT_WOKEN, n still armed, once CLOCK_MONOTONIC passes wake_ns (0:
  * never) or wake_dl passes on its own clock (NULL: never), whichever comes
  * first.  A CLOCK_REALTIME wake_dl ends the sleep when the clock is set
  * past it, as the kernel's absolute timers on that clock do. */
-HL_HIDDEN uint32_t hl_node_wait_woken(struct hl_node *n, uint64_t spin_ns, uint64_t wake_ns,
-				      const struct hl_deadline *wake_dl);
+HL_HIDDEN uint32_t hl__node_wait_woken(struct hl__node *n, uint64_t spin_ns, uint64_t wake_ns,
+				      const struct hl__deadline *wake_dl);
 
 /* The owner gives up the wait on n (armed, never kept) at once, where
- * hl_node_wait gives it up when its deadline passes: n becomes ABANDONED
+ * hl__node_wait gives it up when its deadline passes: n becomes ABANDONED
  * and HL_WAIT_TIMEDOUT is returned, unless a waker got there first, whose
- * signal is then returned (acquire, as hl_node_wait).  For a lock that
+ * signal is then returned (acquire, as hl__node_wait).  For a lock that
  * must do something of its own before it gives up a wait (hl_rwlock takes
  * its flags back out of the lock word), and so waits with no deadline of
  * the core's and a wake-up time instead. */
-HL_HIDDEN uint32_t hl_node_give_up(struct hl_node *n);
+HL_HIDDEN uint32_t hl__node_give_up(struct hl__node *n);
 /* Delivers sig to n: no syscall if the waiter was spinning, one futex_wake if
  * it had parked.  Returns false, and changes nothing, if n was abandoned.
  * Release: the caller's writes before it are visible to the woken waiter. */
-HL_HIDDEN bool hl_node_signal(struct hl_node *n, uint32_t sig);
+HL_HIDDEN bool hl__node_signal(struct hl__node *n, uint32_t sig);
 
 /* Takes away the waiter's right to give up its wait: from now on its
  * deadline no longer applies and it waits until signalled.  No wake-up, no
  * syscall.  Returns false, and changes nothing, if n was abandoned already.
  * Relaxed: it publishes nothing; the caller publishes n (a queue link) with
  * a release of its own. */
-HL_HIDDEN bool hl_node_keep(struct hl_node *n);
+HL_HIDDEN bool hl__node_keep(struct hl__node *n);
 
 /* Nudges n, a kept wait whose owner sleeps (PARKED_KEPT), awake ahead of
  * its signal: n becomes WAITING_KEPT and its owner is woken, and polls the
@@ -300,10 +300,10 @@ HL_HIDDEN bool hl_node_keep(struct hl_node *n);
  * no syscall for the signaller, no wake-up latency for the waiter.  A hint:
  * a node in any other state is left alone, and a nudge to a wait it was
  * not meant for costs that wait one poll.  Returns whether it woke n. */
-HL_HIDDEN bool hl_node_nudge(struct hl_node *n);
+HL_HIDDEN bool hl__node_nudge(struct hl__node *n);
 /* How many waiters may be nudged awake ahead of their turn: the spinner
  * slots (wait.h, rule 3), the CPUs that the owner and the head leave. */
-HL_HIDDEN int hl_nudge_ahead(void);
+HL_HIDDEN int hl__nudge_ahead(void);
 
 /* Interrupts the registered thread whose pthread_t is pthread_id: sets its
  * interrupt word and wakes it if it waits on it.  Returns whether such a
@@ -315,7 +315,7 @@ HL_HIDDEN bool hl__thread_interrupt(uintptr_t pthread_id);
  * wake n and waking it (the mutex writes the new owner into the lock word):
  * claim takes n out of the waiter's hands (false if it was abandoned); post
  * delivers the signal. */
-HL_HIDDEN bool hl_node_claim(struct hl_node *n, bool *was_parked);
-HL_HIDDEN void hl_node_post(struct hl_node *n, uint32_t sig, bool was_parked);
+HL_HIDDEN bool hl__node_claim(struct hl__node *n, bool *was_parked);
+HL_HIDDEN void hl__node_post(struct hl__node *n, uint32_t sig, bool was_parked);
 
 #endif

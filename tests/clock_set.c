@@ -5,7 +5,7 @@
  *
  * Setting the machine's clock needs privileges and would disturb every
  * other program, so this runs in the controlled-schedule mode
- * (src/controlled.h), whose clocks are virtual: hl_sched_set_realtime moves
+ * (src/controlled.h), whose clocks are virtual: hl__sched_set_realtime moves
  * CLOCK_REALTIME as settimeofday would.  Each case runs in a forked
  * process: thread 0 takes the lock, sleeps 1 s of virtual time, sets
  * CLOCK_REALTIME 1 hour forward and keeps the lock 100 s more; thread 1
@@ -83,18 +83,18 @@ static _Noreturn void fail(const char *what)
 static void *holder(void *arg)
 {
 	(void)arg;
-	hl_sched_thread_begin(0);
+	hl__sched_thread_begin(0);
 	if ((the_case->op == MUTEX && hl_mutex_lock(&mu)) ||
 	    ((the_case->op == RDLOCK || the_case->op == WRLOCK) && hl_rwlock_wrlock(&rw)))
 		fail("the holder's lock");
-	hl_sched_sleep_ns(HOLD_FIRST_NS);
-	hl_sched_set_realtime((int64_t)CLOCK_STEP_NS);
-	clock_set_at = hl_sched_now_ns();
-	hl_sched_sleep_ns(HOLD_AFTER_NS);
+	hl__sched_sleep_ns(HOLD_FIRST_NS);
+	hl__sched_set_realtime((int64_t)CLOCK_STEP_NS);
+	clock_set_at = hl__sched_now_ns();
+	hl__sched_sleep_ns(HOLD_AFTER_NS);
 	if ((the_case->op == MUTEX && hl_mutex_unlock(&mu)) ||
 	    ((the_case->op == RDLOCK || the_case->op == WRLOCK) && hl_rwlock_unlock(&rw)))
 		fail("the holder's unlock");
-	hl_sched_thread_end();
+	hl__sched_thread_end();
 	return NULL;
 }
 
@@ -103,8 +103,8 @@ static void *holder(void *arg)
 static void *waiter(void *arg)
 {
 	(void)arg;
-	hl_sched_thread_begin(1);
-	hl_sched_sleep_ns(WAITER_START_NS);     /* the holder has the lock by then */
+	hl__sched_thread_begin(1);
+	hl__sched_sleep_ns(WAITER_START_NS);    /* the holder has the lock by then */
 	struct timespec now;
 	hl__sched_clock_gettime(CLOCK_REALTIME, &now);
 	uint64_t abs = (uint64_t)now.tv_sec * NS + (uint64_t)now.tv_nsec + DEADLINE_NS;
@@ -127,19 +127,19 @@ static void *waiter(void *arg)
 			fail("the waiter's unlock");
 		break;
 	}
-	waiter_done_at = hl_sched_now_ns();
-	hl_sched_thread_end();
+	waiter_done_at = hl__sched_now_ns();
+	hl__sched_thread_end();
 	return NULL;
 }
 
 static _Noreturn void run_case(void)
 {
-	struct hl_sched_params p = {
+	struct hl__sched_params p = {
 		.seed = 1, .strategy = HL_SCHED_RANDOM, .threads = 2, .pct_depth = 1,
 		.max_steps = 1000000, .step_ns = 100, .cpus = 2,
 	};
 	alarm(60);              /* a hang of the scheduler itself */
-	hl_sched_init(&p);
+	hl__sched_init(&p);
 	if (hl_rwlock_init_kind(&rw, the_case->kind) || hl_mutex_init(&mu) ||
 	    hl_mutex_init(&cv_mu) || hl_cond_init(&cv))
 		fail("init");

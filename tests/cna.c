@@ -152,7 +152,7 @@ static struct obs {
 
 static int first_reports;       /* a few violations are printed in detail */
 
-static void report(const char *what, const struct hl_queue_event *ev)
+static void report(const char *what, const struct hl__queue_event *ev)
 {
 	/* Racy counter: only limits the output. */
 	if (__atomic_fetch_add(&first_reports, 1, __ATOMIC_RELAXED) >= 10)
@@ -163,9 +163,9 @@ static void report(const char *what, const struct hl_queue_event *ev)
 		ev->sec_tail, ev->cna, ev->searched, ev->flushed, ev->moved);
 }
 
-static void observe(const struct hl_queue_event *ev)
+static void observe(const struct hl__queue_event *ev)
 {
-	struct hl_node *head = ev->head;
+	struct hl__node *head = ev->head;
 	uint32_t prev = atomic_exchange_explicit(&obs.prev_sec, ev->sec_head,
 						 memory_order_relaxed);
 	uint32_t len = 0;
@@ -204,7 +204,7 @@ static void observe(const struct hl_queue_event *ev)
 	} else if (ev->sec_head) {
 		uint32_t idx = ev->sec_head;
 		for (;;) {
-			struct hl_node *n = hl_node_at(idx);
+			struct hl__node *n = hl__node_at(idx);
 			uint32_t st = atomic_load_explicit(&n->state, memory_order_relaxed);
 			len++;
 			if (n == head) {

@@ -4,7 +4,7 @@
  *
  * Threads are real pthreads, but only one runs at a time: the "current"
  * one.  Every scheduling point (each atomic of atomics.h, each pause or
- * yield in a spin loop, each futex call, each sleep, each hl_sched_yield of
+ * yield in a spin loop, each futex call, each sleep, each hl__sched_yield of
  * the test) enters the scheduler, which advances virtual time by one step
  * and chooses the thread that runs next; if that is another thread, the
  * caller hands over and waits until it is chosen again.  The choice is the
@@ -20,15 +20,15 @@
  *   DONE          ended; waits for the others          the end of the schedule
  *
  * Time: CLOCK_MONOTONIC is virtual, step_ns per step (CLOCK_REALTIME the
- * same plus an offset, which the test may change: hl_sched_set_realtime).
+ * same plus an offset, which the test may change: hl__sched_set_realtime).
  * When no thread can run, time jumps to the earliest deadline (with jumps
  * on, it may also jump there at any step: the running thread preempted
  * that long); with no deadline either, every
  * thread is blocked for good: a deadlock or a lost wake-up, reported with
  * the schedule.  A schedule longer than max_steps is reported as a
- * livelock.  Memory the test frees (hl_sched_free: a lock destroyed by its
+ * livelock.  Memory the test frees (hl__sched_free: a lock destroyed by its
  * last user) is watched: a scheduling point on it is a use after free.
- * Signals (hl_sched_set_signal): at a scheduling point a thread may run the
+ * Signals (hl__sched_set_signal): at a scheduling point a thread may run the
  * test's handler before its step, as a signal arriving between two
  * instructions would; the draw comes from the seed like every choice.
  *
@@ -85,14 +85,14 @@ struct step {
 #define TRACE_KEEP 96                  /* steps printed on failure */
 #define MAX_NAMES 8
 #define MAX_FREED 8
-/* CLOCK_REALTIME less CLOCK_MONOTONIC at the start (hl_sched_set_realtime
+/* CLOCK_REALTIME less CLOCK_MONOTONIC at the start (hl__sched_set_realtime
  * moves it). */
 #define REALTIME_OFFSET_NS (1700000000ull * HL_NSEC_PER_SEC)
 
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t end_cv;
-	struct hl_sched_params p;
+	struct hl__sched_params p;
 	struct sthread t[HL_SCHED_MAX_THREADS];
 	int begun, ended;
 	bool finished, failing;
@@ -102,16 +102,16 @@ static struct {
 	int nchange;
 	int64_t low_prio;               /* next priority for a yielding thread */
 	uint64_t realtime_offset;       /* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	struct hl_sched_stats st;
+	struct hl__sched_stats st;
 	struct step ring[TRACE_KEEP];
 	struct named { const char *p; size_t size; const char *name; } names[MAX_NAMES];
 	int nnames;
-	/* Memory the test freed (hl_sched_free): who, and at which step. */
+	/* Memory the test freed (hl__sched_free): who, and at which step. */
 	struct freed { const char *p; size_t size; int by; uint64_t step; } freed[MAX_FREED];
 	int nfreed;
 	void (*on_failure)(void *);
 	void *on_failure_arg;
-	void (*sig_handler)(void);      /* hl_sched_set_signal */
+	void (*sig_handler)(void);      /* hl__sched_set_signal */
 	unsigned sig_per_64k;
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .end_cv = PTHREAD_COND_INITIALIZER, .current = -1 };
 
@@ -141,7 +141,7 @@ static uint64_t rnd_below(uint64_t n)
 
 /* ---- set-up ------------------------------------------------------------ */
 
-void hl_sched_init(const struct hl_sched_params *p)
+void hl__sched_init(const struct hl__sched_params *p)
 {
 	if (p->threads < 1 || p->threads > HL_SCHED_MAX_THREADS || p->pct_depth < 1 ||
 	    p->pct_depth > 9 || !p->max_steps || !p->step_ns) {
@@ -173,19 +173,19 @@ void hl_sched_init(const struct hl_sched_params *p)
 	S.low_prio = 0;
 }
 
-void hl_sched_on_failure(void (*fn)(void *arg), void *arg)
+void hl__sched_on_failure(void (*fn)(void *arg), void *arg)
 {
 	S.on_failure = fn;
 	S.on_failure_arg = arg;
 }
 
-void hl_sched_name(const void *obj, size_t size, const char *name)
+void hl__sched_name(const void *obj, size_t size, const char *name)
 {
 	if (S.nnames < MAX_NAMES)
 		S.names[S.nnames++] = (struct named){ obj, size, name };
 }
 
-void hl_sched_free(const void *obj, size_t size)
+void hl__sched_free(const void *obj, size_t size)
 {
 	pthread_mutex_lock(&S.mu);
 	if (S.nfreed == MAX_FREED) {
@@ -212,7 +212,7 @@ static void name_addr(const volatile void *a, char *buf, size_t len)
 		}
 	uint32_t index;
 	size_t off;
-	if (hl_node_index_of(p, &index, &off)) {
+	if (hl__node_index_of(p, &index, &off)) {
 		snprintf(buf, len, "node%u+%zu", index, off);
 		return;
 	}
@@ -298,7 +298,7 @@ static _Noreturn void failf_locked(const char *fmt, ...)
 	fail_locked(fmt, ap);
 }
 
-void hl_sched_fail(const char *fmt, ...)
+void hl__sched_fail(const char *fmt, ...)
 {
 	va_list ap;
 	pthread_mutex_lock(&S.mu);
@@ -494,7 +494,7 @@ void hl__sched_point(int kind, const volatile void *addr, const char *file, int 
 	}
 }
 
-void hl_sched_set_signal(void (*handler)(void), unsigned per_64k)
+void hl__sched_set_signal(void (*handler)(void), unsigned per_64k)
 {
 	pthread_mutex_lock(&S.mu);
 	S.sig_handler = handler;
@@ -504,7 +504,7 @@ void hl_sched_set_signal(void (*handler)(void), unsigned per_64k)
 
 /* ---- threads ------------------------------------------------------------ */
 
-void hl_sched_thread_begin(int index)
+void hl__sched_thread_begin(int index)
 {
 	pthread_mutex_lock(&S.mu);
 	if (index < 0 || index >= S.p.threads || S.t[index].state != T_UNUSED) {
@@ -523,7 +523,7 @@ void hl_sched_thread_begin(int index)
 	pthread_mutex_unlock(&S.mu);
 }
 
-void hl_sched_thread_end(void)
+void hl__sched_thread_end(void)
 {
 	pthread_mutex_lock(&S.mu);
 	S.t[self].state = T_DONE;
@@ -543,7 +543,7 @@ void hl_sched_thread_end(void)
 	pthread_mutex_unlock(&S.mu);
 }
 
-void hl_sched_stats(struct hl_sched_stats *out)
+void hl__sched_stats(struct hl__sched_stats *out)
 {
 	pthread_mutex_lock(&S.mu);
 	*out = S.st;
@@ -569,7 +569,7 @@ static uint64_t realtime_to_virtual(uint64_t abs)
 
 static uint64_t to_virtual(clockid_t clock, const struct timespec *abs)
 {
-	uint64_t ns = hl_ts_to_ns_sat(abs);
+	uint64_t ns = hl__ts_to_ns_sat(abs);
 	if (clock == CLOCK_REALTIME)
 		return realtime_to_virtual(ns);
 	return ns ? ns : 1;
@@ -595,7 +595,7 @@ int hl__sched_futex_wait(uint32_t *addr, uint32_t val, clockid_t clock,
 		me->futex = addr;
 		me->deadline = abstime ? to_virtual(clock, abstime) : 0;
 		me->realtime_abs = abstime && clock == CLOCK_REALTIME ?
-				   hl_ts_to_ns_sat(abstime) : 0;
+				   hl__ts_to_ns_sat(abstime) : 0;
 		S.st.futex_waits++;
 		r = block_locked();
 	}
@@ -631,7 +631,7 @@ int hl__sched_futex_wake(uint32_t *addr, int n)
 	return woken;
 }
 
-void hl_sched_sleep_ns(uint64_t ns)
+void hl__sched_sleep_ns(uint64_t ns)
 {
 	if (self < 0 || S.failing)
 		return;
@@ -644,7 +644,7 @@ void hl_sched_sleep_ns(uint64_t ns)
 	pthread_mutex_unlock(&S.mu);
 }
 
-void hl_sched_yield(void)
+void hl__sched_yield(void)
 {
 	hl__sched_point(HL_SP_TEST, NULL, "(the test)", 0);
 }
@@ -654,7 +654,7 @@ void hl_sched_yield(void)
 void hl__sched_clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	if (!S.p.threads) {
-		clock_gettime(clock, ts);       /* before hl_sched_init */
+		clock_gettime(clock, ts);       /* before hl__sched_init */
 		return;
 	}
 	/* Read without mu: only the current thread runs, and it is the one
@@ -666,7 +666,7 @@ void hl__sched_clock_gettime(clockid_t clock, struct timespec *ts)
 	ts->tv_nsec = (long)(ns % HL_NSEC_PER_SEC);
 }
 
-void hl_sched_set_realtime(int64_t delta_ns)
+void hl__sched_set_realtime(int64_t delta_ns)
 {
 	if (self < 0 || S.failing)
 		return;
@@ -684,7 +684,7 @@ void hl_sched_set_realtime(int64_t delta_ns)
 	pthread_mutex_unlock(&S.mu);
 }
 
-uint64_t hl_sched_now_ns(void)
+uint64_t hl__sched_now_ns(void)
 {
 	return S.st.now_ns;
 }

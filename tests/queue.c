@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* White-box test of the waiter queue's extraction (src/queue.c,
- * hl_queue_extract): a link that an enqueuer has yet to write is waited
+ * hl__queue_extract): a link that an enqueuer has yet to write is waited
  * for, not taken for the end of the queue (issue 37, fault 5: a reader of
  * a reader-preferring rwlock that the head's group grant did not reach
  * slept while the lock was read-held).
@@ -26,14 +26,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-static int take_readers(const struct hl_node *w, void *arg)
+static int take_readers(const struct hl__node *w, void *arg)
 {
 	(void)arg;
 	return (w->flags & HL_NODE_F_READER) ? HL_EXTRACT_TAKE : HL_EXTRACT_SKIP;
 }
 
 struct extraction {
-	struct hl_node *head;
+	struct hl__node *head;
 	_Atomic uint32_t *tail;
 	uint32_t taken, first;
 	_Atomic bool done;
@@ -42,36 +42,36 @@ struct extraction {
 static void *extract_main(void *p)
 {
 	struct extraction *e = p;
-	e->taken = hl_queue_extract(e->head, take_readers, NULL, HL_MAX_NODES, &e->first, e->tail);
+	e->taken = hl__queue_extract(e->head, take_readers, NULL, HL_MAX_NODES, &e->first, e->tail);
 	atomic_store(&e->done, true);
 	return NULL;
 }
 
-static struct hl_node *node(struct hl_thread *self, bool reader)
+static struct hl__node *node(struct hl__thread *self, bool reader)
 {
-	struct hl_node *n = hl_thread_node_get(self);
+	struct hl__node *n = hl__thread_node_get(self);
 	REQUIRE(n, "no node left");
-	hl_queue_node_init(n, self, (uint64_t)now_ns());
+	hl__queue_node_init(n, self, (uint64_t)now_ns());
 	n->flags = reader ? HL_NODE_F_READER : 0;
-	hl_node_arm(n);
+	hl__node_arm(n);
 	return n;
 }
 
 int main(void)
 {
-	struct hl_thread *self = hl_self();
+	struct hl__thread *self = hl__self();
 	REQUIRE(self, "no thread record");
 	static _Atomic uint32_t tail;
-	struct hl_node *h = node(self, false), *x = node(self, false);
-	struct hl_node *p = node(self, true), *r = node(self, true);
-	CHECK(hl_queue_enqueue(&tail, h) == NULL, "H is not the head");
-	CHECK(hl_queue_enqueue(&tail, x) == h, "X is not behind H");
+	struct hl__node *h = node(self, false), *x = node(self, false);
+	struct hl__node *p = node(self, true), *r = node(self, true);
+	CHECK(hl__queue_enqueue(&tail, h) == NULL, "H is not the head");
+	CHECK(hl__queue_enqueue(&tail, x) == h, "X is not behind H");
 	/* P's enqueue, first store only: the tail names it, X's link does
 	 * not yet. */
 	atomic_store(&p->next, 0);
-	uint32_t before = atomic_exchange(&tail, hl_queue_word(p));
-	CHECK(before == hl_queue_word(x), "the tail named %u, not X", before);
-	CHECK(hl_queue_enqueue(&tail, r) == p, "R is not behind P");
+	uint32_t before = atomic_exchange(&tail, hl__queue_word(p));
+	CHECK(before == hl__queue_word(x), "the tail named %u, not X", before);
+	CHECK(hl__queue_enqueue(&tail, r) == p, "R is not behind P");
 
 	struct extraction e = { h, &tail, 0, 0, false };
 	pthread_t t;
@@ -87,7 +87,7 @@ int main(void)
 	      "(%u) and R (%u), after it", e.taken, e.first, early ? "before" : "after",
 	      p->index, r->index);
 	CHECK(atomic_load(&h->next) == x->index && atomic_load(&x->next) == 0 &&
-	      atomic_load(&tail) == hl_queue_word(x),
+	      atomic_load(&tail) == hl__queue_word(x),
 	      "after the extraction the queue is not H -> X with X last");
 
 	/* X is the last node now, the tail names it: nothing to wait for. */

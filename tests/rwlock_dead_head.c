@@ -51,7 +51,7 @@ static _Atomic int64_t w2_got_ns;
 static int w1_rc = -1;
 
 /* The recording observer: held until W1 has given up, for W1's node. */
-static void hold_until_w1_gave_up(const struct hl_node *d)
+static void hold_until_w1_gave_up(const struct hl__node *d)
 {
 	if (d->tid != atomic_load(&w1_tid) || atomic_exchange(&observed, true))
 		return;

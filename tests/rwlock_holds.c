@@ -40,7 +40,7 @@
 
 #include <hotlock/rwlock.h>
 
-#include "thread.h"     /* hl_fork_gen: test 5 */
+#include "thread.h"     /* hl__fork_gen: test 5 */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -326,7 +326,7 @@ static void test_capacity(void)
 static void stale_flags(hl_rwlock_t *l)
 {
 	hl_rwlock_init(l);
-	uint64_t gen = (hl_fork_gen() + 1u) & 0xffu;
+	uint64_t gen = (hl__fork_gen() + 1u) & 0xffu;
 	l->state_ = (1ull << 30) | (1ull << 31) | gen << 22;
 }
 

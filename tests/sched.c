@@ -109,13 +109,13 @@ static bool seeded_fault(enum lock_kind k)
 /* What one schedule reports to the parent (shared memory). */
 struct outcome {
 	int done;
-	struct hl_sched_stats st;
+	struct hl__sched_stats st;
 	int pct;
 };
 
 /* Everything a schedule does, derived from its seed. */
 struct plan {
-	struct hl_sched_params p;
+	struct hl__sched_params p;
 	hl_config_t cfg;
 	int ops;                /* per thread */
 	int pct_trylock, pct_timed, pct_read, pct_relock, pct_sleep, pct_yield;
@@ -132,7 +132,7 @@ static void make_plan(enum lock_kind kind, uint64_t seed, struct plan *pl)
 	test_rng_t r;
 	rng_seed(&r, seed, 77);
 	memset(pl, 0, sizeof(*pl));
-	struct hl_sched_params *p = &pl->p;
+	struct hl__sched_params *p = &pl->p;
 	p->seed = seed;
 	p->strategy = rng_below(&r, 2) ? HL_SCHED_PCT : HL_SCHED_RANDOM;
 	p->pct_depth = 2 + (int)rng_below(&r, 2);
@@ -201,25 +201,25 @@ static _Atomic uint32_t toy_word;
 static int excl_lock(void *o)
 {
 	for (;;) {
-		if (hl_load(&toy_word, HL_ACQUIRE) == 0) {
-			hl_store(&toy_word, 1, HL_RELAXED);
+		if (hl__load(&toy_word, HL_ACQUIRE) == 0) {
+			hl__store(&toy_word, 1, HL_RELAXED);
 			return 0;
 		}
-		hl_cpu_yield();
+		hl__cpu_yield();
 	}
 }
 
 static int excl_trylock(void *o)
 {
-	if (hl_load(&toy_word, HL_ACQUIRE) != 0)
+	if (hl__load(&toy_word, HL_ACQUIRE) != 0)
 		return EBUSY;
-	hl_store(&toy_word, 1, HL_RELAXED);
+	hl__store(&toy_word, 1, HL_RELAXED);
 	return 0;
 }
 
 static int toy_unlock(void *o)
 {
-	hl_store(&toy_word, 0, HL_RELEASE);
+	hl__store(&toy_word, 0, HL_RELEASE);
 	return 0;
 }
 
@@ -230,9 +230,9 @@ static int toy_unlock(void *o)
 static int wake_lock(void *o)
 {
 	uint32_t c = 0;
-	if (hl_cas(&toy_word, &c, 1, HL_ACQUIRE))
+	if (hl__cas(&toy_word, &c, 1, HL_ACQUIRE))
 		return 0;
-	while (hl_xchg(&toy_word, 2, HL_ACQUIRE) != 0)
+	while (hl__xchg(&toy_word, 2, HL_ACQUIRE) != 0)
 		hl_futex_wait((uint32_t *)&toy_word, 2, CLOCK_MONOTONIC, NULL);
 	return 0;
 }
@@ -240,13 +240,13 @@ static int wake_lock(void *o)
 static int wake_trylock(void *o)
 {
 	uint32_t c = 0;
-	return hl_cas(&toy_word, &c, 1, HL_ACQUIRE) ? 0 : EBUSY;
+	return hl__cas(&toy_word, &c, 1, HL_ACQUIRE) ? 0 : EBUSY;
 }
 
 static int wake_unlock(void *o)
 {
-	uint32_t was = hl_load(&toy_word, HL_RELAXED);
-	hl_store(&toy_word, 0, HL_RELEASE);
+	uint32_t was = hl__load(&toy_word, HL_RELAXED);
+	hl__store(&toy_word, 0, HL_RELEASE);
 	if (was == 2)
 		hl_futex_wake((uint32_t *)&toy_word, 1);
 	return 0;
@@ -266,7 +266,7 @@ static int toy_describe(void *o, char *buf, size_t len)
  * the lock, as a program drops its reference to an object under the
  * object's own lock.  The thread that drops the last one destroys the lock,
  * which must return 0 (nobody holds it or waits for it), and frees it
- * (hl_sched_free): a writer right after its unlock; a reader after a write
+ * (hl__sched_free): a writer right after its unlock; a reader after a write
  * lock and unlock of its own, the usual way to wait until the other readers
  * have let go.  From then on any access to the lock by any thread fails the
  * schedule: a release must not touch the lock after the store that lets
@@ -287,7 +287,7 @@ static struct life the_life;
 static void life_enter(struct life *L, bool reader)
 {
 	if (L->writers || (!reader && L->readers))
-		hl_sched_fail("two threads inside: %d writers, %d readers, and a %s entered",
+		hl__sched_fail("two threads inside: %d writers, %d readers, and a %s entered",
 			      L->writers, L->readers, reader ? "reader" : "writer");
 	if (reader)
 		L->readers++;
@@ -307,7 +307,7 @@ static void life_leave(struct life *L, bool reader)
  * Returns 0 when held. */
 static int life_acquire(struct life *L, bool reader, int how, int64_t rel_ns)
 {
-	struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel_ns);
+	struct timespec dl = ns_to_ts((int64_t)hl__sched_now_ns() + rel_ns);
 	int rc;
 	if (L->kind != L_RWLOCK_FREE)
 		rc = how == 0 ? hl_mutex_lock(&L->lock.m) : how == 1 ? hl_mutex_trylock(&L->lock.m) :
@@ -322,7 +322,7 @@ static int life_acquire(struct life *L, bool reader, int how, int64_t rel_ns)
 		     hl_rwlock_timedwrlock(&L->lock.rw, CLOCK_MONOTONIC, &dl);
 	int fine = how == 0 ? 0 : how == 1 ? EBUSY : ETIMEDOUT;
 	if (rc && rc != fine)
-		hl_sched_fail("%s returned %d", how == 0 ? "lock" : how == 1 ? "trylock" : "timedlock", rc);
+		hl__sched_fail("%s returned %d", how == 0 ? "lock" : how == 1 ? "trylock" : "timedlock", rc);
 	if (!rc)
 		life_enter(L, reader);
 	return rc;
@@ -333,7 +333,7 @@ static void life_release(struct life *L, bool reader)
 	life_leave(L, reader);
 	int rc = L->kind == L_RWLOCK_FREE ? hl_rwlock_unlock(&L->lock.rw) : hl_mutex_unlock(&L->lock.m);
 	if (rc)
-		hl_sched_fail("unlock returned %d", rc);
+		hl__sched_fail("unlock returned %d", rc);
 }
 
 /* The last reference is gone: destroy and free the lock. */
@@ -342,10 +342,10 @@ static void life_free(struct life *L)
 	int rc = L->kind == L_RWLOCK_FREE ? hl_rwlock_destroy(&L->lock.rw) :
 		 hl_mutex_destroy(&L->lock.m);
 	if (rc)
-		hl_sched_fail("destroy returned %d for a lock that nobody holds or waits for "
+		hl__sched_fail("destroy returned %d for a lock that nobody holds or waits for "
 			      "(its last user is done)", rc);
 	L->freed = 1;
-	hl_sched_free(&L->lock, sizeof(L->lock));
+	hl__sched_free(&L->lock, sizeof(L->lock));
 }
 
 struct life_worker {
@@ -363,7 +363,7 @@ static void *life_main(void *arg)
 	rng_seed(&r, w->seed, (uint64_t)w->index + 1);
 	if (L->kind == L_MUTEX_CNA_FREE)
 		cna_thread_init(NULL, w->index);
-	hl_sched_thread_begin(w->index);
+	hl__sched_thread_begin(w->index);
 	for (int k = 0; k < pl->ops; k++) {
 		bool last = k == pl->ops - 1;
 		bool reader = (int)rng_below(&r, 100) < pl->pct_read;
@@ -375,9 +375,9 @@ static void *life_main(void *arg)
 		if (life_acquire(L, reader, how, rel))
 			continue;
 		if ((int)rng_below(&r, 100) < pl->pct_sleep)
-			hl_sched_sleep_ns(1 + rng_below(&r, 3000));
+			hl__sched_sleep_ns(1 + rng_below(&r, 3000));
 		else
-			hl_sched_yield();
+			hl__sched_yield();
 		bool drop_last = last && atomic_fetch_sub(&L->refs, 1) == 1;
 		life_release(L, reader);
 		if (!drop_last)
@@ -390,7 +390,7 @@ static void *life_main(void *arg)
 		}
 		life_free(L);
 	}
-	hl_sched_thread_end();
+	hl__sched_thread_end();
 	return NULL;
 }
 
@@ -418,7 +418,7 @@ static void life_run(enum lock_kind kind, uint64_t seed)
 	atomic_store(&L->refs, pl->p.threads);
 	if (kind == L_RWLOCK_FREE) {
 		hl_rwlock_init(&L->lock.rw);
-		hl_sched_name(&L->lock, sizeof(L->lock), "rwlock");
+		hl__sched_name(&L->lock, sizeof(L->lock), "rwlock");
 	} else {
 		hl_mutex_init(&L->lock.m);
 		if (kind == L_MUTEX_CNA_FREE) {
@@ -427,12 +427,12 @@ static void life_run(enum lock_kind kind, uint64_t seed)
 		} else {
 			REQUIRE(hl_mutex_set_queue(&L->lock.m, HL_QUEUE_FIFO) == 0, "queue");
 		}
-		hl_sched_name(&L->lock, sizeof(L->lock), "mutex");
+		hl__sched_name(&L->lock, sizeof(L->lock), "mutex");
 	}
 	/* The library's one-time set-up, outside the schedule. */
 	REQUIRE(life_acquire(L, false, 1, 0) == 0, "set-up");
 	life_release(L, false);
-	hl_sched_on_failure(life_describe, L);
+	hl__sched_on_failure(life_describe, L);
 	struct life_worker w[HL_SCHED_MAX_THREADS];
 	for (int i = 0; i < pl->p.threads; i++) {
 		w[i] = (struct life_worker){ .index = i, .seed = seed };
@@ -441,7 +441,7 @@ static void life_run(enum lock_kind kind, uint64_t seed)
 	for (int i = 0; i < pl->p.threads; i++)
 		pthread_join(w[i].th, NULL);
 	if (!L->freed)
-		hl_sched_fail("the lock was not freed: %d references left", atomic_load(&L->refs));
+		hl__sched_fail("the lock was not freed: %d references left", atomic_load(&L->refs));
 }
 
 /* ---- cond: hl_cond_t with its mutex --------------------------------------- */
@@ -475,16 +475,16 @@ static struct condc the_condc;
 static void condc_enter(struct condc *C)
 {
 	if (C->inside++)
-		hl_sched_fail("two threads inside the condvar's mutex");
+		hl__sched_fail("two threads inside the condvar's mutex");
 	if (hl_mutex_owner(&C->m) != (uint32_t)syscall(SYS_gettid))
-		hl_sched_fail("a thread is inside, but the mutex's owner is %u", hl_mutex_owner(&C->m));
+		hl__sched_fail("a thread is inside, but the mutex's owner is %u", hl_mutex_owner(&C->m));
 }
 
 static void condc_lock(struct condc *C)
 {
 	int rc = hl_mutex_lock(&C->m);
 	if (rc)
-		hl_sched_fail("lock returned %d", rc);
+		hl__sched_fail("lock returned %d", rc);
 	condc_enter(C);
 }
 
@@ -493,7 +493,7 @@ static void condc_unlock(struct condc *C)
 	C->inside--;
 	int rc = hl_mutex_unlock(&C->m);
 	if (rc)
-		hl_sched_fail("unlock returned %d", rc);
+		hl__sched_fail("unlock returned %d", rc);
 }
 
 /* Waits on cv (C->m held): untimed, or timed with a deadline rel_ns ahead. */
@@ -502,7 +502,7 @@ static void condc_wait(struct condc *C, hl_cond_t *cv, bool timed, int64_t rel_n
 	C->inside--;
 	int rc;
 	if (timed) {
-		struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel_ns);
+		struct timespec dl = ns_to_ts((int64_t)hl__sched_now_ns() + rel_ns);
 		rc = hl_cond_timedwait(cv, &C->m, CLOCK_MONOTONIC, &dl);
 		if (rc == ETIMEDOUT)
 			rc = 0;
@@ -510,7 +510,7 @@ static void condc_wait(struct condc *C, hl_cond_t *cv, bool timed, int64_t rel_n
 		rc = hl_cond_wait(cv, &C->m);
 	}
 	if (rc)
-		hl_sched_fail("%s returned %d", timed ? "hl_cond_timedwait" : "hl_cond_wait", rc);
+		hl__sched_fail("%s returned %d", timed ? "hl_cond_timedwait" : "hl_cond_wait", rc);
 	condc_enter(C);
 }
 
@@ -549,7 +549,7 @@ static void *condc_main(void *arg)
 	const struct plan *pl = &the_plan;
 	test_rng_t r;
 	rng_seed(&r, w->seed, (uint64_t)w->index + 1);
-	hl_sched_thread_begin(w->index);
+	hl__sched_thread_begin(w->index);
 	/* Thread 0 posts what the others take, pausing now and then. */
 	int n = w->index ? pl->ops : pl->ops * (pl->p.threads - 1);
 	for (int k = 0; k < n; k++) {
@@ -558,9 +558,9 @@ static void *condc_main(void *arg)
 			continue;
 		}
 		if ((int)rng_below(&r, 100) < pl->pct_sleep)
-			hl_sched_sleep_ns(1 + rng_below(&r, 3000));
+			hl__sched_sleep_ns(1 + rng_below(&r, 3000));
 		else if ((int)rng_below(&r, 100) < pl->pct_yield)
-			hl_sched_yield();
+			hl__sched_yield();
 		condc_post(C, &r);
 	}
 	condc_lock(C);
@@ -569,20 +569,21 @@ static void *condc_main(void *arg)
 		 * and no thread is still leaving it. */
 		int rc = hl_cond_destroy(&C->cv);
 		if (rc)
-			hl_sched_fail("destroy of the condvar returned %d after the last take", rc);
+			hl__sched_fail("destroy of the condvar returned %d after the last take",
+				       rc);
 		C->done_set = 1;
 		hl_cond_broadcast(C->done);
 		condc_unlock(C);
 		rc = hl_cond_destroy(C->done);
 		if (rc)
-			hl_sched_fail("destroy of `done` returned %d after its broadcast", rc);
-		hl_sched_free(C->done, sizeof(*C->done));
+			hl__sched_fail("destroy of `done` returned %d after its broadcast", rc);
+		hl__sched_free(C->done, sizeof(*C->done));
 	} else {
 		while (!C->done_set)
 			condc_wait(C, C->done, false, 0);
 		condc_unlock(C);
 	}
-	hl_sched_thread_end();
+	hl__sched_thread_end();
 	return NULL;
 }
 
@@ -606,12 +607,12 @@ static void cond_run(uint64_t seed)
 	hl_cond_init(&done);
 	C->done = &done;
 	REQUIRE(hl_mutex_set_queue(&C->m, HL_QUEUE_FIFO) == 0, "queue");
-	hl_sched_name(&C->m, sizeof(C->m), "mutex");
-	hl_sched_name(&C->cv, sizeof(C->cv), "cond");
-	hl_sched_name(&done, sizeof(done), "done");
+	hl__sched_name(&C->m, sizeof(C->m), "mutex");
+	hl__sched_name(&C->cv, sizeof(C->cv), "cond");
+	hl__sched_name(&done, sizeof(done), "done");
 	/* The library's one-time set-up, outside the schedule. */
 	REQUIRE(hl_mutex_trylock(&C->m) == 0 && hl_mutex_unlock(&C->m) == 0, "set-up");
-	hl_sched_on_failure(condc_describe, C);
+	hl__sched_on_failure(condc_describe, C);
 	struct life_worker w[HL_SCHED_MAX_THREADS];
 	for (int i = 0; i < pl->p.threads; i++) {
 		w[i] = (struct life_worker){ .index = i, .seed = seed };
@@ -620,9 +621,9 @@ static void cond_run(uint64_t seed)
 	for (int i = 0; i < pl->p.threads; i++)
 		pthread_join(w[i].th, NULL);
 	if (C->count)
-		hl_sched_fail("count %d at the end: posts and takes do not match", C->count);
+		hl__sched_fail("count %d at the end: posts and takes do not match", C->count);
 	if (hl_mutex_destroy(&C->m))
-		hl_sched_fail("the mutex is busy after every thread has ended");
+		hl__sched_fail("the mutex is busy after every thread has ended");
 }
 
 /* ---- mutex-sem: mutexes as binary semaphores (the pthread shim) ----------- */
@@ -657,7 +658,7 @@ static struct semc the_semc;
 static void sem_check(int rc, const char *what)
 {
 	if (rc)
-		hl_sched_fail("%s returned %d", what, rc);
+		hl__sched_fail("%s returned %d", what, rc);
 }
 
 static void *sem_main(void *arg)
@@ -667,7 +668,7 @@ static void *sem_main(void *arg)
 	const struct plan *pl = &the_plan;
 	test_rng_t r;
 	rng_seed(&r, w->seed, 300 + (uint64_t)w->index);
-	hl_sched_thread_begin(w->index);
+	hl__sched_thread_begin(w->index);
 	for (int i = 0; i < pl->ops; i++) {
 		if (w->index == 0) {
 			/* s3: posted if held (if free, the trylock took it and
@@ -678,29 +679,29 @@ static void *sem_main(void *arg)
 			sem_check(hl__mutex_unlock_any(&S->s1), "post s1");
 			sem_check(hl__mutex_lock_any(&S->s2, NULL), "wait s2");
 			if (S->taken != i + 1)
-				hl_sched_fail("round %d: the other side took %d posts", i + 1, S->taken);
+				hl__sched_fail("round %d: the other side took %d posts", i + 1, S->taken);
 		} else if (w->index == 1) {
 			sem_check(hl__mutex_lock_any(&S->s1, NULL), "wait s1");
 			if (S->posted != i + 1)
-				hl_sched_fail("round %d: woken with %d posts made", i + 1, S->posted);
+				hl__sched_fail("round %d: woken with %d posts made", i + 1, S->posted);
 			S->taken = i + 1;
 			sem_check(hl__mutex_unlock_any(&S->s2), "post s2");
 		} else {
 			bool third = w->index == 3 || rng_below(&r, 2);
 			hl_mutex_t *s = third ? &S->s3 : rng_below(&r, 2) ? &S->s1 : &S->s2;
 			int64_t rel = rng_below(&r, 4) == 0 ? -1000 : (int64_t)rng_below(&r, 5001);
-			struct timespec ts = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
-			struct hl_deadline dl;
-			REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
+			struct timespec ts = ns_to_ts((int64_t)hl__sched_now_ns() + rel);
+			struct hl__deadline dl;
+			REQUIRE(hl__deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
 			int rc = hl__mutex_lock_any(s, &dl);
 			if (rc == 0) {
 				if (!third)     /* s3 is posted by thread 0 */
 					sem_check(hl__mutex_unlock_any(s), "give back");
 			} else if (rc != ETIMEDOUT)
-				hl_sched_fail("borrow returned %d", rc);
+				hl__sched_fail("borrow returned %d", rc);
 		}
 	}
-	hl_sched_thread_end();
+	hl__sched_thread_end();
 	return NULL;
 }
 
@@ -722,12 +723,12 @@ static void sem_run(uint64_t seed)
 	REQUIRE(hl_mutex_set_queue(&S->s1, HL_QUEUE_FIFO) == 0 &&
 		hl_mutex_set_queue(&S->s2, HL_QUEUE_FIFO) == 0 &&
 		hl_mutex_set_queue(&S->s3, HL_QUEUE_FIFO) == 0, "queue");
-	hl_sched_name(&S->s1, sizeof(S->s1), "s1");
-	hl_sched_name(&S->s2, sizeof(S->s2), "s2");
-	hl_sched_name(&S->s3, sizeof(S->s3), "s3");
+	hl__sched_name(&S->s1, sizeof(S->s1), "s1");
+	hl__sched_name(&S->s2, sizeof(S->s2), "s2");
+	hl__sched_name(&S->s3, sizeof(S->s3), "s3");
 	/* Both start locked, by a thread that is neither side. */
 	REQUIRE(hl_mutex_lock(&S->s1) == 0 && hl_mutex_lock(&S->s2) == 0, "set-up");
-	hl_sched_on_failure(semc_describe, S);
+	hl__sched_on_failure(semc_describe, S);
 	struct life_worker w[HL_SCHED_MAX_THREADS];
 	for (int i = 0; i < pl->p.threads; i++) {
 		w[i] = (struct life_worker){ .index = i, .seed = seed };
@@ -736,13 +737,13 @@ static void sem_run(uint64_t seed)
 	for (int i = 0; i < pl->p.threads; i++)
 		pthread_join(w[i].th, NULL);
 	if (S->taken != pl->ops)
-		hl_sched_fail("%d of %d rounds", S->taken, pl->ops);
+		hl__sched_fail("%d of %d rounds", S->taken, pl->ops);
 	/* Each is held (by its last waiter; s3 maybe not): unlock, and
 	 * nothing is left. */
 	if (hl__mutex_unlock_any(&S->s1) || hl__mutex_unlock_any(&S->s2) ||
 	    hl__mutex_unlock_any(&S->s3) || hl_mutex_destroy(&S->s1) ||
 	    hl_mutex_destroy(&S->s2) || hl_mutex_destroy(&S->s3))
-		hl_sched_fail("a semaphore is busy after every thread has ended");
+		hl__sched_fail("a semaphore is busy after every thread has ended");
 }
 
 /* ---- channel: hl_channel, a server and its clients ------------------------ */
@@ -799,7 +800,7 @@ static void chan_shutdown(struct chanc *C)
 	C->shut_begun = true;
 	int rc = hl_channel_shutdown(&C->ch);
 	if (rc)
-		hl_sched_fail("hl_channel_shutdown returned %d", rc);
+		hl__sched_fail("hl_channel_shutdown returned %d", rc);
 }
 
 /* A receive for the server: 0 with *req, or ESHUTDOWN. */
@@ -810,7 +811,7 @@ static int chan_receive(struct chanc *C, test_rng_t *r, void **req)
 		bool timed = C->recv_timed && rng_below(r, 2);
 		if (timed) {
 			int64_t rel = rng_below(r, 8) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
-			struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+			struct timespec dl = ns_to_ts((int64_t)hl__sched_now_ns() + rel);
 			rc = hl_channel_receive(&C->ch, req, CLOCK_MONOTONIC, &dl);
 		} else {
 			rc = hl_channel_receive(&C->ch, req, CLOCK_MONOTONIC, NULL);
@@ -818,7 +819,7 @@ static int chan_receive(struct chanc *C, test_rng_t *r, void **req)
 		if (rc == ETIMEDOUT && timed)
 			continue;
 		if (rc && rc != ESHUTDOWN)
-			hl_sched_fail("hl_channel_receive returned %d", rc);
+			hl__sched_fail("hl_channel_receive returned %d", rc);
 		return rc;
 	}
 }
@@ -829,9 +830,9 @@ static void *chan_took(struct chanc *C, void *req)
 	struct chan_req *q = req;
 	if (!q || q->client < 0 || q->client >= CHAN_MAX_CLIENTS || q->k < 0 ||
 	    q->k >= CHAN_MAX_OPS || q != &C->req[q->client][q->k])
-		hl_sched_fail("the server received %p, not a request", req);
+		hl__sched_fail("the server received %p, not a request", req);
 	if (C->taken[q->client][q->k]++)
-		hl_sched_fail("the server took request %d.%d twice", q->client, q->k);
+		hl__sched_fail("the server took request %d.%d twice", q->client, q->k);
 	C->took++;
 	return &C->resp[q->client][q->k];
 }
@@ -844,16 +845,16 @@ static void chan_server(struct chanc *C, test_rng_t *r)
 	while (!rc) {
 		void *resp = chan_took(C, req);
 		if ((int)rng_below(r, 100) < pl->pct_sleep)
-			hl_sched_sleep_ns(1 + rng_below(r, 3000));
+			hl__sched_sleep_ns(1 + rng_below(r, 3000));
 		else if ((int)rng_below(r, 100) < pl->pct_yield)
-			hl_sched_yield();
+			hl__sched_yield();
 		bool two_calls = rng_below(r, 4) == 0;
 		bool timed = !two_calls && C->recv_timed && rng_below(r, 2);
 		if (two_calls) {
 			rc = hl_channel_reply(&C->ch, resp);
 		} else if (timed) {
 			int64_t rel = rng_below(r, 8) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
-			struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+			struct timespec dl = ns_to_ts((int64_t)hl__sched_now_ns() + rel);
 			rc = hl_channel_reply_receive(&C->ch, resp, &req, CLOCK_MONOTONIC, &dl);
 		} else {
 			rc = hl_channel_reply_receive(&C->ch, resp, &req, CLOCK_MONOTONIC, NULL);
@@ -864,12 +865,12 @@ static void chan_server(struct chanc *C, test_rng_t *r)
 			continue;
 		}
 		if (rc == EPERM || (two_calls && rc))
-			hl_sched_fail("the reply returned %d", rc);
+			hl__sched_fail("the reply returned %d", rc);
 		C->replied++;
 		if (two_calls || (rc == ETIMEDOUT && timed))
 			rc = chan_receive(C, r, &req);
 		else if (rc && rc != ESHUTDOWN)
-			hl_sched_fail("hl_channel_reply_receive returned %d", rc);
+			hl__sched_fail("hl_channel_reply_receive returned %d", rc);
 	}
 }
 
@@ -886,32 +887,32 @@ static void chan_client(struct chanc *C, int me, test_rng_t *r)
 		int rc;
 		if (timed) {
 			int64_t rel = rng_below(r, 10) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
-			struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+			struct timespec dl = ns_to_ts((int64_t)hl__sched_now_ns() + rel);
 			rc = hl_channel_call_timed(&C->ch, &C->req[c][k], &resp, CLOCK_MONOTONIC, &dl);
 		} else {
 			rc = hl_channel_call(&C->ch, &C->req[c][k], &resp);
 		}
 		if (rc == 0) {
 			if (resp != &C->resp[c][k])
-				hl_sched_fail("call %d.%d returned %p, not the response to its request (%p)",
+				hl__sched_fail("call %d.%d returned %p, not the response to its request (%p)",
 					      c, k, resp, (void *)&C->resp[c][k]);
 			if (C->taken[c][k] != 1)
-				hl_sched_fail("call %d.%d returned 0, but the server took it %d times",
+				hl__sched_fail("call %d.%d returned 0, but the server took it %d times",
 					      c, k, C->taken[c][k]);
 			C->outcome[c][k] = CALL_OK;
 			continue;
 		}
 		if (resp != sentinel)
-			hl_sched_fail("call %d.%d returned %d and set *resp", c, k, rc);
+			hl__sched_fail("call %d.%d returned %d and set *resp", c, k, rc);
 		if (rc == ETIMEDOUT && timed) {
 			C->outcome[c][k] = CALL_TIMEDOUT;
 			C->timeouts++;
 		} else if (rc == ESHUTDOWN && C->shut_begun) {
 			if (C->taken[c][k])
-				hl_sched_fail("call %d.%d returned ESHUTDOWN, but the server took it", c, k);
+				hl__sched_fail("call %d.%d returned ESHUTDOWN, but the server took it", c, k);
 			C->outcome[c][k] = CALL_SHUTDOWN;
 		} else {
-			hl_sched_fail("%s call %d.%d returned %d%s", timed ? "a timed" : "an untimed", c, k,
+			hl__sched_fail("%s call %d.%d returned %d%s", timed ? "a timed" : "an untimed", c, k,
 				      rc, rc == ESHUTDOWN ? " before any shutdown" : "");
 		}
 	}
@@ -925,12 +926,12 @@ static void *chan_main(void *arg)
 	struct chanc *C = &the_chanc;
 	test_rng_t r;
 	rng_seed(&r, w->seed, 500 + (uint64_t)w->index);
-	hl_sched_thread_begin(w->index);
+	hl__sched_thread_begin(w->index);
 	if (w->index == 0)
 		chan_server(C, &r);
 	else
 		chan_client(C, w->index, &r);
-	hl_sched_thread_end();
+	hl__sched_thread_end();
 	return NULL;
 }
 
@@ -964,10 +965,10 @@ static void chan_run(uint64_t seed)
 	C->early_client = rng_below(&r, 2) ? 1 + (int)rng_below(&r, (uint64_t)pl->p.threads - 1) : -1;
 	C->early_k = (int)rng_below(&r, (uint64_t)pl->ops);
 	C->recv_timed = rng_below(&r, 2);
-	hl_sched_name(&C->ch, sizeof(C->ch), "channel");
+	hl__sched_name(&C->ch, sizeof(C->ch), "channel");
 	/* The library's one-time set-up, outside the schedule. */
 	REQUIRE(hl_mutex_trylock(&C->ch.lock_) == 0 && hl_mutex_unlock(&C->ch.lock_) == 0, "set-up");
-	hl_sched_on_failure(chan_describe, C);
+	hl__sched_on_failure(chan_describe, C);
 	struct life_worker w[HL_SCHED_MAX_THREADS];
 	for (int i = 0; i < pl->p.threads; i++) {
 		w[i] = (struct life_worker){ .index = i, .seed = seed };
@@ -981,22 +982,22 @@ static void chan_run(uint64_t seed)
 			int o = C->outcome[c][k];
 			taken += C->taken[c][k];
 			if (o == CALL_NONE)
-				hl_sched_fail("call %d.%d never returned", c, k);
+				hl__sched_fail("call %d.%d never returned", c, k);
 			ok += o == CALL_OK;
 			taken_timedout += o == CALL_TIMEDOUT && C->taken[c][k];
 		}
 	}
 	if (C->replied != ok)
-		hl_sched_fail("the server replied %d times, and %d calls returned 0", C->replied, ok);
+		hl__sched_fail("the server replied %d times, and %d calls returned 0", C->replied, ok);
 	if (C->cancelled != taken_timedout)
-		hl_sched_fail("the server's replies were refused %d times, and %d calls timed out "
+		hl__sched_fail("the server's replies were refused %d times, and %d calls timed out "
 			      "after it took them", C->cancelled, taken_timedout);
 	if (taken != C->took || C->took != C->replied + C->cancelled)
-		hl_sched_fail("the server took %d requests (%d counted), replied %d, refused %d",
+		hl__sched_fail("the server took %d requests (%d counted), replied %d, refused %d",
 			      C->took, taken, C->replied, C->cancelled);
 	int rc = hl_channel_destroy(&C->ch);
 	if (rc)
-		hl_sched_fail("hl_channel_destroy returned %d after every thread has ended", rc);
+		hl__sched_fail("hl_channel_destroy returned %d after every thread has ended", rc);
 }
 
 /* ---- swap: a ping-pong on two wait points ---------------------------------- */
@@ -1029,7 +1030,7 @@ static void swap_wait(struct swapc *S, int me, test_rng_t *r, bool swap)
 	for (;;) {
 		bool timed = timed_tries < 3 && (int)rng_below(r, 100) < pl->pct_timed;
 		int64_t rel = rng_below(r, 8) == 0 ? -1000 : (int64_t)rng_below(r, 5001);
-		struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+		struct timespec dl = ns_to_ts((int64_t)hl__sched_now_ns() + rel);
 		int rc;
 		if (swap) {
 			S->wakes++;
@@ -1043,7 +1044,7 @@ static void swap_wait(struct swapc *S, int me, test_rng_t *r, bool swap)
 		if (rc == 0)
 			break;
 		if (rc != ETIMEDOUT || !timed)
-			hl_sched_fail("thread %d: %s returned %d", me, timed ? "a timed wait" : "a wait", rc);
+			hl__sched_fail("thread %d: %s returned %d", me, timed ? "a timed wait" : "a wait", rc);
 		S->timeouts++;
 		timed_tries++;
 	}
@@ -1058,7 +1059,7 @@ static void *swap_main(void *arg)
 	int me = w->index;
 	test_rng_t r;
 	rng_seed(&r, w->seed, 700 + (uint64_t)me);
-	hl_sched_thread_begin(me);
+	hl__sched_thread_begin(me);
 	if (me == 1)
 		swap_wait(S, me, &r, false);
 	for (int i = 0; i < pl->ops; i++) {
@@ -1066,28 +1067,28 @@ static void *swap_main(void *arg)
 			S->ball = 2 * i + 1;
 			swap_wait(S, me, &r, true);
 			if (S->ball != 2 * i + 2)
-				hl_sched_fail("round %d: thread 0 woke to ball %d, not %d", i, S->ball, 2 * i + 2);
+				hl__sched_fail("round %d: thread 0 woke to ball %d, not %d", i, S->ball, 2 * i + 2);
 		} else {
 			if (S->ball != 2 * i + 1)
-				hl_sched_fail("round %d: thread 1 woke to ball %d, not %d", i, S->ball, 2 * i + 1);
+				hl__sched_fail("round %d: thread 1 woke to ball %d, not %d", i, S->ball, 2 * i + 1);
 			S->ball = 2 * i + 2;
 			if (i < pl->ops - 1) {
 				swap_wait(S, me, &r, true);
 			} else {
 				S->wakes++;
 				if (hl_wake(&S->pt[0]))
-					hl_sched_fail("hl_wake failed");
+					hl__sched_fail("hl_wake failed");
 			}
 		}
 		if ((int)rng_below(&r, 100) < pl->pct_yield)
-			hl_sched_yield();
+			hl__sched_yield();
 	}
 	/* Every wake made to this point has been taken: none is left. */
-	struct timespec past = ns_to_ts((int64_t)hl_sched_now_ns() - 1000);
+	struct timespec past = ns_to_ts((int64_t)hl__sched_now_ns() - 1000);
 	int rc = hl_wait_self_timed(&S->pt[me], CLOCK_MONOTONIC, &past);
 	if (rc != ETIMEDOUT)
-		hl_sched_fail("thread %d: a wait at the end returned %d: a wake was left over", me, rc);
-	hl_sched_thread_end();
+		hl__sched_fail("thread %d: a wait at the end returned %d: a wake was left over", me, rc);
+	hl__sched_thread_end();
 	return NULL;
 }
 
@@ -1105,9 +1106,9 @@ static void swap_run(uint64_t seed)
 	const struct plan *pl = &the_plan;
 	memset(S, 0, sizeof(*S));
 	REQUIRE(hl_swap_point_init(&S->pt[0]) == 0 && hl_swap_point_init(&S->pt[1]) == 0, "init");
-	hl_sched_name(&S->pt[0], sizeof(S->pt[0]), "point0");
-	hl_sched_name(&S->pt[1], sizeof(S->pt[1]), "point1");
-	hl_sched_on_failure(swap_describe, S);
+	hl__sched_name(&S->pt[0], sizeof(S->pt[0]), "point0");
+	hl__sched_name(&S->pt[1], sizeof(S->pt[1]), "point1");
+	hl__sched_on_failure(swap_describe, S);
 	struct life_worker w[2];
 	for (int i = 0; i < 2; i++) {
 		w[i] = (struct life_worker){ .index = i, .seed = seed };
@@ -1116,10 +1117,10 @@ static void swap_run(uint64_t seed)
 	for (int i = 0; i < 2; i++)
 		pthread_join(w[i].th, NULL);
 	if (S->waits != 2 * pl->ops || S->wakes != 2 * pl->ops || S->ball != 2 * pl->ops)
-		hl_sched_fail("%d waits, %d wakes, ball %d for %d rounds", S->waits, S->wakes, S->ball,
+		hl__sched_fail("%d waits, %d wakes, ball %d for %d rounds", S->waits, S->wakes, S->ball,
 			      pl->ops);
 	if (hl_swap_point_destroy(&S->pt[0]) || hl_swap_point_destroy(&S->pt[1]))
-		hl_sched_fail("a point is busy after both threads have ended");
+		hl__sched_fail("a point is busy after both threads have ended");
 }
 
 /* ---- signals: a handler that locks a second mutex ------------------------ */
@@ -1140,7 +1141,7 @@ static void sig_handler(void)
 	int rc;
 	if (k % 2) {
 		int64_t rel = k % 5 == 0 ? -1000 : (int64_t)(k * 977 % 5001);
-		struct timespec dl = ns_to_ts((int64_t)hl_sched_now_ns() + rel);
+		struct timespec dl = ns_to_ts((int64_t)hl__sched_now_ns() + rel);
 		rc = hl_mutex_timedlock(&sig_mutex, CLOCK_MONOTONIC, &dl);
 		if (rc == ETIMEDOUT)
 			return;
@@ -1148,13 +1149,13 @@ static void sig_handler(void)
 		rc = hl_mutex_lock(&sig_mutex);
 	}
 	if (rc)
-		hl_sched_fail("the handler's lock of the second mutex returned %d", rc);
+		hl__sched_fail("the handler's lock of the second mutex returned %d", rc);
 	if (sig_inside++)
-		hl_sched_fail("two handlers inside the second mutex");
-	hl_sched_yield();
+		hl__sched_fail("two handlers inside the second mutex");
+	hl__sched_yield();
 	sig_inside--;
 	if ((rc = hl_mutex_unlock(&sig_mutex)))
-		hl_sched_fail("the handler's unlock returned %d", rc);
+		hl__sched_fail("the handler's unlock returned %d", rc);
 }
 
 /* ---- one schedule, in a child process ------------------------------------- */
@@ -1162,9 +1163,9 @@ static void sig_handler(void)
 static hl_mutex_t the_mutex;
 static hl_rwlock_t the_rwlock;
 
-static void sched_sleep(int64_t ns) { hl_sched_sleep_ns((uint64_t)ns); }
-static int64_t sched_now(void) { return (int64_t)hl_sched_now_ns(); }
-static void sched_failed(const char *msg) { hl_sched_fail("%s", msg); }
+static void sched_sleep(int64_t ns) { hl__sched_sleep_ns((uint64_t)ns); }
+static int64_t sched_now(void) { return (int64_t)hl__sched_now_ns(); }
+static void sched_failed(const char *msg) { hl__sched_fail("%s", msg); }
 
 static void print_lock(void *arg)
 {
@@ -1239,7 +1240,7 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		pl->p.drop_wake_per_64k = 13107;        /* one in five */
 	alarm(60);              /* a hang of the scheduler itself */
 
-	hl_sched_init(&pl->p);
+	hl__sched_init(&pl->p);
 	REQUIRE(hl_config_set(&pl->cfg) == 0, "hl_config_set");
 
 	stress_ops_t ops;
@@ -1277,7 +1278,7 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 		} else {
 			REQUIRE(hl_mutex_set_queue(&the_mutex, HL_QUEUE_FIFO) == 0, "queue");
 		}
-		hl_sched_name(&the_mutex, sizeof(the_mutex), "mutex");
+		hl__sched_name(&the_mutex, sizeof(the_mutex), "mutex");
 		break;
 	case L_RWLOCK:
 	case L_RWLOCK_READER:
@@ -1289,7 +1290,7 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 									   : HL_RWLOCK_PREFER_WRITER);
 		ops = rwlock_stress_ops(&the_rwlock);
 		ops.relock = rwlock_relock;
-		hl_sched_name(&the_rwlock, sizeof(the_rwlock), "rwlock");
+		hl__sched_name(&the_rwlock, sizeof(the_rwlock), "rwlock");
 		break;
 	default:        /* L_BROKEN_EXCL, L_BROKEN_WAKE */
 		ops = (stress_ops_t){
@@ -1299,28 +1300,28 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 			.unlock = kind == L_BROKEN_EXCL ? toy_unlock : wake_unlock,
 			.describe = toy_describe,
 		};
-		hl_sched_name(&toy_word, sizeof(toy_word), "word");
+		hl__sched_name(&toy_word, sizeof(toy_word), "word");
 		break;
 	}
 	/* The library's one-time set-up (thread records, arenas) happens here,
 	 * outside the schedule. */
 	if (ops.trylock(ops.obj) == 0)
 		ops.unlock(ops.obj);
-	hl_sched_on_failure(on_failure, &ops);
+	hl__sched_on_failure(on_failure, &ops);
 	if (kind == L_MUTEX_SIGNAL) {
 		hl_mutex_init(&sig_mutex);
 		REQUIRE(hl_mutex_set_queue(&sig_mutex, HL_QUEUE_FIFO) == 0, "queue");
-		hl_sched_name(&sig_mutex, sizeof(sig_mutex), "sigmutex");
-		hl_sched_set_signal(sig_handler, 4096);         /* 1 step in 16 */
+		hl__sched_name(&sig_mutex, sizeof(sig_mutex), "sigmutex");
+		hl__sched_set_signal(sig_handler, 4096);        /* 1 step in 16 */
 	}
 
 	stress_hooks_t hooks = {
-		.thread_begin = hl_sched_thread_begin,
-		.thread_end = hl_sched_thread_end,
+		.thread_begin = hl__sched_thread_begin,
+		.thread_end = hl__sched_thread_end,
 		.now_ns = sched_now,
-		.point = hl_sched_yield,
+		.point = hl__sched_yield,
 		.sleep_ns = sched_sleep,
-		.yield = hl_sched_yield,
+		.yield = hl__sched_yield,
 		.failed = sched_failed,
 		.report_with = report_with,
 	};
@@ -1346,16 +1347,16 @@ static _Noreturn void run_child(enum lock_kind kind, uint64_t seed, bool trace,
 	stress_result_t res;
 	int bad = stress_run(&ops, &cfg, &res);
 	if (bad)
-		hl_sched_fail("the harness reported %d failures", bad);
+		hl__sched_fail("the harness reported %d failures", bad);
 	/* The end state: the lock is free. */
 	if (ops.trylock(ops.obj) != 0)
-		hl_sched_fail("the lock is not free after every thread has ended");
+		hl__sched_fail("the lock is not free after every thread has ended");
 	ops.unlock(ops.obj);
 	if (kind == L_MUTEX_SIGNAL && hl_mutex_destroy(&sig_mutex) != 0)
-		hl_sched_fail("the handlers' mutex is not free after every thread has ended");
+		hl__sched_fail("the handlers' mutex is not free after every thread has ended");
 	stress_result_free(&res);
 passed:
-	hl_sched_stats(&out->st);
+	hl__sched_stats(&out->st);
 	out->pct = pl->p.strategy == HL_SCHED_PCT;
 	out->done = 1;
 	if (trace || getenv("HOTLOCK_SCHED_SEED"))
@@ -1448,7 +1449,7 @@ int main(int argc, char **argv)
 	long started = 0, finished = 0, failed = 0, pct = 0;
 	uint64_t *steps = calloc((size_t)schedules, sizeof(uint64_t));
 	uint64_t *hashes = calloc((size_t)schedules, sizeof(uint64_t));
-	struct hl_sched_stats sum = { 0 };
+	struct hl__sched_stats sum = { 0 };
 	uint64_t first_failing = 0;
 	long first_failing_k = 0;
 	struct job running[MAX_JOBS] = { 0 };

@@ -67,13 +67,13 @@ static void test_record_rule(void)
 {
 	unsigned r = 0;
 	for (int i = 0; i < 10; i++)
-		r = hl_spin_learn(r, HL_SPIN_LOST);
+		r = hl__spin_learn(r, HL_SPIN_LOST);
 	CHECK(r == HL_SPIN_REC_OFF, "10 lost spins: record %u, expected %u", r, HL_SPIN_REC_OFF);
-	CHECK(hl_spin_learn(r, HL_SPIN_CUT) == r, "a cut spin changed the record");
-	CHECK(hl_spin_learn(HL_SPIN_REC_OFF, HL_SPIN_WON) == HL_SPIN_REC_OFF - 1,
+	CHECK(hl__spin_learn(r, HL_SPIN_CUT) == r, "a cut spin changed the record");
+	CHECK(hl__spin_learn(HL_SPIN_REC_OFF, HL_SPIN_WON) == HL_SPIN_REC_OFF - 1,
 	      "a won probe did not leave OFF");
-	CHECK(hl_spin_learn(0, HL_SPIN_WON) == 0, "record below 0");
-	CHECK(hl_spin_learn(2, HL_SPIN_WON) == 1 && hl_spin_learn(2, HL_SPIN_LOST) == 3,
+	CHECK(hl__spin_learn(0, HL_SPIN_WON) == 0, "record below 0");
+	CHECK(hl__spin_learn(2, HL_SPIN_WON) == 1 && hl__spin_learn(2, HL_SPIN_LOST) == 3,
 	      "one step per spin");
 
 	if (usable_cpus() < 2) {
@@ -85,9 +85,9 @@ static void test_record_rule(void)
 	uint64_t full = cfg.spin_ns;
 	REQUIRE(full > 0, "HOTLOCK_SPIN_NS is 0 in this test's environment");
 	for (unsigned rec = 0; rec < HL_SPIN_REC_OFF; rec++) {
-		uint64_t b = hl_spin_begin(rec);
+		uint64_t b = hl__spin_begin(rec);
 		if (b)
-			hl_spin_end(HL_SPIN_CUT);
+			hl__spin_end(HL_SPIN_CUT);
 		CHECK(b == full, "record %u: budget %llu, expected %llu", rec, (unsigned long long)b,
 		      (unsigned long long)full);
 	}
@@ -95,11 +95,11 @@ static void test_record_rule(void)
 	hl_spin_stats_thread(&a);
 	int probes = 0;
 	for (int i = 0; i < 4 * HL_SPIN_PROBE_EVERY; i++) {
-		uint64_t b = hl_spin_begin(HL_SPIN_REC_OFF);
+		uint64_t b = hl__spin_begin(HL_SPIN_REC_OFF);
 		if (b) {
 			probes++;
 			CHECK(b == full, "probe budget %llu", (unsigned long long)b);
-			hl_spin_end(HL_SPIN_LOST);
+			hl__spin_end(HL_SPIN_LOST);
 		}
 	}
 	hl_spin_stats_thread(&z);
@@ -338,10 +338,10 @@ static int quota_child(void *arg)
 	}
 	/* What it learns where a thread starts, asked for by the program. */
 	REQUIRE(hl_thread_init() == 0, "hl_thread_init");
-	uint64_t b = hl_spin_begin(0);
+	uint64_t b = hl__spin_begin(0);
 	if (b)
-		hl_spin_end(HL_SPIN_CUT);
-	printf("cgroup quota of one CPU: hl_spin_begin gives %llu\n", (unsigned long long)b);
+		hl__spin_end(HL_SPIN_CUT);
+	printf("cgroup quota of one CPU: hl__spin_begin gives %llu\n", (unsigned long long)b);
 	return b == 0 ? 0 : 1;
 }
 
@@ -353,9 +353,9 @@ static void test_cgroup_quota(void)
 		printf("cgroup quota: SKIP, one usable CPU\n");
 		return;
 	}
-	uint64_t b = hl_spin_begin(0);  /* the parent has a slot: the quota is what takes it */
+	uint64_t b = hl__spin_begin(0); /* the parent has a slot: the quota is what takes it */
 	if (b)
-		hl_spin_end(HL_SPIN_CUT);
+		hl__spin_end(HL_SPIN_CUT);
 	if (!b) {
 		printf("cgroup quota: SKIP, no slot here to begin with\n");
 		return;
@@ -395,12 +395,12 @@ static void *saturated_worker(void *p)
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		hl_mutex_lock(&s->m);
 		for (int i = 0; i < 100; i++) {
-			hl_cpu_relax();
+			hl__cpu_relax();
 			s->shared++;
 		}
 		hl_mutex_unlock(&s->m);
 		for (int i = 0; i < 5; i++)
-			hl_cpu_relax();
+			hl__cpu_relax();
 		n++;
 	}
 	s->ops[a->index] = n;
@@ -414,7 +414,7 @@ static void test_saturated_mutex(void)
 	pthread_t t[SATURATED_THREADS];
 	uint64_t before[HL_COUNTERS], after[HL_COUNTERS];
 	hl_mutex_init(&s.m);
-	hl_process_stats(before);
+	hl__process_stats(before);
 	for (int i = 0; i < SATURATED_THREADS; i++) {
 		args[i] = (struct saturated_arg){ &s, i };
 		REQUIRE(pthread_create(&t[i], NULL, saturated_worker, &args[i]) == 0,
@@ -430,7 +430,7 @@ static void test_saturated_mutex(void)
 		if (s.ops[i] < least)
 			least = s.ops[i];
 	}
-	hl_process_stats(after);
+	hl__process_stats(after);
 	unsigned long long passive = after[HL_LK_PASSIVE] - before[HL_LK_PASSIVE];
 	unsigned long long won = after[HL_SP_WON] - before[HL_SP_WON];
 	printf("saturated hl_mutex, %d threads for %lld ms: %lu acquisitions (fewest of a "
@@ -482,7 +482,7 @@ static void test_nudges(void)
 	uint64_t before[HL_COUNTERS], after[HL_COUNTERS];
 	hl_mutex_init(&r.m);
 	hl_cond_init(&r.c);
-	hl_process_stats(before);
+	hl__process_stats(before);
 	for (int i = 0; i < NUDGE_WAITERS; i++)
 		REQUIRE(pthread_create(&t[i], NULL, nudge_waiter, &r) == 0, "pthread_create");
 	struct timespec nap = { 0, 2 * NSEC_PER_MSEC };
@@ -508,13 +508,13 @@ static void test_nudges(void)
 	}
 	for (int i = 0; i < NUDGE_WAITERS; i++)
 		pthread_join(t[i], NULL);
-	hl_process_stats(after);
+	hl__process_stats(after);
 	unsigned long long nudged = after[HL_LK_NUDGED] - before[HL_LK_NUDGED];
 	printf("nudges: %d rounds of a broadcast to %d sleeping waiters, %llu moved waiters "
 	       "nudged awake ahead of their turn\n", NUDGE_ROUNDS, NUDGE_WAITERS, nudged);
 	CHECK(r.seen == NUDGE_ROUNDS * NUDGE_WAITERS, "nudges: %u round ends seen, expected %d",
 	      r.seen, NUDGE_ROUNDS * NUDGE_WAITERS);
-	if (usable_cpus() >= 2 && hl_spin_ns())
+	if (usable_cpus() >= 2 && hl__spin_ns())
 		CHECK(nudged > 0, "nudges: no moved waiter was nudged in %d broadcasts",
 		      NUDGE_ROUNDS);
 	hl_cond_destroy(&r.c);

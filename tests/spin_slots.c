@@ -7,10 +7,10 @@
  *
  * Asserts, on a machine where this process may use 2 CPUs or more:
  *  1. the main thread, registered at load, pins itself to one CPU and
- *     calls hl_thread_init: its hl_spin_begin() returns 0 (one usable CPU,
+ *     calls hl_thread_init: its hl__spin_begin() returns 0 (one usable CPU,
  *     nobody spins);
  *  2. a new thread unpins itself and calls hl_thread_init: its
- *     hl_spin_begin() returns a budget at once (a pinned first thread used
+ *     hl__spin_begin() returns a budget at once (a pinned first thread used
  *     to fix the count at 0 for the life of the process);
  *  3. that thread exits and the main thread unpins itself, hl_thread_init:
  *     a budget;
@@ -47,12 +47,12 @@ static void unpin(void)
 		strerror(errno));
 }
 
-/* hl_spin_begin's budget (the slot given back at once). */
+/* hl__spin_begin's budget (the slot given back at once). */
 static uint64_t budget_now(void)
 {
-	uint64_t b = hl_spin_begin(0);
+	uint64_t b = hl__spin_begin(0);
 	if (b)
-		hl_spin_end(HL_SPIN_CUT);
+		hl__spin_end(HL_SPIN_CUT);
 	return b;
 }
 

@@ -4,7 +4,7 @@
  *
  * Asserts, with the futex counters of the waiting and the signalling thread:
  *  - signal before the waiter parks costs no syscall at all: a node
- *    signalled before hl_node_wait is called (even with a spin budget of 0)
+ *    signalled before hl__node_wait is called (even with a spin budget of 0)
  *    returns the signal with 0 futex waits and the signaller made 0 wakes;
  *  - a waiter that is spinning when signalled: over many rounds, every round
  *    in which the waiter did not park has 0 wake syscalls, and every round in
@@ -29,8 +29,8 @@
  *    ended by another thread's interrupt (run once more with
  *    HOTLOCK_FUTEX=futex: the fallback without futex_waitv);
  *  - a fork child gets the spinner slots back: with 2 or more usable CPUs,
- *    a thread holds a slot (hl_spin_begin) while main forks, and in the
- *    child hl_spin_begin() returns a budget (the parent's spinner, which
+ *    a thread holds a slot (hl__spin_begin) while main forks, and in the
+ *    child hl__spin_begin() returns a budget (the parent's spinner, which
  *    does not exist there, used to keep its slot for the child's life). */
 #include "common.h"
 
@@ -45,7 +45,7 @@
 #include <stdatomic.h>
 
 enum mode {
-	SIGNAL_FIRST,   /* main signals before the waiter calls hl_node_wait */
+	SIGNAL_FIRST,   /* main signals before the waiter calls hl__node_wait */
 	SPINNING,       /* waiter spins (10 ms budget) while main signals */
 	PARKED,         /* waiter parks at once; main signals once it sleeps */
 	TIMEOUT_PARKED, /* parks, deadline passes */
@@ -61,7 +61,7 @@ enum mode {
 struct round {
 	enum mode mode;
 	pthread_t th;
-	_Atomic(struct hl_node *) node;   /* published by the waiter */
+	_Atomic(struct hl__node *) node;  /* published by the waiter */
 	atomic_uint tid;
 	atomic_int go;                    /* SIGNAL_FIRST: main has signalled;
 					   * INTERRUPT_FIRST: main has interrupted */
@@ -70,24 +70,24 @@ struct round {
 	uint32_t sig;
 	hl_futex_stats_t wstats;          /* the waiter's counters over the wait */
 	uint32_t state_after;
-	int64_t t_wait;                   /* how long hl_node_wait took */
+	int64_t t_wait;                   /* how long hl__node_wait took */
 };
 
 static void *waiter_main(void *p)
 {
 	struct round *r = p;
-	struct hl_thread *self = hl_self();
-	struct hl_node *n;
+	struct hl__thread *self = hl__self();
+	struct hl__node *n;
 	hl_futex_stats_t a, b;
-	struct hl_deadline dl;
+	struct hl__deadline dl;
 	struct timespec ts;
-	const struct hl_deadline *dlp = NULL;
+	const struct hl__deadline *dlp = NULL;
 	uint64_t spin = 0;
 
 	REQUIRE(self, "no thread record");
-	n = hl_thread_node_get(self);
+	n = hl__thread_node_get(self);
 	REQUIRE(n, "no node");
-	hl_node_arm(n);
+	hl__node_arm(n);
 	atomic_store(&r->tid, test_gettid());
 	switch (r->mode) {
 	case SPINNING:
@@ -97,14 +97,14 @@ static void *waiter_main(void *p)
 	case TIMEOUT_PARKED:
 	case KEEP_PARKED:
 		ts = deadline_in(CLOCK_MONOTONIC, 30 * NSEC_PER_MSEC);
-		REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
+		REQUIRE(hl__deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
 		dlp = &dl;
 		break;
 	case TIMEOUT_SPIN:
 	case KEEP_SPIN:
 		spin = HL_SPIN_NS_MAX;
 		ts = deadline_in(CLOCK_MONOTONIC, (r->mode == KEEP_SPIN ? 5 : 2) * NSEC_PER_MSEC);
-		REQUIRE(hl_deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
+		REQUIRE(hl__deadline_init(&dl, CLOCK_MONOTONIC, &ts) == 0, "deadline");
 		dlp = &dl;
 		break;
 	case INTERRUPT_PARKED:
@@ -125,7 +125,7 @@ static void *waiter_main(void *p)
 
 	hl_futex_stats_thread(&a);
 	r->t_wait = now_ns();
-	r->sig = hl_node_wait(n, dlp, spin);
+	r->sig = hl__node_wait(n, dlp, spin);
 	r->t_wait = now_ns() - r->t_wait;
 	hl_futex_stats_thread(&b);
 	r->wstats.wait = b.wait - a.wait;
@@ -136,18 +136,18 @@ static void *waiter_main(void *p)
 	if (r->sig == HL_WAIT_TIMEDOUT) {
 		/* The node stays abandoned (main signals it, then recycles
 		 * it); this thread takes a fresh one. */
-		hl_thread_node_abandoned(self);
+		hl__thread_node_abandoned(self);
 	} else {
 		r->seen = r->payload;
-		hl_thread_node_put(self);
+		hl__thread_node_put(self);
 	}
 	return NULL;
 }
 
 /* Spins on the published node pointer: no sleep is relied on. */
-static struct hl_node *wait_node(struct round *r)
+static struct hl__node *wait_node(struct round *r)
 {
-	struct hl_node *n;
+	struct hl__node *n;
 	int64_t end = now_ns() + 10 * NSEC_PER_SEC;
 	while (!(n = atomic_load_explicit(&r->node, memory_order_acquire))) {
 		REQUIRE(now_ns() < end, "waiter did not start");
@@ -157,7 +157,7 @@ static struct hl_node *wait_node(struct round *r)
 }
 
 /* Until the node is PARKED and its thread sleeps in the kernel. */
-static void wait_parked(struct round *r, struct hl_node *n)
+static void wait_parked(struct round *r, struct hl__node *n)
 {
 	int64_t end = now_ns() + 10 * NSEC_PER_SEC;
 	while (atomic_load(&n->state) != HL_NODE_PARKED ||
@@ -191,14 +191,14 @@ static void test_signal_first(void)
 	for (int i = 0; i < 20; i++) {
 		struct round r;
 		hl_futex_stats_t a, d;
-		struct hl_node *n;
+		struct hl__node *n;
 		bool ok;
 
 		start(&r, SIGNAL_FIRST);
 		n = wait_node(&r);
 		hl_futex_stats_thread(&a);
 		r.payload = 1000 + (uint64_t)i;
-		ok = hl_node_signal(n, HL_SIG_RELEASED);
+		ok = hl__node_signal(n, HL_SIG_RELEASED);
 		d = my_delta(&a);
 		atomic_store_explicit(&r.go, 1, memory_order_release);
 		pthread_join(r.th, NULL);
@@ -219,14 +219,14 @@ static void test_spinning(void)
 	for (int i = 0; i < 200; i++) {
 		struct round r;
 		hl_futex_stats_t a, d;
-		struct hl_node *n;
+		struct hl__node *n;
 		bool ok;
 
 		start(&r, SPINNING);
 		n = wait_node(&r);
 		hl_futex_stats_thread(&a);
 		r.payload = (uint64_t)i;
-		ok = hl_node_signal(n, HL_SIG_HEAD);
+		ok = hl__node_signal(n, HL_SIG_HEAD);
 		d = my_delta(&a);
 		pthread_join(r.th, NULL);
 		CHECK(ok && r.sig == HL_SIG_HEAD, "round %d: signal %d, waiter got %u", i, ok, r.sig);
@@ -252,7 +252,7 @@ static void test_parked(void)
 	for (int i = 0; i < 20; i++) {
 		struct round r;
 		hl_futex_stats_t a, d;
-		struct hl_node *n;
+		struct hl__node *n;
 		bool ok;
 
 		start(&r, PARKED);
@@ -260,7 +260,7 @@ static void test_parked(void)
 		wait_parked(&r, n);
 		hl_futex_stats_thread(&a);
 		r.payload = 7 * (uint64_t)i;
-		ok = hl_node_signal(n, HL_SIG_HANDED);
+		ok = hl__node_signal(n, HL_SIG_HANDED);
 		d = my_delta(&a);
 		pthread_join(r.th, NULL);
 		CHECK(ok, "signal of a parked node refused");
@@ -281,7 +281,7 @@ static void test_timeouts(void)
 		const char *what = k ? "spinning" : "parked";
 		struct round r;
 		hl_futex_stats_t a, d;
-		struct hl_node *n;
+		struct hl__node *n;
 		bool ok, parked = true;
 
 		start(&r, m);
@@ -300,13 +300,13 @@ static void test_timeouts(void)
 		else
 			CHECK(r.wstats.wait >= 1, "parked waiter made no futex wait");
 		hl_futex_stats_thread(&a);
-		ok = hl_node_signal(n, HL_SIG_RELEASED);
+		ok = hl__node_signal(n, HL_SIG_RELEASED);
 		d = my_delta(&a);
 		CHECK(!ok, "%s: signal of an abandoned node accepted", what);
 		CHECK(d.wake == 0, "%s: refused signal made %llu wake syscalls", what,
 		      (unsigned long long)d.wake);
-		CHECK(!hl_node_claim(n, &parked), "%s: claim of an abandoned node accepted", what);
-		hl_node_recycle(n);
+		CHECK(!hl__node_claim(n, &parked), "%s: claim of an abandoned node accepted", what);
+		hl__node_recycle(n);
 	}
 	printf("timeouts: node abandoned (parked and spinning), signal and claim refused\n");
 }
@@ -318,7 +318,7 @@ static void test_interrupt(void)
 		const char *what = k ? "interrupted before the wait" : "interrupted while parked";
 		struct round r;
 		start(&r, m);
-		struct hl_node *n = wait_node(&r);
+		struct hl__node *n = wait_node(&r);
 		if (m == INTERRUPT_PARKED)
 			wait_parked(&r, n);
 		CHECK(hl__thread_interrupt((uintptr_t)r.th), "%s: thread record not found", what);
@@ -330,19 +330,19 @@ static void test_interrupt(void)
 		if (m == INTERRUPT_FIRST)
 			CHECK(r.wstats.wait <= 1, "%s: %llu futex waits (the one that sees the "
 			      "word set returns at once)", what, (unsigned long long)r.wstats.wait);
-		hl_node_recycle(n);
+		hl__node_recycle(n);
 	}
 	/* A wait without an interrupt word is not ended by an interrupt:
 	 * parked, interrupted, it still waits for its signal. */
 	struct round r;
 	start(&r, PARKED);
-	struct hl_node *n = wait_node(&r);
+	struct hl__node *n = wait_node(&r);
 	wait_parked(&r, n);
 	CHECK(hl__thread_interrupt((uintptr_t)r.th), "plain wait: thread record not found");
 	sleep_ns(20 * NSEC_PER_MSEC);
 	CHECK(atomic_load(&n->state) == HL_NODE_PARKED, "plain wait ended by an interrupt (state %u)",
 	      atomic_load(&n->state));
-	hl_node_signal(n, HL_SIG_RELEASED);
+	hl__node_signal(n, HL_SIG_RELEASED);
 	pthread_join(r.th, NULL);
 	CHECK(r.sig == HL_SIG_RELEASED, "plain wait: got %u after the signal", r.sig);
 	CHECK(!hl__thread_interrupt((uintptr_t)pthread_self() + 1), "a thread that does not exist found");
@@ -356,7 +356,7 @@ static void test_claim_post(void)
 		bool parked_mode = k == 1;
 		struct round r;
 		hl_futex_stats_t a, d;
-		struct hl_node *n;
+		struct hl__node *n;
 		bool ok, was_parked = !parked_mode;
 
 		start(&r, parked_mode ? PARKED : CLAIM_SPINNING);
@@ -364,9 +364,9 @@ static void test_claim_post(void)
 		if (parked_mode)
 			wait_parked(&r, n);
 		hl_futex_stats_thread(&a);
-		ok = hl_node_claim(n, &was_parked);
+		ok = hl__node_claim(n, &was_parked);
 		r.payload = 42;
-		hl_node_post(n, HL_SIG_HANDED, was_parked);
+		hl__node_post(n, HL_SIG_HANDED, was_parked);
 		d = my_delta(&a);
 		pthread_join(r.th, NULL);
 		CHECK(ok, "claim refused");
@@ -387,7 +387,7 @@ static void test_claim_post(void)
 	printf("claim/post: no syscall for a spinning node, one for a parked node\n");
 }
 
-/* A kept wait (hl_node_keep, for hl_cond) outlives its deadline and ends
+/* A kept wait (hl__node_keep, for hl_cond) outlives its deadline and ends
  * with its signal; keeping costs no syscall; an abandoned wait cannot be
  * kept. */
 static void test_keep(void)
@@ -397,7 +397,7 @@ static void test_keep(void)
 		const char *what = parked_mode ? "parked" : "spinning";
 		struct round r;
 		hl_futex_stats_t a, d;
-		struct hl_node *n;
+		struct hl__node *n;
 
 		bool kept;
 		for (int tries = 0;; tries++) {
@@ -406,7 +406,7 @@ static void test_keep(void)
 			if (parked_mode)
 				wait_parked(&r, n);
 			hl_futex_stats_thread(&a);
-			kept = hl_node_keep(n);
+			kept = hl__node_keep(n);
 			d = my_delta(&a);
 			/* The spinning waiter's 5 ms may pass before main gets
 			 * here on a loaded machine: then it gave up, rightly. */
@@ -415,7 +415,7 @@ static void test_keep(void)
 			pthread_join(r.th, NULL);
 			CHECK(r.sig == HL_WAIT_TIMEDOUT, "%s: keep refused, the waiter got %u", what,
 			      r.sig);
-			hl_node_recycle(n);
+			hl__node_recycle(n);
 		}
 		CHECK(kept, "%s: keep refused", what);
 		CHECK(d.wake == 0 && d.wait == 0, "%s: keep made %llu futex calls", what,
@@ -426,7 +426,7 @@ static void test_keep(void)
 		CHECK(s == HL_NODE_PARKED_KEPT || s == HL_NODE_WAITING_KEPT,
 		      "%s: kept wait in state %u 50 ms after its deadline", what, s);
 		r.payload = 99;
-		CHECK(hl_node_signal(n, HL_SIG_HANDED), "%s: signal of a kept wait refused", what);
+		CHECK(hl__node_signal(n, HL_SIG_HANDED), "%s: signal of a kept wait refused", what);
 		pthread_join(r.th, NULL);
 		CHECK(r.sig == HL_SIG_HANDED && r.seen == 99, "%s: kept waiter got %u, payload %llu",
 		      what, r.sig, (unsigned long long)r.seen);
@@ -436,12 +436,12 @@ static void test_keep(void)
 	/* Given up first: the keep is refused and changes nothing. */
 	struct round r;
 	start(&r, TIMEOUT_PARKED);
-	struct hl_node *n = wait_node(&r);
+	struct hl__node *n = wait_node(&r);
 	pthread_join(r.th, NULL);
 	CHECK(r.sig == HL_WAIT_TIMEDOUT, "timed-out waiter got %u", r.sig);
-	CHECK(!hl_node_keep(n), "keep of an abandoned node accepted");
+	CHECK(!hl__node_keep(n), "keep of an abandoned node accepted");
 	CHECK(atomic_load(&n->state) == HL_NODE_ABANDONED, "a refused keep changed the state");
-	hl_node_recycle(n);
+	hl__node_recycle(n);
 	printf("keep: a kept wait (parked or spinning) outlives its deadline and returns its "
 	       "signal; no syscall to keep; an abandoned one is not kept\n");
 }
@@ -453,12 +453,12 @@ static uint64_t slot_budget;
 
 static void *slot_holder(void *p)
 {
-	slot_budget = hl_spin_begin(0);
+	slot_budget = hl__spin_begin(0);
 	atomic_store(&slot_taken, 1);
 	while (!atomic_load(&slot_release))
 		sleep_ns(NSEC_PER_MSEC); /* polling a flag; not a sync */
 	if (slot_budget)
-		hl_spin_end(HL_SPIN_CUT);
+		hl__spin_end(HL_SPIN_CUT);
 	return NULL;
 }
 
@@ -485,14 +485,14 @@ static void test_fork_slots(void)
 		if (pid == 0) {
 			/* The child: only this thread; no stdio (the parent's
 			 * other thread may have held its lock at the fork). */
-			uint64_t b = hl_spin_begin(0);
+			uint64_t b = hl__spin_begin(0);
 			if (b)
-				hl_spin_end(HL_SPIN_CUT);
+				hl__spin_end(HL_SPIN_CUT);
 			_exit(b ? 0 : 3);
 		}
 		REQUIRE(reap_with_timeout(pid, 10000, &status) == 0, "fork child hung");
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "fork child: hl_spin_begin() gave no budget while the parent's spinner "
+		      "fork child: hl__spin_begin() gave no budget while the parent's spinner "
 		      "(gone in the child) had the only slot: child %s",
 		      describe_status(status, buf, sizeof(buf)));
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)

@@ -115,7 +115,7 @@ static void *real_find(enum shim_real which)
 		f = dlsym(RTLD_NEXT, real_names[which].name);
 	if (f)
 		/* Relaxed: see shim_real. */
-		hl_store(&shim_real_fn[which], f, HL_RELAXED);
+		hl__store(&shim_real_fn[which], f, HL_RELAXED);
 	return f;
 }
 
@@ -197,7 +197,7 @@ const _Atomic uint32_t *shim_cancel_begin(int *state)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
 	if (*state != PTHREAD_CANCEL_ENABLE)
 		return NULL;
-	struct hl_thread *self = hl_self();
+	struct hl__thread *self = hl__self();
 	/* An interrupt left by a cancel that was seen already (acted on, or
 	 * being acted on: cleanup handlers and key destructors run with
 	 * glibc's cancellation over) must not end this wait: clear it before
@@ -207,7 +207,7 @@ const _Atomic uint32_t *shim_cancel_begin(int *state)
 	 * pthread_testcancel below acts on it; an interrupt stored after the
 	 * exchange stays set and ends the wait. */
 	if (self)
-		hl_xchg(&self->interrupt, 0, HL_SEQ_CST);
+		hl__xchg(&self->interrupt, 0, HL_SEQ_CST);
 	/* Pairs with shim_pthread_cancel's fence. */
 	atomic_thread_fence(memory_order_seq_cst);
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);

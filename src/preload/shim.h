@@ -103,19 +103,19 @@ static inline struct shim_cond *SC(pthread_cond_t *c) { return (struct shim_cond
 /* The mutex's type (PTHREAD_MUTEX_NORMAL .. ADAPTIVE_NP), or -1: glibc's. */
 static inline int shim_mutex_type(pthread_mutex_t *m)
 {
-	uint32_t k = (uint32_t)hl_load(&SM(m)->kind, HL_RELAXED) & ~(uint32_t)SHIM_MUTEX_TRACKED;
+	uint32_t k = (uint32_t)hl__load(&SM(m)->kind, HL_RELAXED) & ~(uint32_t)SHIM_MUTEX_TRACKED;
 	return k <= PTHREAD_MUTEX_ADAPTIVE_NP ? (int)k : -1;
 }
 
 static inline bool shim_rwlock_is_glibc(pthread_rwlock_t *l)
 {
-	return hl_load(&SR(l)->shared, HL_RELAXED) != 0 ||
-	       hl_load(&SR(l)->kind, HL_RELAXED) > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+	return hl__load(&SR(l)->shared, HL_RELAXED) != 0 ||
+	       hl__load(&SR(l)->kind, HL_RELAXED) > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
 }
 
 static inline bool shim_cond_is_glibc(pthread_cond_t *c)
 {
-	return (hl_load(&SC(c)->flags, HL_RELAXED) & ~SHIM_COND_MONOTONIC) != 0;
+	return (hl__load(&SC(c)->flags, HL_RELAXED) & ~SHIM_COND_MONOTONIC) != 0;
 }
 
 /* ---- the real functions ---------------------------------------------------
@@ -142,8 +142,8 @@ HL_HIDDEN extern void *_Atomic shim_real_fn[R_COUNT];
 static inline void *shim_real(enum shim_real which)
 {
 	/* Relaxed: a function pointer, the same whoever stores it. */
-	void *f = hl_load(&shim_real_fn[which], HL_RELAXED);
-	return hl_likely(f != NULL) ? f : shim_real_lookup(which);
+	void *f = hl__load(&shim_real_fn[which], HL_RELAXED);
+	return hl__likely(f != NULL) ? f : shim_real_lookup(which);
 }
 
 /* ---- cancellation (shim_cond.c) ---------------------------------------- */

@@ -70,11 +70,11 @@ int shim_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 		    (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
 			return REAL(R_COND_INIT, int (*)(pthread_cond_t *, const pthread_condattr_t *))(c, attr);
 	}
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		shim_stats_forget(c, &SC(c)->stats);    /* initialised again */
 	memset(c, 0, sizeof(*c));
 	/* Relaxed: published with the condvar by whatever shares it. */
-	hl_store(&SC(c)->flags, clock == CLOCK_MONOTONIC ? SHIM_COND_MONOTONIC : 0, HL_RELAXED);
+	hl__store(&SC(c)->flags, clock == CLOCK_MONOTONIC ? SHIM_COND_MONOTONIC : 0, HL_RELAXED);
 	return 0;
 }
 SHIM_EXPORT(shim_cond_init, pthread_cond_init, "GLIBC_2.3.2");
@@ -92,10 +92,10 @@ int shim_cond_destroy(pthread_cond_t *c)
 	 * Acquire: pairs with the waiters' release decrement, so their
 	 * accesses to the condvar come before whatever reuses its memory. */
 	long sleep_ns = 1000;
-	while (hl_load(&SC(c)->fwaiters, HL_ACQUIRE))
-		hl_poll_backoff(NULL, &sleep_ns);
+	while (hl__load(&SC(c)->fwaiters, HL_ACQUIRE))
+		hl__poll_backoff(NULL, &sleep_ns);
 	int err = hl_cond_destroy(&SC(c)->hl);
-	if (!err && hl_unlikely(shim_stats_on))
+	if (!err && hl__unlikely(shim_stats_on))
 		shim_stats_forget(c, &SC(c)->stats);
 	return err;
 }
@@ -104,9 +104,9 @@ int shim_cond_destroy(pthread_cond_t *c)
 static void count_signal(struct shim_cond *sc, bool broadcast)
 {
 	/* Relaxed: see shim_stats_rec. */
-	struct stats_rec *r = shim_stats_rec(sc, hl_load(&sc->stats, HL_RELAXED));
+	struct stats_rec *r = shim_stats_rec(sc, hl__load(&sc->stats, HL_RELAXED));
 	if (r)
-		shim_cond_signalled(r, hl__cond_waiters(&sc->hl) + hl_load(&sc->fwaiters, HL_RELAXED),
+		shim_cond_signalled(r, hl__cond_waiters(&sc->hl) + hl__load(&sc->fwaiters, HL_RELAXED),
 				    broadcast);
 }
 SHIM_EXPORT(shim_cond_destroy, pthread_cond_destroy, "GLIBC_2.3.2");
@@ -127,7 +127,7 @@ static void serve_sequence(struct shim_cond *sc, int wake)
 		else
 			hl_cond_broadcast(&sc->hl);
 	}
-	hl_fetch_add(&sc->fseq, 1, HL_SEQ_CST);
+	hl__fetch_add(&sc->fseq, 1, HL_SEQ_CST);
 	hl_futex_wake((uint32_t *)&sc->fseq, wake);
 }
 
@@ -136,11 +136,11 @@ int shim_cond_signal(pthread_cond_t *c)
 	if (shim_cond_is_glibc(c))
 		return REAL(R_COND_SIGNAL, int (*)(pthread_cond_t *))(c);
 	struct shim_cond *sc = SC(c);
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		count_signal(sc, false);
 	/* seq_cst: pairs with the waiter's count (see the top).  Read
 	 * before any waiter is woken: see serve_sequence. */
-	if (!hl_load(&sc->fwaiters, HL_SEQ_CST)) {
+	if (!hl__load(&sc->fwaiters, HL_SEQ_CST)) {
 		hl_cond_signal(&sc->hl);
 		return 0;
 	}
@@ -154,10 +154,10 @@ int shim_cond_broadcast(pthread_cond_t *c)
 	if (shim_cond_is_glibc(c))
 		return REAL(R_COND_BROADCAST, int (*)(pthread_cond_t *))(c);
 	struct shim_cond *sc = SC(c);
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		count_signal(sc, true);
 	/* seq_cst: as in signal. */
-	if (!hl_load(&sc->fwaiters, HL_SEQ_CST)) {
+	if (!hl__load(&sc->fwaiters, HL_SEQ_CST)) {
 		hl_cond_broadcast(&sc->hl);
 		return 0;
 	}
@@ -168,7 +168,7 @@ SHIM_EXPORT(shim_cond_broadcast, pthread_cond_broadcast, "GLIBC_2.3.2");
 
 /* The deadline of a wait: abstime on clock (NULL: none), ended early by
  * intr (NULL: never).  Returns NULL for a wait with neither. */
-static const struct hl_deadline *wait_deadline(struct hl_deadline *dl, clockid_t clock,
+static const struct hl__deadline *wait_deadline(struct hl__deadline *dl, clockid_t clock,
 					       const struct timespec *abstime,
 					       const _Atomic uint32_t *intr)
 {
@@ -186,19 +186,19 @@ static const struct hl_deadline *wait_deadline(struct hl_deadline *dl, clockid_t
  * holds an errorcheck or recursive mutex (hl_cond checks every kind); a
  * recursive mutex is released and retaken with its whole count. */
 static int wait_hotlock(struct shim_cond *c, pthread_mutex_t *pm, int type,
-			const struct hl_deadline *dl)
+			const struct hl__deadline *dl)
 {
 	struct shim_mutex *m = SM(pm);
 	uint32_t count = 0;
-	if (type == PTHREAD_MUTEX_RECURSIVE && hl__mutex_held_by(&m->hl, hl_tid())) {
+	if (type == PTHREAD_MUTEX_RECURSIVE && hl__mutex_held_by(&m->hl, hl__tid())) {
 		count = m->count;
 		m->count = 0;
 	}
 	/* Relaxed: the wait's release of the mutex publishes it to whoever
 	 * takes the mutex next; the unlock after our wait, its end. */
-	hl_fetch_add(&m->cond_waiters, 1, HL_RELAXED);
+	hl__fetch_add(&m->cond_waiters, 1, HL_RELAXED);
 	int err = hl__cond_wait_dl(&c->hl, &m->hl, dl);
-	hl_fetch_sub(&m->cond_waiters, 1, HL_RELAXED);
+	hl__fetch_sub(&m->cond_waiters, 1, HL_RELAXED);
 	if (count)
 		m->count = count;
 	return err;
@@ -206,26 +206,26 @@ static int wait_hotlock(struct shim_cond *c, pthread_mutex_t *pm, int type,
 
 /* A mutex glibc keeps: the futex sequence (see the top).  *quiet: the
  * sequence had not moved when the wait ended (it took no signal). */
-static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct hl_deadline *dl,
+static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct hl__deadline *dl,
 			 bool *quiet)
 {
 	*quiet = true;
 	/* seq_cst: see the top. */
-	hl_fetch_add(&c->fwaiters, 1, HL_SEQ_CST);
-	uint32_t seq = hl_load(&c->fseq, HL_SEQ_CST);
+	hl__fetch_add(&c->fwaiters, 1, HL_SEQ_CST);
+	uint32_t seq = hl__load(&c->fseq, HL_SEQ_CST);
 	/* glibc's own wait keeps the mutex's user count (__nusers) through
 	 * the wait, so that its destroy says EBUSY meanwhile (glibc's
 	 * tst-mutexpi8); its unlock takes one off, so the owner adds one
 	 * first.  glibc changes the count only with the mutex held, as we
 	 * do. */
-	const bool owner = (uint32_t)m->__data.__owner == hl_tid();
+	const bool owner = (uint32_t)m->__data.__owner == hl__tid();
 	if (owner)
 		m->__data.__nusers++;
 	int err = REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(m);
 	if (err) {
 		if (owner)
 			m->__data.__nusers--;
-		hl_fetch_sub(&c->fwaiters, 1, HL_RELAXED);
+		hl__fetch_sub(&c->fwaiters, 1, HL_RELAXED);
 		return err;
 	}
 	const struct timespec *abs = dl && !dl->forever ? &dl->abs : NULL;
@@ -237,9 +237,9 @@ static int wait_sequence(struct shim_cond *c, pthread_mutex_t *m, const struct h
 	else
 		r = hl_futex_wait((uint32_t *)&c->fseq, seq, clock, abs);
 	/* seq_cst: as a signal's. */
-	*quiet = hl_load(&c->fseq, HL_SEQ_CST) == seq;
+	*quiet = hl__load(&c->fseq, HL_SEQ_CST) == seq;
 	/* Release: our last access to the condvar (see shim_cond_destroy). */
-	hl_fetch_sub(&c->fwaiters, 1, HL_RELEASE);
+	hl__fetch_sub(&c->fwaiters, 1, HL_RELEASE);
 	err = REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
 	if (owner && (!err || err == EOWNERDEAD))
 		m->__data.__nusers--;   /* ours again: the count the lock added goes */
@@ -257,7 +257,7 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 {
 	int type = shim_mutex_type(m);
 	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) &&
-	    !hl__mutex_held_by(&SM(m)->hl, hl_tid()))
+	    !hl__mutex_held_by(&SM(m)->hl, hl__tid()))
 		return EPERM;
 	pthread_mutex_t inner;
 	memset(&inner, 0, sizeof(inner));
@@ -265,11 +265,11 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	uint32_t count = SM(m)->count;
 	SM(m)->count = 0;
 	/* Relaxed: as in wait_hotlock. */
-	hl_fetch_add(&SM(m)->cond_waiters, 1, HL_RELAXED);
+	hl__fetch_add(&SM(m)->cond_waiters, 1, HL_RELAXED);
 	hl__mutex_unlock_any(&SM(m)->hl);
 	struct timespec slice;
-	hl_clock_gettime(CLOCK_MONOTONIC, &slice);
-	uint64_t until = hl_ts_to_ns(&slice) + GLIBC_COND_SLICE_NS;
+	hl__clock_gettime(CLOCK_MONOTONIC, &slice);
+	uint64_t until = hl__ts_to_ns(&slice) + GLIBC_COND_SLICE_NS;
 	slice.tv_sec = (time_t)(until / HL_NSEC_PER_SEC);
 	slice.tv_nsec = (long)(until % HL_NSEC_PER_SEC);
 	int r = REAL(R_COND_CLOCKWAIT,
@@ -278,10 +278,10 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	*quiet = r == ETIMEDOUT;
 	REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(&inner);
 	hl__mutex_lock_any(&SM(m)->hl, NULL);
-	hl_fetch_sub(&SM(m)->cond_waiters, 1, HL_RELAXED);
+	hl__fetch_sub(&SM(m)->cond_waiters, 1, HL_RELAXED);
 	SM(m)->count = count;
-	struct hl_deadline dl;
-	if (abstime && hl_deadline_init(&dl, clock, abstime) == 0 && hl_deadline_passed(&dl))
+	struct hl__deadline dl;
+	if (abstime && hl__deadline_init(&dl, clock, abstime) == 0 && hl__deadline_passed(&dl))
 		return ETIMEDOUT;
 	return 0;
 }
@@ -303,17 +303,17 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		const _Atomic uint32_t *intr = shim_cancel_begin(&state);
 		int err = wait_glibc_cond(c, m, clock, abstime, &quiet);
 		/* Relaxed: see shim_cancel_end. */
-		shim_cancel_end(intr && quiet && hl_load(intr, HL_RELAXED), state);
+		shim_cancel_end(intr && quiet && hl__load(intr, HL_RELAXED), state);
 		return err;
 	}
 	int state;
 	bool quiet;
 	const _Atomic uint32_t *intr = shim_cancel_begin(&state);
-	struct hl_deadline d;
-	const struct hl_deadline *dl = wait_deadline(&d, clock, abstime, intr);
+	struct hl__deadline d;
+	const struct hl__deadline *dl = wait_deadline(&d, clock, abstime, intr);
 	struct stats_rec *r = NULL, *mr = NULL;
 	uint64_t t0 = 0;
-	if (hl_unlikely(shim_stats_on)) {
+	if (hl__unlikely(shim_stats_on)) {
 		r = shim_stats_track(c, &SC(c)->stats, ST_COND, clock == CLOCK_MONOTONIC);
 		/* The mutex's hold ends with the wait's release of it. */
 		if (type >= 0 && (mr = shim_mutex_stats(m))) {
@@ -343,9 +343,9 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	 * wait touches the condvar after its wait, nor passes a signal on: a
 	 * broadcast and a destroy may have come and gone.  An interrupt is no
 	 * timeout.  Relaxed: see shim_cancel_end. */
-	bool cancelled = intr && quiet && hl_load(intr, HL_RELAXED);
+	bool cancelled = intr && quiet && hl__load(intr, HL_RELAXED);
 	if (cancelled && err == ETIMEDOUT &&
-	    !(abstime && hl_deadline_passed(&(struct hl_deadline){ .clock = clock, .abs = *abstime })))
+	    !(abstime && hl__deadline_passed(&(struct hl__deadline){ .clock = clock, .abs = *abstime })))
 		err = 0;
 	shim_cancel_end(cancelled, state);
 	return err;
@@ -371,7 +371,7 @@ int shim_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct time
 {
 	/* The clock bit is glibc's own, where glibc keeps the condvar too. */
 	clockid_t clock = CLOCK_REALTIME;
-	if (hl_load(&SC(c)->flags, HL_RELAXED) & SHIM_COND_MONOTONIC)
+	if (hl__load(&SC(c)->flags, HL_RELAXED) & SHIM_COND_MONOTONIC)
 		clock = CLOCK_MONOTONIC;
 	if (shim_cond_is_glibc(c) && shim_mutex_type(m) < 0)
 		return REAL(R_COND_TIMEDWAIT,
@@ -396,15 +396,15 @@ static pthread_cond_t *old_cond(void *obj)
 {
 	_Atomic(pthread_cond_t *) *slot = obj;
 	/* Acquire: pairs with the release CAS below (the condvar's init). */
-	pthread_cond_t *c = hl_load(slot, HL_ACQUIRE);
-	if (hl_likely(c != NULL))
+	pthread_cond_t *c = hl__load(slot, HL_ACQUIRE);
+	if (hl__likely(c != NULL))
 		return c;
 	pthread_cond_t *fresh = calloc(1, sizeof(*fresh));
 	if (!fresh)
 		return NULL;
 	/* Release: the zeroed condvar before its pointer; acquire on failure:
 	 * the winner's condvar. */
-	if (!hl_cas(slot, &c, fresh, HL_ACQ_REL)) {
+	if (!hl__cas(slot, &c, fresh, HL_ACQ_REL)) {
 		free(fresh);
 		return c;
 	}

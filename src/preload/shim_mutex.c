@@ -41,14 +41,14 @@
  * hl__mutex_lock_fast). */
 #if __has_include(<sys/single_threaded.h>)
 #include <sys/single_threaded.h>
-#define single_threaded() hl_unlikely(__libc_single_threaded != 0)
+#define single_threaded() hl__unlikely(__libc_single_threaded != 0)
 #else
 #define single_threaded() false
 #endif
 
 static inline bool held_by_me(pthread_mutex_t *m)
 {
-	return hl__mutex_held_by(&SM(m)->hl, hl_tid());
+	return hl__mutex_held_by(&SM(m)->hl, hl__tid());
 }
 
 int shim_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
@@ -63,12 +63,12 @@ int shim_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 		    protocol != PTHREAD_PRIO_NONE || type < 0 || type > PTHREAD_MUTEX_ADAPTIVE_NP)
 			return REAL(R_MUTEX_INIT, int (*)(pthread_mutex_t *, const pthread_mutexattr_t *))(m, attr);
 	}
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		shim_stats_forget(m, &SM(m)->stats);    /* initialised again */
 	memset(m, 0, sizeof(*m));
 	/* Relaxed: the mutex is published to other threads by whatever
 	 * shares it after init. */
-	hl_store(&SM(m)->kind, type, HL_RELAXED);
+	hl__store(&SM(m)->kind, type, HL_RELAXED);
 	return 0;
 }
 SHIM_EXPORT(shim_mutex_init, pthread_mutex_init, "GLIBC_2.2.5");
@@ -80,16 +80,16 @@ int shim_mutex_destroy(pthread_mutex_t *m)
 	/* As glibc's: EBUSY while a condvar wait has released it and will
 	 * take it again (glibc's tst-mutex8).  Relaxed: see wait_hotlock
 	 * (shim_cond.c). */
-	if (hl_load(&SM(m)->cond_waiters, HL_RELAXED))
+	if (hl__load(&SM(m)->cond_waiters, HL_RELAXED))
 		return EBUSY;
 	int err = hl_mutex_destroy(&SM(m)->hl);
 	if (err)
 		return err;
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		shim_stats_forget(m, &SM(m)->stats);
 	/* As glibc: a destroyed mutex has kind -1, which every call then
 	 * refuses (glibc's functions answer EINVAL). */
-	hl_store(&SM(m)->kind, -1, HL_RELAXED);
+	hl__store(&SM(m)->kind, -1, HL_RELAXED);
 	return 0;
 }
 SHIM_EXPORT(shim_mutex_destroy, pthread_mutex_destroy, "GLIBC_2.2.5");
@@ -105,7 +105,7 @@ static int recursive_again(pthread_mutex_t *m)
 
 /* The wait of a lock of hotlock's kind `type` (a recursive owner's relock
  * handled before), until dl (NULL: none). */
-static int lock_wait(pthread_mutex_t *m, int type, const struct hl_deadline *dl)
+static int lock_wait(pthread_mutex_t *m, int type, const struct hl__deadline *dl)
 {
 	if (dl)
 		return hl__mutex_lock_any(&SM(m)->hl, dl);
@@ -119,11 +119,11 @@ static int lock_wait(pthread_mutex_t *m, int type, const struct hl_deadline *dl)
 static struct stats_rec *mutex_rec(pthread_mutex_t *m, int type)
 {
 	/* Relaxed: see shim_stats_rec. */
-	struct stats_rec *r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
+	struct stats_rec *r = shim_stats_rec(m, hl__load(&SM(m)->stats, HL_RELAXED));
 	if (!r && (r = shim_stats_track(m, &SM(m)->stats, ST_MUTEX, (uint32_t)type)))
 		/* Relaxed: a hint to this mutex's later calls; a call that
 		 * misses it only goes uncounted. */
-		hl_fetch_or(&SM(m)->kind, SHIM_MUTEX_TRACKED, HL_RELAXED);
+		hl__fetch_or(&SM(m)->kind, SHIM_MUTEX_TRACKED, HL_RELAXED);
 	return r;
 }
 
@@ -135,7 +135,7 @@ struct stats_rec *shim_mutex_stats(pthread_mutex_t *m)
 
 /* The wait of lock_wait, timed and counted in r; the hold it begins is
  * timed from the wait's end. */
-static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const struct hl_deadline *dl)
+static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const struct hl__deadline *dl)
 {
 	struct shim_wait w;
 	shim_wait_begin(&w, r);
@@ -143,7 +143,7 @@ static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const
 	uint64_t t1 = shim_wait_end(r, &w, false, err);
 	if (!err)
 		/* Relaxed: the holder's own (shim_stats.h). */
-		hl_store(&SM(m)->held_since, t1, HL_RELAXED);
+		hl__store(&SM(m)->held_since, t1, HL_RELAXED);
 	return err;
 }
 
@@ -156,7 +156,7 @@ __attribute__((noinline)) static int counted_lock(pthread_mutex_t *m, int type)
 	if (!r)
 		return lock_wait(m, type, NULL);
 	bool plain = type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
-	if (plain ? hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())
+	if (plain ? hl__mutex_lock_fast(&SM(m)->hl, hl__tid_known(), single_threaded())
 		  : hl_mutex_trylock(&SM(m)->hl) == 0) {
 		shim_stats_acquired(&SM(m)->held_since);
 		return 0;
@@ -195,7 +195,7 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 {
 	int type = shim_mutex_type(m);
 	if (type < 0)
-		return hl_unlikely(shim_stats_on) ? glibc_counted(m, NULL, 0, 0)
+		return hl__unlikely(shim_stats_on) ? glibc_counted(m, NULL, 0, 0)
 						  : REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE && held_by_me(m))
 		return recursive_again(m);
@@ -207,11 +207,11 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 		 * more atomic operation on a contended line). */
 		struct stats_rec *r;
 		if ((type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) &&
-		    (r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
+		    (r = shim_stats_rec(m, hl__load(&SM(m)->stats, HL_RELAXED))))
 			return counted_wait(m, r, type, NULL);
 		return counted_lock(m, type);
 	}
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return hl_mutex_trylock(&SM(m)->hl) == 0 ? 0 : counted_lock(m, type);
 	return hl_mutex_lock(&SM(m)->hl);
 }
@@ -232,20 +232,20 @@ __attribute__((noinline)) static void sampled_acquisition(pthread_mutex_t *m)
 int shim_mutex_lock(pthread_mutex_t *m)
 {
 	/* Relaxed: set at init, before m was shared; TRACKED: a hint. */
-	int32_t kind = hl_load(&SM(m)->kind, HL_RELAXED);
-	if (hl_likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
-		if (hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded()))
+	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);
+	if (hl__likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		if (hl__mutex_lock_fast(&SM(m)->hl, hl__tid_known(), single_threaded()))
 			return 0;
-		if (hl_unlikely(shim_stats_on))
+		if (hl__unlikely(shim_stats_on))
 			return counted_lock(m, kind);
 		int err = hl_mutex_lock(&SM(m)->hl);
-		return hl_likely(err != EDEADLK) ? err : hl__mutex_lock_any(&SM(m)->hl, NULL);
+		return hl__likely(err != EDEADLK) ? err : hl__mutex_lock_any(&SM(m)->hl, NULL);
 	}
 	/* Tracked (the report is on, m was contended): a free mutex is taken
 	 * here too, the sampled acquisition only noting its hold's start. */
 	if ((kind == TRACKED_NORMAL || kind == TRACKED_ADAPTIVE) &&
-	    hl__mutex_lock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
-		if (hl_unlikely(shim_sampled()))
+	    hl__mutex_lock_fast(&SM(m)->hl, hl__tid_known(), single_threaded())) {
+		if (hl__unlikely(shim_sampled()))
 			sampled_acquisition(m);
 		return 0;
 	}
@@ -261,11 +261,11 @@ int shim_mutex_trylock(pthread_mutex_t *m)
 	if (type < 0)
 		return REAL(R_MUTEX_TRYLOCK, int (*)(pthread_mutex_t *))(m);
 	int err = hl_mutex_trylock(&SM(m)->hl);
-	if (hl_likely(!shim_stats_on))
+	if (hl__likely(!shim_stats_on))
 		return err;
 	/* A busy trylock is contention too (a program may spin on it). */
 	struct stats_rec *r = err ? mutex_rec(m, type)
-				  : shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED));
+				  : shim_stats_rec(m, hl__load(&SM(m)->stats, HL_RELAXED));
 	if (r && !err) {
 		shim_stats_acquired(&SM(m)->held_since);
 	} else if (r && err == EBUSY) {
@@ -286,17 +286,17 @@ static int timed_lock(pthread_mutex_t *m, int type, clockid_t clock, const struc
 		return EDEADLK;
 	if (hl_mutex_trylock(&SM(m)->hl) == 0) {
 		struct stats_rec *r;
-		if (hl_unlikely(shim_stats_on) &&
-		    (r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
+		if (hl__unlikely(shim_stats_on) &&
+		    (r = shim_stats_rec(m, hl__load(&SM(m)->stats, HL_RELAXED))))
 			shim_stats_acquired(&SM(m)->held_since);
 		return 0;
 	}
-	struct hl_deadline dl;
-	int err = hl_deadline_init(&dl, clock, abstime);
+	struct hl__deadline dl;
+	int err = hl__deadline_init(&dl, clock, abstime);
 	if (err)
 		return err;
 	struct stats_rec *r;
-	if (hl_unlikely(shim_stats_on) && (r = mutex_rec(m, type)))
+	if (hl__unlikely(shim_stats_on) && (r = mutex_rec(m, type)))
 		return counted_wait(m, r, type, &dl);
 	return hl__mutex_lock_any(&SM(m)->hl, &dl);
 }
@@ -306,7 +306,7 @@ int shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	int type = shim_mutex_type(m);
 	if (type >= 0)
 		return timed_lock(m, type, CLOCK_REALTIME, abstime);
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return glibc_counted(m, abstime, CLOCK_REALTIME, 1);
 	return REAL(R_MUTEX_TIMEDLOCK, int (*)(pthread_mutex_t *, const struct timespec *))(m, abstime);
 }
@@ -317,7 +317,7 @@ int shim_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct times
 	int type = shim_mutex_type(m);
 	if (type >= 0)
 		return timed_lock(m, type, clock, abstime);
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return glibc_counted(m, abstime, clock, 2);
 	return REAL(R_MUTEX_CLOCKLOCK, int (*)(pthread_mutex_t *, clockid_t, const struct timespec *))(
 		m, clock, abstime);
@@ -350,7 +350,7 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 		}
 	}
 	struct stats_rec *r;
-	if (!(kind & SHIM_MUTEX_TRACKED) || !(r = shim_stats_rec(m, hl_load(&SM(m)->stats, HL_RELAXED))))
+	if (!(kind & SHIM_MUTEX_TRACKED) || !(r = shim_stats_rec(m, hl__load(&SM(m)->stats, HL_RELAXED))))
 		return unlock_now(m, type);
 	/* The hold's start is read while m is still ours (after the unlock,
 	 * m may be freed), and its end is the clock now; the hold, and the
@@ -359,7 +359,7 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 	uint64_t until = 0, held = shim_hold_take(&SM(m)->held_since, &until);
 	int err = 0;
 	if (!(type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) ||
-	    !hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
+	    !hl__mutex_unlock_fast(&SM(m)->hl, hl__tid_known(), single_threaded())) {
 		struct shim_wait w;
 		shim_release_begin(&w);
 		err = unlock_now(m, type);
@@ -378,19 +378,19 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 int shim_mutex_unlock(pthread_mutex_t *m)
 {
 	/* Relaxed: as in lock. */
-	int32_t kind = hl_load(&SM(m)->kind, HL_RELAXED);
-	if (hl_likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
-		if (hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded()))
+	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);
+	if (hl__likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		if (hl__mutex_unlock_fast(&SM(m)->hl, hl__tid_known(), single_threaded()))
 			return 0;
 		int err = hl_mutex_unlock(&SM(m)->hl);
-		return hl_likely(err != EPERM) ? err : hl__mutex_unlock_any(&SM(m)->hl);
+		return hl__likely(err != EPERM) ? err : hl__mutex_unlock_any(&SM(m)->hl);
 	}
 	/* Tracked: an untimed hold with nobody waiting is released here (its
 	 * release counted); the rest in unlock_other.  Relaxed: the
 	 * holder's own (shim_stats.h). */
 	if ((kind == TRACKED_NORMAL || kind == TRACKED_ADAPTIVE) &&
-	    !hl_load(&SM(m)->held_since, HL_RELAXED) &&
-	    hl__mutex_unlock_fast(&SM(m)->hl, hl_tid_known(), single_threaded())) {
+	    !hl__load(&SM(m)->held_since, HL_RELAXED) &&
+	    hl__mutex_unlock_fast(&SM(m)->hl, hl__tid_known(), single_threaded())) {
 		shim_stats_released();
 		return 0;
 	}

@@ -47,19 +47,19 @@ __attribute__((constructor)) static void rwlock_default_init(void)
 		return;
 	if (!strcmp(v, "writer-yields"))
 		/* Relaxed: at load, before any thread of the program. */
-		hl_store(&default_kind, HL_RWLOCK_WRITER_YIELDS, HL_RELAXED);
+		hl__store(&default_kind, HL_RWLOCK_WRITER_YIELDS, HL_RELAXED);
 	else
 		fprintf(stderr, "hotlock: ignoring HOTLOCK_RWLOCK_DEFAULT=%s (expected "
 			"prefer-reader or writer-yields)\n", v);
 }
 
-static inline int hl_kind(pthread_rwlock_t *l)
+static inline int hl__kind(pthread_rwlock_t *l)
 {
 	/* Relaxed: written by init before the lock was shared; default_kind
 	 * at load. */
-	return hl_load(&SR(l)->kind, HL_RELAXED) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+	return hl__load(&SR(l)->kind, HL_RELAXED) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
 		       ? HL_RWLOCK_PREFER_WRITER
-		       : (int)hl_load(&default_kind, HL_RELAXED);
+		       : (int)hl__load(&default_kind, HL_RELAXED);
 }
 
 int shim_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
@@ -74,11 +74,11 @@ int shim_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 			return REAL(R_RWLOCK_INIT, int (*)(pthread_rwlock_t *, const pthread_rwlockattr_t *))(
 				l, attr);
 	}
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		shim_stats_forget(l, &SR(l)->stats);    /* initialised again */
 	memset(l, 0, sizeof(*l));
 	/* Relaxed: published with the rwlock by whatever shares it. */
-	hl_store(&SR(l)->kind, (uint32_t)kind, HL_RELAXED);
+	hl__store(&SR(l)->kind, (uint32_t)kind, HL_RELAXED);
 	return 0;
 }
 SHIM_EXPORT2(shim_rwlock_init, pthread_rwlock_init, "GLIBC_2.34", "GLIBC_2.2.5");
@@ -90,7 +90,7 @@ int shim_rwlock_destroy(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_DESTROY, int (*)(pthread_rwlock_t *))(l);
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		shim_stats_forget(l, &SR(l)->stats);
 	return 0;
 }
@@ -100,10 +100,10 @@ int shim_rwlock_destroy(pthread_rwlock_t *l)
 static inline struct stats_rec *rw_rec(pthread_rwlock_t *l)
 {
 	/* Relaxed: see shim_stats_rec. */
-	return shim_stats_rec(l, hl_load(&SR(l)->stats, HL_RELAXED));
+	return shim_stats_rec(l, hl__load(&SR(l)->stats, HL_RELAXED));
 }
 
-static int lock_wait(pthread_rwlock_t *l, bool read, int kind, const struct hl_deadline *dl)
+static int lock_wait(pthread_rwlock_t *l, bool read, int kind, const struct hl__deadline *dl)
 {
 	return read ? hl__rwlock_rdlock_kind(&SR(l)->hl, kind, dl)
 		    : hl__rwlock_wrlock_kind(&SR(l)->hl, kind, dl);
@@ -114,7 +114,7 @@ static int lock_wait(pthread_rwlock_t *l, bool read, int kind, const struct hl_d
  * unlock. */
 static void writer_begins(pthread_rwlock_t *l)
 {
-	hl_store(&SR(l)->writer, hl_tid(), HL_RELAXED);
+	hl__store(&SR(l)->writer, hl__tid(), HL_RELAXED);
 }
 
 /* An acquisition that did not wait, counted in l's record r (if any). */
@@ -138,23 +138,23 @@ static int counted_try(pthread_rwlock_t *l, bool read, int err)
 		acquired(l, r, read);
 	} else if (err == EBUSY) {
 		if (r || (r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK,
-					       hl_load(&SR(l)->kind, HL_RELAXED))))
+					       hl__load(&SR(l)->kind, HL_RELAXED))))
 			shim_stats_busy(r);
 	}
 	return err;
 }
 
 /* A lock (until dl, NULL: none), counted: tried first; a wait is timed. */
-static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl_deadline *dl)
+static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl__deadline *dl)
 {
-	int kind = hl_kind(l);
+	int kind = hl__kind(l);
 	int err = read ? hl__rwlock_tryrdlock_kind(&SR(l)->hl, kind) : hl_rwlock_trywrlock(&SR(l)->hl);
 	struct stats_rec *r = rw_rec(l);
 	if (!err) {
 		acquired(l, r, read);
 		return 0;
 	}
-	if (!r && !(r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl_load(&SR(l)->kind, HL_RELAXED))))
+	if (!r && !(r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl__load(&SR(l)->kind, HL_RELAXED))))
 		return lock_wait(l, read, kind, dl);
 	struct shim_wait w;
 	shim_wait_begin(&w, r);
@@ -163,7 +163,7 @@ static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl_deadline
 	if (!err && !read) {
 		writer_begins(l);
 		/* The hold is timed from the wait's end (relaxed: as above). */
-		hl_store(&SR(l)->held_since, t1, HL_RELAXED);
+		hl__store(&SR(l)->held_since, t1, HL_RELAXED);
 	}
 	return err;
 }
@@ -173,9 +173,9 @@ int shim_rwlock_rdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_RDLOCK, int (*)(pthread_rwlock_t *))(l);
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return counted_lock(l, true, NULL);
-	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl_kind(l), NULL);
+	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), NULL);
 }
 SHIM_EXPORT2(shim_rwlock_rdlock, pthread_rwlock_rdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -183,24 +183,24 @@ int shim_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TRYRDLOCK, int (*)(pthread_rwlock_t *))(l);
-	int err = hl__rwlock_tryrdlock_kind(&SR(l)->hl, hl_kind(l));
-	return hl_unlikely(shim_stats_on) ? counted_try(l, true, err) : err;
+	int err = hl__rwlock_tryrdlock_kind(&SR(l)->hl, hl__kind(l));
+	return hl__unlikely(shim_stats_on) ? counted_try(l, true, err) : err;
 }
 SHIM_EXPORT2(shim_rwlock_tryrdlock, pthread_rwlock_tryrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
 /* glibc checks the clock and the time before anything else, even for a
- * share it could grant at once; so does hl_deadline_init. */
+ * share it could grant at once; so does hl__deadline_init. */
 int shim_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TIMEDRDLOCK, int (*)(pthread_rwlock_t *, const struct timespec *))(
 			l, abstime);
-	struct hl_deadline dl;
-	if (hl_deadline_init(&dl, CLOCK_REALTIME, abstime))
+	struct hl__deadline dl;
+	if (hl__deadline_init(&dl, CLOCK_REALTIME, abstime))
 		return EINVAL;
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return counted_lock(l, true, &dl);
-	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl_kind(l), &dl);
+	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_timedrdlock, pthread_rwlock_timedrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -209,12 +209,12 @@ int shim_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct t
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_CLOCKRDLOCK,
 			    int (*)(pthread_rwlock_t *, clockid_t, const struct timespec *))(l, clock, abstime);
-	struct hl_deadline dl;
-	if (hl_deadline_init(&dl, clock, abstime))
+	struct hl__deadline dl;
+	if (hl__deadline_init(&dl, clock, abstime))
 		return EINVAL;
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return counted_lock(l, true, &dl);
-	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl_kind(l), &dl);
+	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_clockrdlock, pthread_rwlock_clockrdlock, "GLIBC_2.34", "GLIBC_2.30");
 
@@ -222,9 +222,9 @@ int shim_rwlock_wrlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_WRLOCK, int (*)(pthread_rwlock_t *))(l);
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return counted_lock(l, false, NULL);
-	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl_kind(l), NULL);
+	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), NULL);
 }
 SHIM_EXPORT2(shim_rwlock_wrlock, pthread_rwlock_wrlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -233,7 +233,7 @@ int shim_rwlock_trywrlock(pthread_rwlock_t *l)
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TRYWRLOCK, int (*)(pthread_rwlock_t *))(l);
 	int err = hl_rwlock_trywrlock(&SR(l)->hl);
-	return hl_unlikely(shim_stats_on) ? counted_try(l, false, err) : err;
+	return hl__unlikely(shim_stats_on) ? counted_try(l, false, err) : err;
 }
 SHIM_EXPORT2(shim_rwlock_trywrlock, pthread_rwlock_trywrlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -242,12 +242,12 @@ int shim_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TIMEDWRLOCK, int (*)(pthread_rwlock_t *, const struct timespec *))(
 			l, abstime);
-	struct hl_deadline dl;
-	if (hl_deadline_init(&dl, CLOCK_REALTIME, abstime))
+	struct hl__deadline dl;
+	if (hl__deadline_init(&dl, CLOCK_REALTIME, abstime))
 		return EINVAL;
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return counted_lock(l, false, &dl);
-	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl_kind(l), &dl);
+	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_timedwrlock, pthread_rwlock_timedwrlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -256,12 +256,12 @@ int shim_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct t
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_CLOCKWRLOCK,
 			    int (*)(pthread_rwlock_t *, clockid_t, const struct timespec *))(l, clock, abstime);
-	struct hl_deadline dl;
-	if (hl_deadline_init(&dl, clock, abstime))
+	struct hl__deadline dl;
+	if (hl__deadline_init(&dl, clock, abstime))
 		return EINVAL;
-	if (hl_unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on))
 		return counted_lock(l, false, &dl);
-	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl_kind(l), &dl);
+	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
 SHIM_EXPORT2(shim_rwlock_clockwrlock, pthread_rwlock_clockwrlock, "GLIBC_2.34", "GLIBC_2.30");
 
@@ -270,14 +270,14 @@ int shim_rwlock_unlock(pthread_rwlock_t *l)
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_UNLOCK, int (*)(pthread_rwlock_t *))(l);
 	struct stats_rec *r;
-	if (hl_likely(!shim_stats_on) || !(r = rw_rec(l)))
+	if (hl__likely(!shim_stats_on) || !(r = rw_rec(l)))
 		return hl__rwlock_unlock_foreign(&SR(l)->hl);
 	/* A writer's hold's start is read while the lock is still its own
 	 * (the TID is ours only while we hold it for writing: a reader never
 	 * matches); the hold is added after the release. */
 	uint64_t held = 0, until = 0;
-	if (hl_load(&SR(l)->writer, HL_RELAXED) == hl_tid()) {
-		hl_store(&SR(l)->writer, 0, HL_RELAXED);
+	if (hl__load(&SR(l)->writer, HL_RELAXED) == hl__tid()) {
+		hl__store(&SR(l)->writer, 0, HL_RELAXED);
 		held = shim_hold_take(&SR(l)->held_since, &until);
 	}
 	struct shim_wait w;

@@ -157,7 +157,7 @@ static uint64_t boot_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return hl_ts_to_ns(&ts);
+	return hl__ts_to_ns(&ts);
 }
 
 /* ---- settings ------------------------------------------------------------ */
@@ -201,7 +201,7 @@ static void wake_collector(void)
 {
 	/* Relaxed: the slot's state, which the collector reads after the
 	 * futex, was stored with release before. */
-	hl_fetch_add(&area->seq, 1, HL_RELAXED);
+	hl__fetch_add(&area->seq, 1, HL_RELAXED);
 	syscall(SYS_futex, &area->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
@@ -211,8 +211,8 @@ static void wake_collector(void)
 static bool give_back(struct area_desc *d)
 {
 	uint32_t reserved = AREA_RESERVED;
-	hl_store(&d->pid, 0, HL_RELAXED);
-	return hl_cas(&d->state, &reserved, AREA_FREE, HL_RELEASE);
+	hl__store(&d->pid, 0, HL_RELAXED);
+	return hl__cas(&d->state, &reserved, AREA_FREE, HL_RELEASE);
 }
 
 /* Takes a FREE slot for pid and maps it (fd: the area, open); NULL where
@@ -224,13 +224,13 @@ static struct area_slot *take_slot(int fd, int32_t pid)
 		struct area_desc *d = &area->desc[i];
 		/* Acquire: pairs with the collector's release that freed it
 		 * (its pages punched before). */
-		if (hl_load(&d->state, HL_RELAXED) != AREA_FREE ||
-		    !hl_cas(&d->state, &free_, AREA_RESERVED, HL_ACQUIRE))
+		if (hl__load(&d->state, HL_RELAXED) != AREA_FREE ||
+		    !hl__cas(&d->state, &free_, AREA_RESERVED, HL_ACQUIRE))
 			continue;
 		/* Release: since before pid, which the collector's sweep reads
 		 * first (a pid of 0: a slot being taken or given back). */
-		hl_store(&d->since_ns, boot_ns(), HL_RELAXED);
-		hl_store(&d->pid, pid, HL_RELEASE);
+		hl__store(&d->since_ns, boot_ns(), HL_RELAXED);
+		hl__store(&d->pid, pid, HL_RELEASE);
 		void *p = mmap(NULL, AREA_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
 			       (off_t)area_slot_offset(i));
 		if (p == MAP_FAILED) {
@@ -240,7 +240,7 @@ static struct area_slot *take_slot(int fd, int32_t pid)
 		slot_index = i;
 		return p;
 	}
-	hl_fetch_add(&area->no_slot, 1, HL_RELAXED);
+	hl__fetch_add(&area->no_slot, 1, HL_RELAXED);
 	return NULL;
 }
 
@@ -289,11 +289,11 @@ static void go_live(void)
 	struct stats_thread *t = &threads[0];
 	t->tid = (uint32_t)staging->pid;
 	t->start_ns = staging->start_ns;
-	hl_store(&s->threads_used, 1, HL_RELAXED);
+	hl__store(&s->threads_used, 1, HL_RELAXED);
 	/* Release: the header before the state. */
-	hl_store(&area->desc[slot_index].state, AREA_LIVE, HL_RELEASE);
+	hl__store(&area->desc[slot_index].state, AREA_LIVE, HL_RELEASE);
 	is_live = true;
-	hl_fetch_add(&area->contended, 1, HL_RELAXED);
+	hl__fetch_add(&area->contended, 1, HL_RELAXED);
 	wake_collector();
 }
 
@@ -317,7 +317,7 @@ void shim_stats_thread_start(void)
  * while the process runs, and its CPU time is read at its exit. */
 static struct stats_thread *thread_me(void)
 {
-	if (hl_likely(me != NULL) || me_omitted || !threads)
+	if (hl__likely(me != NULL) || me_omitted || !threads)
 		return me;
 	if (i_am_main) {
 		/* Entry 0, made when the slot went LIVE (go_live), which
@@ -327,15 +327,15 @@ static struct stats_thread *thread_me(void)
 		return me;
 	}
 	/* Relaxed: a slot index; the slot is this thread's alone. */
-	uint32_t i = hl_fetch_add(&shim_slot->threads_used, 1, HL_RELAXED);
+	uint32_t i = hl__fetch_add(&shim_slot->threads_used, 1, HL_RELAXED);
 	if (i >= AREA_MAX_THREADS) {
 		me_omitted = true;
 		my_sums = &own_sums;
-		hl_fetch_add(&shim_slot->threads_omitted, 1, HL_RELAXED);
+		hl__fetch_add(&shim_slot->threads_omitted, 1, HL_RELAXED);
 		return NULL;
 	}
 	struct stats_thread *t = &threads[i];
-	t->tid = hl_tid();
+	t->tid = hl__tid();
 	my_sums = &sums_table[i];
 	t->start_ns = my_start_ns ? my_start_ns : boot_ns();
 	pthread_setspecific(exit_key, t);
@@ -349,7 +349,7 @@ static uint64_t task_cpu_ns(uint32_t tid)
 {
 	struct timespec ts;
 	clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6);       /* CPUCLOCK_SCHED | THREAD */
-	return clock_gettime(clock, &ts) == 0 ? hl_ts_to_ns(&ts) : 0;
+	return clock_gettime(clock, &ts) == 0 ? hl__ts_to_ns(&ts) : 0;
 }
 
 static void sums_flush_mine(void);
@@ -366,9 +366,9 @@ static void thread_exit(void *p)
 	if (prctl(PR_GET_NAME, name) == 0)
 		memcpy(t->name, name, sizeof(name));
 	sums_flush_mine();
-	hl_store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
-	hl_store(&t->end_ns, boot_ns(), HL_RELAXED);
-	hl_store(&t->exited, true, HL_RELAXED);
+	hl__store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
+	hl__store(&t->end_ns, boot_ns(), HL_RELAXED);
+	hl__store(&t->exited, true, HL_RELAXED);
 }
 
 static void thread_wait(uint64_t ns, bool cond)
@@ -376,9 +376,9 @@ static void thread_wait(uint64_t ns, bool cond)
 	struct stats_thread *t = thread_me();
 	_Atomic uint64_t *sum = t ? (cond ? &t->cond_wait_ns : &t->lock_wait_ns) : NULL;
 	if (sum)        /* the thread's own: load and store */
-		hl_store(sum, hl_load(sum, HL_RELAXED) + ns, HL_RELAXED);
+		hl__store(sum, hl__load(sum, HL_RELAXED) + ns, HL_RELAXED);
 	else
-		hl_fetch_add(cond ? &shim_slot->omitted_cond_ns : &shim_slot->omitted_lock_ns, ns,
+		hl__fetch_add(cond ? &shim_slot->omitted_cond_ns : &shim_slot->omitted_lock_ns, ns,
 			     HL_RELAXED);
 }
 
@@ -388,7 +388,7 @@ static void table_lock_take(void)
 {
 	/* Acquire: pairs with table_lock_drop's release. */
 	while (atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire))
-		hl_cpu_yield();
+		hl__cpu_yield();
 }
 
 static void table_lock_drop(void)
@@ -401,7 +401,7 @@ static void table_lock_drop(void)
 static uint64_t class_key(const struct stats_rec *r)
 {
 	if (r->by_address)
-		return (uint64_t)hl_load(&r->addr, HL_RELAXED) * 0x9e3779b97f4a7c15ull;
+		return (uint64_t)hl__load(&r->addr, HL_RELAXED) * 0x9e3779b97f4a7c15ull;
 	uint64_t h = 1469598103934665603ull ^ r->obj ^ (uint64_t)r->type << 8;
 	for (uint32_t i = 0; i < r->nframes; i++)
 		h = (h ^ r->stack[i]) * 1099511628211ull;
@@ -413,7 +413,7 @@ static bool same_class(const struct stats_rec *a, const struct stats_rec *b)
 	if (a->obj != b->obj || a->by_address != b->by_address || a->type != b->type)
 		return false;
 	if (a->by_address)
-		return hl_load(&a->addr, HL_RELAXED) == hl_load(&b->addr, HL_RELAXED);
+		return hl__load(&a->addr, HL_RELAXED) == hl__load(&b->addr, HL_RELAXED);
 	return a->nframes == b->nframes && !memcmp(a->stack, b->stack, a->nframes * sizeof(a->stack[0]));
 }
 
@@ -456,7 +456,7 @@ static struct stats_rec *class_record(const struct stats_rec *fresh, bool find_o
 			continue;
 		if (find_only)
 			return NULL;
-		uint32_t used = hl_load(&s->recs_used, HL_RELAXED);
+		uint32_t used = hl__load(&s->recs_used, HL_RELAXED);
 		if (!used)
 			used = 1;               /* index 0 is "none" */
 		if (used >= AREA_MAX_RECS)
@@ -471,13 +471,13 @@ static struct stats_rec *class_record(const struct stats_rec *fresh, bool find_o
 		memcpy(r->stack, fresh->stack, sizeof(r->stack));
 		r->hash = key;
 		r->first_ns = shim_ticks();
-		hl_store(&r->addr, hl_load(&fresh->addr, HL_RELAXED), HL_RELAXED);
+		hl__store(&r->addr, hl__load(&fresh->addr, HL_RELAXED), HL_RELAXED);
 		s->classes[h] = used;
 		/* Relaxed: the collector reads the records after the end;
 		 * threads of this process read the count under the lock, or
 		 * as shim_stats_rec's bound, after the index that their
 		 * object's release store published. */
-		hl_store(&s->recs_used, used + 1, HL_RELAXED);
+		hl__store(&s->recs_used, used + 1, HL_RELAXED);
 		return r;
 	}
 	return NULL;
@@ -489,31 +489,31 @@ struct stats_rec *shim_stats_track(void *obj, _Atomic uint32_t *idx, enum stats_
 		return NULL;
 	/* Another thread may have made it meanwhile; an object that found
 	 * the table full was counted then. */
-	uint32_t seen = hl_load(idx, HL_ACQUIRE);
+	uint32_t seen = hl__load(idx, HL_ACQUIRE);
 	struct stats_rec *r = shim_stats_rec(obj, seen);
 	if (r || seen == SHIM_STATS_UNTRACKED)
 		return r;
 	/* The stack before the lock: backtrace may take the loader's lock. */
 	struct stats_rec fresh = { .obj = kind, .type = type };
-	hl_store(&fresh.addr, (uintptr_t)obj, HL_RELAXED);
+	hl__store(&fresh.addr, (uintptr_t)obj, HL_RELAXED);
 	fresh.by_address = static_storage((uintptr_t)obj);
 	int cs;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	capture_stack(&fresh);
 	table_lock_take();
-	seen = hl_load(idx, HL_RELAXED);
+	seen = hl__load(idx, HL_RELAXED);
 	r = shim_stats_rec(obj, seen);
 	if (!r && seen != SHIM_STATS_UNTRACKED && shim_slot) {
 		r = class_record(&fresh, false);
 		if (r) {
-			hl_fetch_add(&r->objects, 1, HL_RELAXED);
+			hl__fetch_add(&r->objects, 1, HL_RELAXED);
 			/* Release: the record before its index, which other
 			 * threads read (acquire above, relaxed where a stale
 			 * record only makes them miss). */
-			hl_store(idx, (uint32_t)(r - shim_recs), HL_RELEASE);
+			hl__store(idx, (uint32_t)(r - shim_recs), HL_RELEASE);
 		} else {
-			hl_fetch_add(&shim_slot->untracked, 1, HL_RELAXED);
-			hl_store(idx, SHIM_STATS_UNTRACKED, HL_RELAXED);
+			hl__fetch_add(&shim_slot->untracked, 1, HL_RELAXED);
+			hl__store(idx, SHIM_STATS_UNTRACKED, HL_RELAXED);
 		}
 	}
 	table_lock_drop();
@@ -529,7 +529,7 @@ struct stats_rec *shim_stats_glibc_mutex(void *obj)
 	 * under the table's lock (a contended wait of such a mutex only);
 	 * the stack is taken once, for the record, outside the lock. */
 	struct stats_rec fresh = { .obj = ST_MUTEX, .type = STATS_TYPE_GLIBC, .by_address = 1 };
-	hl_store(&fresh.addr, (uintptr_t)obj, HL_RELAXED);
+	hl__store(&fresh.addr, (uintptr_t)obj, HL_RELAXED);
 	int cs;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	table_lock_take();
@@ -538,8 +538,8 @@ struct stats_rec *shim_stats_glibc_mutex(void *obj)
 	if (!r && shim_slot) {
 		capture_stack(&fresh);
 		table_lock_take();
-		if (shim_slot && (r = class_record(&fresh, false)) && !hl_load(&r->objects, HL_RELAXED))
-			hl_store(&r->objects, 1, HL_RELAXED);
+		if (shim_slot && (r = class_record(&fresh, false)) && !hl__load(&r->objects, HL_RELAXED))
+			hl__store(&r->objects, 1, HL_RELAXED);
 		table_lock_drop();
 	}
 	pthread_setcancelstate(cs, NULL);
@@ -553,7 +553,7 @@ void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 	 * next life joins one at its own first contention.  Relaxed: its
 	 * owner's store, before the object is shared again. */
 	if (shim_stats_on)
-		hl_store(idx, 0, HL_RELAXED);
+		hl__store(idx, 0, HL_RELAXED);
 }
 
 /* ---- counting ---------------------------------------------------------------- */
@@ -561,8 +561,8 @@ void shim_stats_forget(void *obj, _Atomic uint32_t *idx)
 /* A maximum written without the lock. */
 static inline void shared_max(struct stats_rec *r, int k, uint64_t v)
 {
-	uint64_t old = hl_load(&r->c[k], HL_RELAXED);
-	while (v > old && !hl_cas(&r->c[k], &old, v, HL_RELAXED))
+	uint64_t old = hl__load(&r->c[k], HL_RELAXED);
+	while (v > old && !hl__cas(&r->c[k], &old, v, HL_RELAXED))
 		;
 }
 
@@ -570,9 +570,9 @@ static inline void shared_max(struct stats_rec *r, int k, uint64_t v)
  * and a release's cost is their difference over it. */
 static void thread_counters(uint64_t c[HL_COUNTERS])
 {
-	struct hl_thread *t = hl__self_ptr;
+	struct hl__thread *t = hl__self_ptr;
 	for (int k = 0; k < HL_COUNTERS; k++)
-		c[k] = t ? hl_load(&t->fx[k], HL_RELAXED) : 0;
+		c[k] = t ? hl__load(&t->fx[k], HL_RELAXED) : 0;
 }
 
 void shim_wait_begin(struct shim_wait *w, struct stats_rec *r)
@@ -581,7 +581,7 @@ void shim_wait_begin(struct shim_wait *w, struct stats_rec *r)
 	struct stats_thread *t = r ? thread_me() : NULL;
 	/* Relaxed: the thread's own word, read by hotlock-top as a hint. */
 	if (t)
-		hl_store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
+		hl__store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
 	w->t0 = shim_ticks();
 }
 
@@ -612,18 +612,18 @@ static const int wait_fields[HL_COUNTERS] = {
 static void slot_write(struct stats_rec *r, struct area_sum *s)
 {
 	for (int k = 0; k < STC_COUNT; k++) {
-		uint64_t v = hl_load(&s->c[k], HL_RELAXED);
+		uint64_t v = hl__load(&s->c[k], HL_RELAXED);
 		if (!v)
 			continue;
 		if (stats_counter_is_max(k))
 			shared_max(r, k, v);
 		else
-			hl_fetch_add(&r->c[k], v, HL_RELAXED);
+			hl__fetch_add(&r->c[k], v, HL_RELAXED);
 	}
 	/* The latest of racing ends is near enough. */
-	uint64_t end = hl_load(&s->last_end, HL_RELAXED);
-	if (end > hl_load(&r->last_ns, HL_RELAXED))
-		hl_store(&r->last_ns, end, HL_RELAXED);
+	uint64_t end = hl__load(&s->last_end, HL_RELAXED);
+	if (end > hl__load(&r->last_ns, HL_RELAXED))
+		hl__store(&r->last_ns, end, HL_RELAXED);
 }
 
 /* Takes the record's index out of a slot, so that the caller, and nobody
@@ -631,10 +631,10 @@ static void slot_write(struct stats_rec *r, struct area_sum *s)
  * store of the index, after the slot was zeroed. */
 static struct stats_rec *claim(struct area_sum *s)
 {
-	uint32_t idx = hl_load(&s->rec, HL_RELAXED);
+	uint32_t idx = hl__load(&s->rec, HL_RELAXED);
 	if (!idx)
 		return NULL;
-	return hl_cas(&s->rec, &idx, 0, HL_ACQUIRE) ? &shim_recs[idx] : NULL;
+	return hl__cas(&s->rec, &idx, 0, HL_ACQUIRE) ? &shim_recs[idx] : NULL;
 }
 
 static void sums_flush_mine(void)
@@ -654,7 +654,7 @@ static void sums_flush_mine(void)
 static struct area_sum *slot_for(struct stats_rec *r, uint64_t salt)
 {
 	struct area_sums *p = my_sums;
-	if (hl_unlikely(!p)) {
+	if (hl__unlikely(!p)) {
 		thread_me();
 		p = my_sums ? my_sums : &own_sums;
 		my_sums = p;
@@ -662,7 +662,7 @@ static struct area_sum *slot_for(struct stats_rec *r, uint64_t salt)
 	uint32_t want = (uint32_t)(r - shim_recs);
 	struct area_sum *free_slot = NULL;
 	for (int i = 0; i < (int)AREA_SUM_SLOTS; i++) {
-		uint32_t in = hl_load(&p->slot[i].rec, HL_RELAXED);
+		uint32_t in = hl__load(&p->slot[i].rec, HL_RELAXED);
 		if (in == want)
 			return &p->slot[i];
 		if (!in && !free_slot)
@@ -676,30 +676,30 @@ static struct area_sum *slot_for(struct stats_rec *r, uint64_t salt)
 			slot_write(out, s);
 	}
 	for (int k = 0; k < STC_COUNT; k++)
-		hl_store(&s->c[k], 0, HL_RELAXED);
-	hl_store(&s->last_end, 0, HL_RELAXED);
+		hl__store(&s->c[k], 0, HL_RELAXED);
+	hl__store(&s->last_end, 0, HL_RELAXED);
 	/* Release: the zeroed counts before the index (claim). */
-	hl_store(&s->rec, want, HL_RELEASE);
+	hl__store(&s->rec, want, HL_RELEASE);
 	return s;
 }
 
 /* The slot's owner alone adds to it: a load and a store, no atomic add. */
 static inline void slot_add(struct area_sum *s, int k, uint64_t v)
 {
-	hl_store(&s->c[k], hl_load(&s->c[k], HL_RELAXED) + v, HL_RELAXED);
+	hl__store(&s->c[k], hl__load(&s->c[k], HL_RELAXED) + v, HL_RELAXED);
 }
 
 static inline void slot_max(struct area_sum *s, int k, uint64_t v)
 {
-	if (v > hl_load(&s->c[k], HL_RELAXED))
-		hl_store(&s->c[k], v, HL_RELAXED);
+	if (v > hl__load(&s->c[k], HL_RELAXED))
+		hl__store(&s->c[k], v, HL_RELAXED);
 }
 
 /* After counting into s: a thread without a place in the table writes
  * its counts at once (nobody else would). */
 static inline void slot_done(struct area_sum *s)
 {
-	if (hl_unlikely(my_sums == &own_sums)) {
+	if (hl__unlikely(my_sums == &own_sums)) {
 		struct stats_rec *r = claim(s);
 		if (r)
 			slot_write(r, s);
@@ -713,18 +713,18 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 	thread_counters(c);
 	thread_wait(ticks, false);
 	if (me)         /* Relaxed: as in shim_wait_begin. */
-		hl_store(&me->waiting_on, 0, HL_RELAXED);
+		hl__store(&me->waiting_on, 0, HL_RELAXED);
 	if (err) {
 		if (err == ETIMEDOUT)
-			hl_fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
+			hl__fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
 		return end;
 	}
 	/* The node moved: with one node, never (and no node lookup). */
 	bool cross = false;
-	if (hl_topo_nodes() > 1) {
-		uint32_t node = hl_topo_node() + 1;
-		cross = hl_load(&r->last_node, HL_RELAXED) != node;
-		hl_store(&r->last_node, node, HL_RELAXED);
+	if (hl__topo_nodes() > 1) {
+		uint32_t node = hl__topo_node() + 1;
+		cross = hl__load(&r->last_node, HL_RELAXED) != node;
+		hl__store(&r->last_node, node, HL_RELAXED);
 	}
 	struct area_sum *s = slot_for(r, end);
 	slot_add(s, read ? STC_R_ACQ : STC_W_ACQ, 1);
@@ -736,7 +736,7 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 			slot_add(s, wait_fields[k], c[k] - w->c0[k]);
 	if (cross)
 		slot_add(s, STC_CROSS_NODE, 1);
-	hl_store(&s->last_end, end, HL_RELAXED);
+	hl__store(&s->last_end, end, HL_RELAXED);
 	slot_done(s);
 	return end;
 }
@@ -780,7 +780,7 @@ void shim_stats_contended_release(struct stats_rec *r)
 {
 	if (++holder_releases % HOLDER_CLOCK_EVERY)
 		return;
-	uint64_t now = hl_now_ns();
+	uint64_t now = hl__now_ns();
 	if (now - holder_last_ns < HOLDER_EVERY_NS)
 		return;
 	holder_last_ns = now;
@@ -813,7 +813,7 @@ void shim_stats_contended_release(struct stats_rec *r)
 		}
 		table_lock_drop();
 	}
-	hl_fetch_add(site ? &site->samples : &r->holder_other, 1, HL_RELAXED);
+	hl__fetch_add(site ? &site->samples : &r->holder_other, 1, HL_RELAXED);
 	pthread_setcancelstate(cs, NULL);
 }
 
@@ -827,9 +827,11 @@ bool shim_release_end(struct stats_rec *r, const struct shim_wait *w)
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
 	if (c[HL_FX_WAKE] != w->c0[HL_FX_WAKE])
-		hl_fetch_add(&r->c[STC_FUTEX_WAKES], c[HL_FX_WAKE] - w->c0[HL_FX_WAKE], HL_RELAXED);
+		hl__fetch_add(&r->c[STC_FUTEX_WAKES], c[HL_FX_WAKE] - w->c0[HL_FX_WAKE],
+			      HL_RELAXED);
 	if (c[HL_FX_WAIT] != w->c0[HL_FX_WAIT])
-		hl_fetch_add(&r->c[STC_FUTEX_WAITS], c[HL_FX_WAIT] - w->c0[HL_FX_WAIT], HL_RELAXED);
+		hl__fetch_add(&r->c[STC_FUTEX_WAITS], c[HL_FX_WAIT] - w->c0[HL_FX_WAIT],
+			      HL_RELAXED);
 	return c[HL_FX_WAKE] != w->c0[HL_FX_WAKE];
 }
 
@@ -849,10 +851,10 @@ static __thread struct {
 uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex)
 {
 	if (last_wake.cond == cond && last_wake.mutex == mutex && last_wake.releases == shim_releases)
-		hl_fetch_add(&r->c[STC_C_REWAITS], 1, HL_RELAXED);
+		hl__fetch_add(&r->c[STC_C_REWAITS], 1, HL_RELAXED);
 	last_wake.cond = NULL;
 	shim_releases++;               /* the wait releases the mutex */
-	hl_store(&r->cond_mutex, (uintptr_t)mutex, HL_RELAXED);
+	hl__store(&r->cond_mutex, (uintptr_t)mutex, HL_RELAXED);
 	return shim_ticks();
 }
 
@@ -860,12 +862,12 @@ void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond, cons
 {
 	uint64_t ticks = shim_ticks() - t0;
 	thread_wait(ticks, true);
-	hl_fetch_add(&r->c[STC_C_WAITS], 1, HL_RELAXED);
-	hl_fetch_add(&r->c[STC_C_WAIT_NS], ticks, HL_RELAXED);
+	hl__fetch_add(&r->c[STC_C_WAITS], 1, HL_RELAXED);
+	hl__fetch_add(&r->c[STC_C_WAIT_NS], ticks, HL_RELAXED);
 	if (err == ETIMEDOUT) {
-		hl_fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
+		hl__fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
 	} else if (!err) {
-		hl_fetch_add(&r->c[STC_C_WOKEN], 1, HL_RELAXED);
+		hl__fetch_add(&r->c[STC_C_WOKEN], 1, HL_RELAXED);
 		last_wake.cond = cond;
 		last_wake.mutex = mutex;
 		last_wake.releases = shim_releases;
@@ -875,10 +877,10 @@ void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond, cons
 void shim_cond_signalled(struct stats_rec *r, uint32_t waiters, bool broadcast)
 {
 	if (broadcast) {
-		hl_fetch_add(&r->c[STC_C_BROADCASTS], 1, HL_RELAXED);
-		hl_fetch_add(&r->c[STC_C_BROADCAST_WAITERS], waiters, HL_RELAXED);
+		hl__fetch_add(&r->c[STC_C_BROADCASTS], 1, HL_RELAXED);
+		hl__fetch_add(&r->c[STC_C_BROADCAST_WAITERS], waiters, HL_RELAXED);
 	} else {
-		hl_fetch_add(&r->c[waiters ? STC_C_SIGNALS : STC_C_SIGNALS_EMPTY], 1, HL_RELAXED);
+		hl__fetch_add(&r->c[waiters ? STC_C_SIGNALS : STC_C_SIGNALS_EMPTY], 1, HL_RELAXED);
 	}
 }
 
@@ -925,17 +927,17 @@ static void note_end(enum area_end how, int status)
 	if (!is_live && give_back(d))
 		return;
 	sums_flush_mine();
-	uint32_t n = hl_load(&shim_slot->threads_used, HL_RELAXED);
+	uint32_t n = hl__load(&shim_slot->threads_used, HL_RELAXED);
 	if (n > AREA_MAX_THREADS)
 		n = AREA_MAX_THREADS;
 	for (uint32_t i = 0; i < n; i++)
-		if (!hl_load(&threads[i].exited, HL_RELAXED) && threads[i].tid)
-			hl_store(&threads[i].cpu_ns, task_cpu_ns(threads[i].tid), HL_RELAXED);
-	hl_store(&shim_slot->end_status, status, HL_RELAXED);
-	hl_store(&shim_slot->end_ns, boot_ns(), HL_RELAXED);
+		if (!hl__load(&threads[i].exited, HL_RELAXED) && threads[i].tid)
+			hl__store(&threads[i].cpu_ns, task_cpu_ns(threads[i].tid), HL_RELAXED);
+	hl__store(&shim_slot->end_status, status, HL_RELAXED);
+	hl__store(&shim_slot->end_ns, boot_ns(), HL_RELAXED);
 	/* Release: the end's details before how (the collector reads how
 	 * first). */
-	hl_store(&shim_slot->end_how, how, HL_RELEASE);
+	hl__store(&shim_slot->end_how, how, HL_RELEASE);
 }
 
 __attribute__((destructor)) static void stats_at_exit(void)
@@ -993,7 +995,7 @@ static void fork_child(void)
 	load_ns = boot_ns();
 	staging->start_ns = load_ns;
 	/* Relaxed: a count for the closing line. */
-	hl_fetch_add(&area->processes, 1, HL_RELAXED);
+	hl__fetch_add(&area->processes, 1, HL_RELAXED);
 	me = NULL;
 	me_omitted = false;
 	my_sums = NULL;
@@ -1001,11 +1003,11 @@ static void fork_child(void)
 	/* One thread now: a slot where it starts another (take_my_slot), but
 	 * at once where the parent's was LIVE, whose records' indices the
 	 * child's objects carry. */
-	hl_store(&threads_started, false, HL_RELAXED);
+	hl__store(&threads_started, false, HL_RELAXED);
 	struct area_slot *s = was_live && area_fd_ours() ? take_slot(area_fd, staging->pid) : NULL;
 	use_slot(s);
 	if (s) {
-		uint32_t used = hl_load(&old->recs_used, HL_RELAXED);
+		uint32_t used = hl__load(&old->recs_used, HL_RELAXED);
 		memcpy(s->classes, old->classes, sizeof(s->classes));
 		struct stats_rec *from = area_recs(old);
 		for (uint32_t i = 1; i < used; i++) {
@@ -1017,11 +1019,11 @@ static void fork_child(void)
 			memcpy(r->stack, from[i].stack, sizeof(r->stack));
 			r->hash = from[i].hash;
 			r->first_ns = shim_ticks();
-			hl_store(&r->addr, hl_load(&from[i].addr, HL_RELAXED), HL_RELAXED);
-			hl_store(&r->objects, hl_load(&from[i].objects, HL_RELAXED), HL_RELAXED);
-			hl_store(&r->cond_mutex, hl_load(&from[i].cond_mutex, HL_RELAXED), HL_RELAXED);
+			hl__store(&r->addr, hl__load(&from[i].addr, HL_RELAXED), HL_RELAXED);
+			hl__store(&r->objects, hl__load(&from[i].objects, HL_RELAXED), HL_RELAXED);
+			hl__store(&r->cond_mutex, hl__load(&from[i].cond_mutex, HL_RELAXED), HL_RELAXED);
 		}
-		hl_store(&s->recs_used, used, HL_RELAXED);
+		hl__store(&s->recs_used, used, HL_RELAXED);
 		go_live();
 	}
 	if (old)
@@ -1039,14 +1041,14 @@ static void note_exec(int32_t pid, uint32_t mine)
 {
 	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
 		struct area_desc *d = &area->desc[i];
-		if (i == mine || hl_load(&d->pid, HL_RELAXED) != pid)
+		if (i == mine || hl__load(&d->pid, HL_RELAXED) != pid)
 			continue;
-		uint32_t s = hl_load(&d->state, HL_RELAXED);
+		uint32_t s = hl__load(&d->state, HL_RELAXED);
 		/* Release: as the others.  The process was counted when its
 		 * old program took the slot. */
-		if ((s == AREA_LIVE && hl_cas(&d->state, &s, AREA_EXECED, HL_RELEASE)) ||
+		if ((s == AREA_LIVE && hl__cas(&d->state, &s, AREA_EXECED, HL_RELEASE)) ||
 		    (s == AREA_RESERVED && give_back(d)))
-			hl_fetch_sub(&area->processes, 1, HL_RELAXED);
+			hl__fetch_sub(&area->processes, 1, HL_RELAXED);
 		if (s == AREA_LIVE)
 			wake_collector();
 	}
@@ -1162,15 +1164,15 @@ static void take_my_slot(void)
 	shim_tsc = area->tsc_ok && !monotonic_asked;
 	staging->start_ns = load_ns;
 	staging->tsc = shim_tsc;
-	staging->mono_base = hl_now_ns();
+	staging->mono_base = hl__now_ns();
 	staging->tsc_base = shim_ticks();
 	staging->cpus = area->cpus;
-	staging->nodes = (int32_t)hl_topo_nodes();
+	staging->nodes = (int32_t)hl__topo_nodes();
 	if (staging->nodes < 1)
 		staging->nodes = 1;
-	staging->handoff_ns = hl_handoff_ns();
-	staging->spin_ns = hl_spin_ns();
-	staging->cna = hl_queue_policy_is_cna(HL_QUEUE_DEFAULT);
+	staging->handoff_ns = hl__handoff_ns();
+	staging->spin_ns = hl__spin_ns();
+	staging->cna = hl__queue_policy_is_cna(HL_QUEUE_DEFAULT);
 	if (!staging->n_modules)
 		dl_iterate_phdr(note_module, NULL);
 	/* The unwinder now (glibc loads libgcc_s at the first backtrace),
@@ -1212,7 +1214,7 @@ static void attach(const char *path, int argc, char **argv)
 	load_ns = boot_ns();
 	area = h;
 	/* Relaxed: a count for the closing line. */
-	hl_fetch_add(&area->processes, 1, HL_RELAXED);
+	hl__fetch_add(&area->processes, 1, HL_RELAXED);
 	note_exec(staging->pid, AREA_SLOTS);
 	/* Kept open for the slot, which a fork child takes too. */
 	int high = fcntl(fd, F_DUPFD_CLOEXEC, AREA_FD_MIN);
@@ -1234,7 +1236,7 @@ static void attach(const char *path, int argc, char **argv)
 			break;
 	}
 	staging->cmdline_len = (uint32_t)n;
-	if (hl_load(&threads_started, HL_RELAXED))
+	if (hl__load(&threads_started, HL_RELAXED))
 		take_my_slot();
 }
 
@@ -1255,11 +1257,11 @@ __attribute__((constructor)) static void stats_init(int argc, char **argv, char 
 
 void shim_stats_before_thread(void)
 {
-	if (hl_likely(shim_slot != NULL))
+	if (hl__likely(shim_slot != NULL))
 		return;
 	/* Relaxed: read by this thread's attach, or at the first thread,
 	 * before any other exists. */
-	hl_store(&threads_started, true, HL_RELAXED);
+	hl__store(&threads_started, true, HL_RELAXED);
 	if (area)
 		take_my_slot();
 }

@@ -54,10 +54,10 @@ HL_HIDDEN extern __thread uint64_t shim_releases __attribute__((tls_model("initi
 static inline uint64_t shim_ticks(void)
 {
 #if defined(__x86_64__)
-	if (hl_likely(shim_tsc))
+	if (hl__likely(shim_tsc))
 		return __builtin_ia32_rdtsc();
 #endif
-	return hl_now_ns();
+	return hl__now_ns();
 }
 
 /* A timed hold's start (the object's held_since) carries whether it was
@@ -79,7 +79,7 @@ static inline uint64_t shim_ticks(void)
 static inline struct stats_rec *shim_stats_rec(const void *obj, uint32_t idx)
 {
 	(void)obj;
-	if (!idx || !shim_slot || idx >= hl_load(&shim_slot->recs_used, HL_RELAXED))
+	if (!idx || !shim_slot || idx >= hl__load(&shim_slot->recs_used, HL_RELAXED))
 		return NULL;
 	return &shim_recs[idx];
 }
@@ -122,7 +122,7 @@ HL_HIDDEN uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w,
  * averaging out (docs/stats.md, "What it costs, and how it counts"). */
 static inline uint32_t shim_sample_seed(void)
 {
-	uint32_t x = hl_tid() ^ 0x9e3779b9u;
+	uint32_t x = hl__tid() ^ 0x9e3779b9u;
 	x ^= x >> 16;
 	x *= 0x85ebca6bu;
 	x ^= x >> 13;
@@ -136,7 +136,7 @@ static inline uint32_t shim_sample_seed(void)
 static inline bool shim_sampled(void)
 {
 	uint32_t x = shim_sample_state;
-	if (hl_unlikely(!x))
+	if (hl__unlikely(!x))
 		x = shim_sample_seed();
 	x ^= x << 13;
 	x ^= x >> 17;
@@ -149,7 +149,7 @@ static inline bool shim_sampled(void)
  * while untimed), is written and read by the holder only (relaxed). */
 static inline void shim_hold_start_sampled(_Atomic uint64_t *since)
 {
-	hl_store(since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
+	hl__store(since, shim_ticks() | HOLD_SAMPLED, HL_RELAXED);
 }
 
 /* An exclusive acquisition that did not wait: one in SAMPLE has its hold
@@ -157,7 +157,7 @@ static inline void shim_hold_start_sampled(_Atomic uint64_t *since)
  * after the release: nothing of the record is touched under the lock). */
 static inline void shim_stats_acquired(_Atomic uint64_t *since)
 {
-	if (hl_unlikely(shim_sampled()))
+	if (hl__unlikely(shim_sampled()))
 		shim_hold_start_sampled(since);
 }
 
@@ -172,14 +172,14 @@ static inline void shim_stats_released(void)
  * by side: an atomic add). */
 static inline void shim_stats_read(struct stats_rec *r)
 {
-	if (hl_unlikely(shim_sampled()))
-		hl_fetch_add(&r->c[STC_R_ACQ], SAMPLE, HL_RELAXED);
+	if (hl__unlikely(shim_sampled()))
+		hl__fetch_add(&r->c[STC_R_ACQ], SAMPLE, HL_RELAXED);
 }
 
 /* A trylock that found the lock taken. */
 static inline void shim_stats_busy(struct stats_rec *r)
 {
-	hl_fetch_add(&r->c[STC_TRY_BUSY], 1, HL_RELAXED);
+	hl__fetch_add(&r->c[STC_TRY_BUSY], 1, HL_RELAXED);
 }
 
 /* An exclusive hold ends: before the release, its start is taken from the
@@ -189,9 +189,9 @@ static inline void shim_stats_busy(struct stats_rec *r)
  * hold, with a sampled acquisition's count, to the thread's sums. */
 static inline uint64_t shim_hold_take(_Atomic uint64_t *since, uint64_t *until)
 {
-	uint64_t t0 = hl_load(since, HL_RELAXED);
+	uint64_t t0 = hl__load(since, HL_RELAXED);
 	if (t0) {
-		hl_store(since, 0, HL_RELAXED);
+		hl__store(since, 0, HL_RELAXED);
 		*until = shim_ticks();
 	}
 	return t0;

@@ -28,7 +28,7 @@
  *  - pthread_setaffinity_np and sched_setaffinity tell the thread's record
  *    its CPUs now, as the kernel has them (sched_getaffinity; the set
  *    asked for if the kernel will not say), and count the spinner slots
- *    again (hl_machine_learn): threads pinned after they started leave no
+ *    again (hl__machine_learn): threads pinned after they started leave no
  *    spinner where they share a CPU.  (Their GLIBC_2.3.3 forms, which no
  *    program built since 2004 binds to, are left to glibc.)
  * Each calls glibc's own and changes nothing of what it returns.  A thread
@@ -50,7 +50,7 @@
 struct start {
 	void *(*fn)(void *);
 	void *arg;
-	struct hl_thread_start known;   /* the new thread's policy and mask */
+	struct hl__thread_start known;  /* the new thread's policy and mask */
 	uint32_t affinity_seen;         /* affinity_changes when known was made */
 	_Atomic uint32_t used;          /* a table slot: 1 from claim to read */
 	bool heap;                      /* malloc'ed: the new thread frees it */
@@ -70,13 +70,13 @@ static _Atomic uint32_t next_slot;
 static struct start *start_block(void)
 {
 	/* Relaxed: a hint where to look first. */
-	uint32_t first = hl_fetch_add(&next_slot, 1, HL_RELAXED);
+	uint32_t first = hl__fetch_add(&next_slot, 1, HL_RELAXED);
 	for (uint32_t k = 0; k < START_SLOTS; k++) {
 		struct start *s = &slots[(first + k) % START_SLOTS];
 		uint32_t free_ = 0;
 		/* Acquire: pairs with the release that gave the slot back, so
 		 * that its last reader is done with it. */
-		if (hl_cas(&s->used, &free_, 1, HL_ACQUIRE))
+		if (hl__cas(&s->used, &free_, 1, HL_ACQUIRE))
 			return s;
 	}
 	struct start *s = malloc(sizeof(*s));
@@ -90,14 +90,14 @@ static void *start_thread(void *p)
 	struct start *b = p;
 	void *(*fn)(void *) = b->fn;
 	void *arg = b->arg;
-	struct hl_thread_start known = b->known;
+	struct hl__thread_start known = b->known;
 	uint32_t affinity_seen = b->affinity_seen;
 	if (b->heap)
 		free(b);
 	else
 		/* Release: our reads of the slot happen before its next
 		 * claim. */
-		hl_store(&b->used, 0, HL_RELEASE);
+		hl__store(&b->used, 0, HL_RELEASE);
 	hl__thread_start(&known);
 	shim_stats_thread_start();
 	/* seq_cst (store buffering with affinity_changed): either its
@@ -105,9 +105,9 @@ static void *start_thread(void *p)
 	 * and stores the new mask after ours, or we see its count here and
 	 * ask the kernel. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (hl_load(&affinity_changes, HL_RELAXED) != affinity_seen) {
+	if (hl__load(&affinity_changes, HL_RELAXED) != affinity_seen) {
 		int saved = errno;
-		hl_machine_learn(false, false);
+		hl__machine_learn(false, false);
 		errno = saved;
 	}
 	return fn(arg);
@@ -121,15 +121,15 @@ static bool rt_policy(int policy)
 
 /* The new thread's policy and affinity, as attr sets them or as it
  * inherits them from the caller (its record): no system call. */
-static void new_thread_known(struct hl_thread_start *k, const pthread_attr_t *attr)
+static void new_thread_known(struct hl__thread_start *k, const pthread_attr_t *attr)
 {
-	struct hl_thread *me = hl__self_ptr;
+	struct hl__thread *me = hl__self_ptr;
 	/* Relaxed: the caller's own record (its mask and flag are hints). */
-	k->rt = me && hl_load(&me->rt, HL_RELAXED);
+	k->rt = me && hl__load(&me->rt, HL_RELAXED);
 	k->have_mask = false;
 	if (me) {
 		for (int w = 0; w < HL_CPU_WORDS; w++)
-			k->mask[w] = hl_load(&me->cpu_mask[w], HL_RELAXED);
+			k->mask[w] = hl__load(&me->cpu_mask[w], HL_RELAXED);
 		for (int w = 0; w < HL_CPU_WORDS && !k->have_mask; w++)
 			k->have_mask = k->mask[w] != 0;
 	}
@@ -169,7 +169,7 @@ int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 	s->fn = fn;
 	s->arg = arg;
 	/* Relaxed: ordered by pthread_create, as the rest of the block. */
-	s->affinity_seen = hl_load(&affinity_changes, HL_RELAXED);
+	s->affinity_seen = hl__load(&affinity_changes, HL_RELAXED);
 	new_thread_known(&s->known, attr);
 	/* pthread_create orders these writes before the new thread's reads. */
 	int err = REAL(R_CREATE, create_fn)(th, attr, start_thread, s);
@@ -177,7 +177,7 @@ int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 		if (s->heap)
 			free(s);
 		else
-			hl_store(&s->used, 0, HL_RELEASE);
+			hl__store(&s->used, 0, HL_RELEASE);
 	}
 	errno = saved;
 	return err;
@@ -189,7 +189,7 @@ int shim_pthread_setschedparam(pthread_t th, int policy, const struct sched_para
 	typedef int (*set_fn)(pthread_t, int, const struct sched_param *);
 	int err = REAL(R_SETSCHEDPARAM, set_fn)(th, policy, param);
 	if (!err)
-		hl_thread_set_rt(hl_thread_by_pthread((uintptr_t)th), rt_policy(policy));
+		hl__thread_set_rt(hl__thread_by_pthread((uintptr_t)th), rt_policy(policy));
 	return err;
 }
 SHIM_EXPORT(shim_pthread_setschedparam, pthread_setschedparam, "GLIBC_2.2.5");
@@ -200,7 +200,7 @@ int shim_sched_setscheduler(pid_t pid, int policy, const struct sched_param *par
 	int r = REAL(R_SCHED_SETSCHEDULER, set_fn)(pid, policy, param);
 	if (r == 0) {
 		int saved = errno;
-		hl_thread_set_rt(pid == 0 ? hl_self() : hl_thread_by_tid((uint32_t)pid),
+		hl__thread_set_rt(pid == 0 ? hl__self() : hl__thread_by_tid((uint32_t)pid),
 				 rt_policy(policy));
 		errno = saved;
 	}
@@ -218,10 +218,10 @@ static void affinity_changed(uintptr_t pthread_id, uint32_t tid, size_t size,
 {
 	int saved = errno;
 	/* seq_cst: see start_thread. */
-	hl_fetch_add(&affinity_changes, 1, HL_SEQ_CST);
+	hl__fetch_add(&affinity_changes, 1, HL_SEQ_CST);
 	atomic_thread_fence(memory_order_seq_cst);
-	struct hl_thread *t = pthread_id ? hl_thread_by_pthread(pthread_id) :
-			      tid ? hl_thread_by_tid(tid) : hl_self();
+	struct hl__thread *t = pthread_id ? hl__thread_by_pthread(pthread_id) :
+			      tid ? hl__thread_by_tid(tid) : hl__self();
 	if (t) {        /* else not registered yet: start_thread asks */
 		cpu_set_t now;
 		if (sched_getaffinity((pid_t)t->tid, sizeof(now), &now) != 0) {
@@ -232,9 +232,9 @@ static void affinity_changed(uintptr_t pthread_id, uint32_t tid, size_t size,
 		_Static_assert(sizeof(w) == sizeof(now), "the record's mask is a cpu_set_t");
 		memcpy(w, &now, sizeof(w));
 		for (int k = 0; k < HL_CPU_WORDS; k++)
-			/* Relaxed: a hint (hl_thread_affinity_cpus). */
-			hl_store(&t->cpu_mask[k], w[k], HL_RELAXED);
-		hl_machine_learn(false, true);
+			/* Relaxed: a hint (hl__thread_affinity_cpus). */
+			hl__store(&t->cpu_mask[k], w[k], HL_RELAXED);
+		hl__machine_learn(false, true);
 	}
 	errno = saved;
 }

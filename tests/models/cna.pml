@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Model of the CNA waiter queue (src/queue.c): hl_queue_enqueue and
- * hl_queue_pass_head with HL_PASS_CNA (leave, search, the secondary queue
+/* Model of the CNA waiter queue (src/queue.c): hl__queue_enqueue and
+ * hl__queue_pass_head with HL_PASS_CNA (leave, search, the secondary queue
  * carried from head to head, flush, SRO, prioritized waiters, skipping and
  * recycling of abandoned nodes), with and without HL_PASS_DEFER_WAKE.
  *
@@ -12,7 +12,7 @@
  * leave_queue and unlock_to_head, checked in mutex.pml with FIFO passes) is
  * reduced to what it does with the queue: a pass with HL_PASS_DEFER_WAKE may
  * return the new head unsignalled, and the passer then signals it later
- * itself, calling pass_head again from it (hl_queue_pass_head(d, 0), which
+ * itself, calling pass_head again from it (hl__queue_pass_head(d, 0), which
  * reads the secondary queue from d's node) if it was abandoned meanwhile.
  *
  * Abstractions:
@@ -226,7 +226,7 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
 #endif
 
 /* C4/C5: recycle an abandoned node that is no longer linked from the
- * queue (hl_node_recycle). */
+ * queue (hl__node_recycle). */
 inline recycle(rc_x)
 {
 	assert(nstate[rc_x] == ABANDONED);
@@ -295,7 +295,7 @@ inline check_queues(cq_h)
 
 /* ---- the queue (src/queue.c) --------------------------------------------- */
 
-/* hl_node_signal(x, HL_SIG_HEAD): ok = false if x was abandoned.  C1: the
+/* hl__node_signal(x, HL_SIG_HEAD): ok = false if x was abandoned.  C1: the
  * holder hands headship to x's owner. */
 inline signal(sg_x)
 {
@@ -456,7 +456,7 @@ inline search()
 	found = 0
 }
 
-/* hl_queue_pass_head(ph_n, HL_PASS_CNA | (ph_defer ? HL_PASS_DEFER_WAKE : 0))
+/* hl__queue_pass_head(ph_n, HL_PASS_CNA | (ph_defer ? HL_PASS_DEFER_WAKE : 0))
  * -> d: the deferred new head, or 0. */
 inline pass_head(ph_n, ph_defer)
 {
@@ -544,7 +544,7 @@ proctype Thread(byte me)
 		n = (me - 1) * ITER + it + 1;
 		it++;
 #endif
-		/* hl_queue_node_init, hl_node_arm, hl_queue_enqueue: the
+		/* hl__queue_node_init, hl__node_arm, hl__queue_enqueue: the
 		 * node's fields are private until the xchg publishes it */
 		atomic {
 #ifdef LIVE
@@ -593,7 +593,7 @@ proctype Thread(byte me)
 #endif
 		pass_head(n, true);
 		assert(where[n] == W_LEFT);
-		where[n] = W_GONE;      /* hl_thread_node_put: reused now */
+		where[n] = W_GONE;      /* hl__thread_node_put: reused now */
 #ifdef LIVE
 		/* forget what nobody reads again (see the header) */
 		d_step { nnext[n] = 0; nstate[n] = FREE; nsech[n] = 0; nsect[n] = 0; npref[n] = 0 };

@@ -10,7 +10,7 @@
  * deadline; timed out -> under the list lock unlink the node if it is still
  * listed and drop refs, give the node back, hl_mutex_lock, ETIMEDOUT),
  * hl_cond_signal (the unlocked hint read of `first`; under the list lock
- * take the first listed node off, keep it (hl_node_keep), skipping nodes
+ * take the first listed node off, keep it (hl__node_keep), skipping nodes
  * that gave up; then signal it RETRY), hl_cond_broadcast (take the whole
  * list, keep each node, chain the kept ones, hl__mutex_enqueue_moved: one
  * xchg of m's tail; a first node that became m's head is recorded in `head`
@@ -81,7 +81,7 @@
  *    as in the C code); a head's spinning is stutter.  No spurious
  *    wake-ups (wait.pml checks them).  A futex_wait is "if the state is
  *    parked, sleep" and sleeps until a wake clears `asleep`.  A signal's
- *    CAS and its futex_wake are one step, as hl_node_post's store and wake.
+ *    CAS and its futex_wake are one step, as hl__node_post's store and wake.
  *  - Time is not modelled: whether a head is due a handoff, whether a new
  *    head is due at once (wake_new_head) and when a deadline passes are
  *    free choices.
@@ -206,7 +206,7 @@
 #define S_TIMEDOUT     255
 
 #define ARMED(s) ((s) == N_WAITING || (s) == N_PARKED || (s) == N_WAITING_KEPT || (s) == N_PARKED_KEPT)
-/* hl_node_parked, as a waker sees it: it wakes the futex of such a node */
+/* hl__node_parked, as a waker sees it: it wakes the futex of such a node */
 #ifdef BUG_KEPT_NOT_PARKED
 #define WAKER_PARKED(s) ((s) == N_PARKED)
 #else
@@ -251,7 +251,7 @@ byte finished = 0;
 
 /* ---- waiting core --------------------------------------------------------- */
 
-/* hl_node_wait(n) with spin budget 0: park (CAS WAITING -> PARKED or
+/* hl__node_wait(n) with spin budget 0: park (CAS WAITING -> PARKED or
  * WAITING_KEPT -> PARKED_KEPT) unless signalled, sleep until woken; with
  * tmo, the deadline may pass while n sleeps unkept: CAS PARKED ->
  * ABANDONED (it fails once kept: then it sleeps on).  Result in sig. */
@@ -301,7 +301,7 @@ inline node_wait(nw_n, nw_sig, nw_tmo)
 	assert(nw_sig >= S_HEAD)
 }
 
-/* hl_node_nudge(n) (mutex.c step 5b), as the unlocking thread does it
+/* hl__node_nudge(n) (mutex.c step 5b), as the unlocking thread does it
  * after an unlock, or a broadcaster that does not own m after its signal:
  * through links that may have changed since, so on any node that is
  * PARKED_KEPT: a CAS to WAITING_KEPT, then (a later step) futex_wake.  At
@@ -337,7 +337,7 @@ inline maybe_nudge()
 #define maybe_nudge() skip
 #endif
 
-/* hl_node_signal(n, s): ok = false if n gave up. */
+/* hl__node_signal(n, s): ok = false if n gave up. */
 inline node_signal(ns_n, ns_s, ns_ok)
 {
 	atomic {
@@ -354,7 +354,7 @@ inline node_signal(ns_n, ns_s, ns_ok)
 	}
 }
 
-/* hl_node_keep(n): WAITING -> WAITING_KEPT, PARKED -> PARKED_KEPT; false if
+/* hl__node_keep(n): WAITING -> WAITING_KEPT, PARKED -> PARKED_KEPT; false if
  * ABANDONED; anything else is hl__bug. */
 inline node_keep(nk_n, nk_ok)
 {
@@ -367,7 +367,7 @@ inline node_keep(nk_n, nk_ok)
 	fi
 }
 
-/* hl_thread_node_put: the node is its thread's again. */
+/* hl__thread_node_put: the node is its thread's again. */
 inline free_node(fn_n)
 {
 	assert(!clisted[fn_n] && !asleep[fn_n]);
@@ -457,7 +457,7 @@ inline stolen_check(sc_k, sc_j)
 /* hl__mutex_enqueue_moved(m, first, last, me) */
 inline enqueue_moved(em_first, em_last)
 {
-	/* hl_queue_enqueue_chain: clear last's link, xchg the tail */
+	/* hl__queue_enqueue_chain: clear last's link, xchg the tail */
 	atomic {
 #ifndef BUG_CHAIN_NO_CLEAR
 		nnext[em_last] = 0;
@@ -826,7 +826,7 @@ unlock:
 		fi;
 		head = 0
 	};
-	/* hl_node_post: from here on, only h's node */
+	/* hl__node_post: from here on, only h's node */
 	atomic {
 		if
 		:: (w & HANDOFF) != 0 -> nstate[h] = S_HANDED

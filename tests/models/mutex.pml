@@ -11,9 +11,9 @@
  * otherwise store 0 and post RELEASED; a head that gave up
  * refuses the claim, and the unlocker drops its flags, passes headship on
  * while it still owns the word, and CASes the word to 0, serving a new
- * head whose flags made the CAS fail), hl_queue_enqueue,
- * hl_queue_pass_head (with skipping of abandoned nodes), hl_node_wait,
- * hl_node_signal, hl_node_claim + hl_node_post.  The protocol is
+ * head whose flags made the CAS fail), hl__queue_enqueue,
+ * hl__queue_pass_head (with skipping of abandoned nodes), hl__node_wait,
+ * hl__node_signal, hl__node_claim + hl__node_post.  The protocol is
  * src/mutex.c with cd7e9af's release order and issue 12's handoff rule: only
  * HANDOFF hands the lock over (a head that sleeps without it is woken
  * RELEASED, however long it has waited), and a head is due once it has
@@ -36,7 +36,7 @@
  *    else writes `head` or the word while the flags are set and the word
  *    is ours, and between the claim and the store only h's owner can act
  *    on what the claim changed (it finds its node CLAIMED and waits, or
- *    fails to give up), which commutes with the store.  hl_node_post's
+ *    fails to give up), which commutes with the store.  hl__node_post's
  *    store and futex_wake are one step, as node_signal's CAS and wake.
  *  - Values nobody reads again are forgotten: a lock call's locals when
  *    its critical section starts or it times out, the unlock's when it
@@ -139,7 +139,7 @@
  *  BUG_HANDOFF_RELEASES  a due head's unlock releases the word and wakes the
  *                        head instead of handing the lock over, so another
  *                        thread can take it first (M3);
- *  BUG_IGNORE_DUE        hl_node_due always says "not due": a head never
+ *  BUG_IGNORE_DUE        hl__node_due always says "not due": a head never
  *                        sets HANDOFF, so a stealer that keeps coming
  *                        overtakes it for ever (with -DLIVE: M5, an
  *                        acceptance cycle; the safety rows pass with it);
@@ -287,7 +287,7 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
 /* ---- waiting core --------------------------------------------------------- */
 
 #ifdef LIVE
-/* hl_node_wait(n) for the liveness check: return once the node is
+/* hl__node_wait(n) for the liveness check: return once the node is
  * signalled, having parked or not; no timeouts, no spurious wake-ups (see
  * the header).  Result in sig. */
 inline node_wait(nw_n, nw_sig, nw_may_time_out)
@@ -303,7 +303,7 @@ inline node_wait(nw_n, nw_sig, nw_may_time_out)
 	fi
 }
 #else
-/* hl_node_wait(n): spin (any number of looks), park, sleep until woken;
+/* hl__node_wait(n): spin (any number of looks), park, sleep until woken;
  * with TIMED, give up at any point.  Result in sig. */
 inline node_wait(nw_n, nw_sig, nw_may_time_out)
 {
@@ -360,7 +360,7 @@ inline node_wait(nw_n, nw_sig, nw_may_time_out)
 }
 #endif
 
-/* hl_node_signal(n, s): ok = false if n was abandoned. */
+/* hl__node_signal(n, s): ok = false if n was abandoned. */
 inline node_signal(ns_n, ns_s, ns_ok)
 {
 	atomic {
@@ -392,7 +392,7 @@ inline dequeue(dq_n, dq_nx)
 	fi
 }
 
-/* hl_queue_pass_head(n, may_defer) -> deferred successor in d (0: none) */
+/* hl__queue_pass_head(n, may_defer) -> deferred successor in d (0: none) */
 inline pass_head(ph_n, ph_may_defer, ph_d, ph_nx, ph_ok, ph_cur)
 {
 	ph_cur = ph_n;
@@ -678,7 +678,7 @@ owned_fast:
 		fi;
 #else
 		/* unlock_to_head: the word has WAKE.  Read `head`, claim h
-		 * (hl_node_claim: h can no longer give up), and store the
+		 * (hl__node_claim: h can no longer give up), and store the
 		 * word: h's TID with HANDOFF, else 0; or, if h gave up, the
 		 * owner alone (h's flags dropped).  One step, in that order:
 		 * nobody else writes `head` or the word while the flags are
@@ -737,7 +737,7 @@ owned_fast:
 		   };
 		   if
 		   :: ok ->
-			/* hl_node_post (its store and futex_wake in one step, as
+			/* hl__node_post (its store and futex_wake in one step, as
 			 * node_signal's): from here on, only h's node */
 			atomic {
 				if

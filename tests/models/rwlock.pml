@@ -20,11 +20,11 @@
  * loop with take, step 4b (grant_readers_behind) for a prefer-reader
  * writer head on a read-held word, and the WAKE or WAKE|HANDOFF CAS into
  * a held word; RELEASED: race again; a head's timeout), wait_node with
- * hl_node_wait_until's timed wake-up and mark_due, give_up (a: withdraw
+ * hl__node_wait_until's timed wake-up and mark_due, give_up (a: withdraw
  * our flags from a held word and pass headship on; b: a committed release
  * or downgrade, wait for its signal, looking again at any wake-up; c: give
  * the node up, with the second look for a node recorded as head just
- * before), grant_group with hl_queue_extract (the last node too, by
+ * before), grant_group with hl__queue_extract (the last node too, by
  * take_last's tail CAS) and group_member for each kind, leave_queue
  * (pass_head with HL_PASS_DEFER_WAKE, a parked successor recorded in
  * `head` with WAKE, a due one or a reader behind a reader owner woken at
@@ -39,8 +39,8 @@
  * keeps its flags beside our share, not in a prefer-reader lock; else
  * claim the head: a reader head with HANDOFF is handed a share beside
  * ours, any other races again; a head that gave up has headship passed
- * on), hl_queue_enqueue, hl_queue_pass_head (FIFO, recycling abandoned
- * nodes), hl_node_signal, hl_node_claim + hl_node_post, hl_node_give_up.
+ * on), hl__queue_enqueue, hl__queue_pass_head (FIFO, recycling abandoned
+ * nodes), hl__node_signal, hl__node_claim + hl__node_post, hl__node_give_up.
  *
  * Kinds (-DKIND=K_PREFER_WRITER, K_FAIR, K_PREFER_READER or
  * K_WRITER_YIELDS: 0 to 3, as HL_RWLOCK_*; the default here is fair, the
@@ -135,7 +135,7 @@
  *    recording n, writes it); give_up's loads of the word and `head`, its
  *    look at its node and a's CAS (the CAS compares the whole word, and
  *    what changes the node's state or `head` also changes the word);
- *    hl_queue_extract's reads of the link into a waiter, its own link and
+ *    hl__queue_extract's reads of the link into a waiter, its own link and
  *    its state (a non-zero link changes only by the head's hand, so the
  *    reads act as if at the moment of the last one), with the unlinking of
  *    the interior of the chain, which is the head's; take_last's clearing
@@ -182,7 +182,7 @@
  *    fairness makes it fire, since it stays enabled until it does.  The
  *    head's flag CAS (HANDOFF or not), group_member's look at a writer
  *    (stop or skip) and leave_queue's look at a deferred successor read
- *    due_t (a prefer-writer writer is due at once); hl_node_wait_until's
+ *    due_t (a prefer-writer writer is due at once); hl__node_wait_until's
  *    wake-up happens only once the waiter's timer fired (its deadline is
  *    the threshold), so that a waiter is not woken to find itself not yet
  *    due.  A timer firing early or late is one more interleaving.
@@ -344,7 +344,7 @@
  *                                owner overwrites a concurrent reader's
  *                                release, the count never drains and the
  *                                recorded writer sleeps for good (R2);
- *  BUG_GROUP_TAKES_LAST          hl_queue_extract takes the last node
+ *  BUG_GROUP_TAKES_LAST          hl__queue_extract takes the last node
  *                                without take_last's tail CAS: the tail
  *                                still names a member (R5; without that
  *                                check, the next enqueuer links behind a
@@ -490,7 +490,7 @@
 #endif
 /* Values nobody reads again are forgotten (see the header). */
 #define FORGET_HEAD ; head = 0
-/* hl_node_wait_until wakes a waiter up only once it is due (its timer) */
+/* hl__node_wait_until wakes a waiter up only once it is due (its timer) */
 #define WOKEN_DUE(x) && due_t[OWNER(x)]
 #else
 /* Fresh nodes per thread: one per lock call (two with BUG_NO_NESTED: the
@@ -680,7 +680,7 @@ ltl starvation_free { []<> (cs_who == 1) && []<> (cs_who == 2) && []<> (cs_who =
 #define MARKS(x) (w_wake && !w_handoff && head == (x))
 #endif
 
-/* hl_node_wait_until(n, NULL, ...) as wait_node calls it: park (the spin
+/* hl__node_wait_until(n, NULL, ...) as wait_node calls it: park (the spin
  * phase of a due head is a waiter that has not parked yet), return the
  * signal; wake up (S_WOKEN, node WAITING again) only when mark_due has
  * something to do (see the header); with a deadline, wake up at it
@@ -763,7 +763,7 @@ inline wait_node(wn_n, wn_sig, wn_timed)
 	od
 }
 
-/* hl_node_signal(x, s): ok = false if x was abandoned. */
+/* hl__node_signal(x, s): ok = false if x was abandoned. */
 inline node_signal(ns_x, ns_s, ns_ok)
 {
 	atomic {
@@ -776,7 +776,7 @@ inline node_signal(ns_x, ns_s, ns_ok)
 	}
 }
 
-/* hl_node_recycle(x): x was abandoned and nobody refers to it any more. */
+/* hl__node_recycle(x): x was abandoned and nobody refers to it any more. */
 inline recycle(rc_x)
 {
 	atomic {
@@ -791,7 +791,7 @@ inline recycle(rc_x)
 	}
 }
 
-/* hl_thread_node_put: the owner is done with its node. */
+/* hl__thread_node_put: the owner is done with its node. */
 inline put(pt_x)
 {
 	atomic {
@@ -808,7 +808,7 @@ inline put(pt_x)
 
 /* ---- queue (FIFO) ---------------------------------------------------------- */
 
-/* hl_queue_pass_head(ph_n, ph_defer ? HL_PASS_DEFER_WAKE : 0) -> d: the
+/* hl__queue_pass_head(ph_n, ph_defer ? HL_PASS_DEFER_WAKE : 0) -> d: the
  * successor, unsignalled, if deferred (it was parked); 0 otherwise. */
 inline pass_head(ph_n, ph_defer)
 {
@@ -954,7 +954,7 @@ inline release_to_head()
 		:: rt -> break
 		:: else -> atomic { LOCK_ACCESS; claimed_cas() }
 		od;
-		/* hl_node_post: from here on, only h's node */
+		/* hl__node_post: from here on, only h's node */
 		if
 		:: sw_handoff -> nstate[h] = S_HANDED
 		:: else -> nstate[h] = S_RELEASED
@@ -1139,7 +1139,7 @@ inline downgrade_to_head()
 	fi;
 	if
 	:: how == DG_CLAIMED ->
-		/* hl_node_post: from here on, only h's node */
+		/* hl__node_post: from here on, only h's node */
 		if
 		:: sw_readers == 2 -> nstate[h] = S_HANDED
 		:: else -> nstate[h] = S_RELEASED
@@ -1150,7 +1150,7 @@ inline downgrade_to_head()
 }
 #endif
 
-/* hl_queue_extract takes waiter i into the group: it goes on the list
+/* hl__queue_extract takes waiter i into the group: it goes on the list
  * from `first`, linked through its next field. */
 #define TAKE_MEMBER \
 	nnext[i] = 0; \
@@ -1179,7 +1179,7 @@ inline downgrade_to_head()
 #define LINKED(x) (nnext[x] != 0 || tail == (x))
 #endif
 
-/* grant_group(n): hl_queue_extract of the readers behind n (group_member:
+/* grant_group(n): hl__queue_extract of the readers behind n (group_member:
  * fair, stopping at a due writer and skipping the others; prefer-writer,
  * stopping at any writer; prefer-reader, skipping every writer), the last
  * node too, by the tail CAS of take_last; then the count and the signals.
@@ -1425,7 +1425,7 @@ inline leave_queue(lq_n)
 inline set_flags()
 {
 	head = n;
-	nstate[n] = N_WAITING;          /* hl_node_arm */
+	nstate[n] = N_WAITING;          /* hl__node_arm */
 	w_wake = true;
 	if
 #ifdef LIVE
@@ -1484,7 +1484,7 @@ inline give_up()
 	   };
 	   if
 	   :: how == G_WAIT ->
-		/* hl_node_wait_until(n, NULL, 0, now + DUE_RECHECK_NS): the
+		/* hl__node_wait_until(n, NULL, 0, now + DUE_RECHECK_NS): the
 		 * signal (a claim is waited out), or a wake-up while n is
 		 * still armed and unsignalled, at any moment: then look again
 		 * (a downgrade leaves a writer head's flags beside its
@@ -1500,7 +1500,7 @@ inline give_up()
 	od;
 	if
 	:: how == G_ABANDONED ->
-		/* c. hl_node_give_up: the core's CAS to ABANDONED decides
+		/* c. hl__node_give_up: the core's CAS to ABANDONED decides
 		 * against a signal (a claim is waited out) */
 		atomic {
 			if
@@ -1664,7 +1664,7 @@ again:
 #endif
 		od;
 
-		/* Step 2: hl_queue_node_init, hl_node_arm, hl_queue_enqueue:
+		/* Step 2: hl__queue_node_init, hl__node_arm, hl__queue_enqueue:
 		 * the node's fields are private until the xchg publishes it. */
 		atomic {
 			LOCK_ACCESS;
@@ -1740,7 +1740,7 @@ again:
 #else
 					if
 					:: sig == S_TIMEDOUT ->
-						/* hl_thread_node_abandoned: n is the queue's.
+						/* hl__thread_node_abandoned: n is the queue's.
 						 * Never a dead head (R9): it never parked,
 						 * and leave_queue records only a parked
 						 * successor */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Model of hotlock's waiting core (src/wait.c, src/wait.h).
  *
- * Models hl_node_wait (spin, park with futex_wait, give up at a deadline by
- * abandoning the node), hl_node_signal (CAS in a signal, futex_wake if the
- * waiter had parked) and hl_node_claim + hl_node_post (the two-step signal
+ * Models hl__node_wait (spin, park with futex_wait, give up at a deadline by
+ * abandoning the node), hl__node_signal (CAS in a signal, futex_wake if the
+ * waiter had parked) and hl__node_claim + hl__node_post (the two-step signal
  * that hl_mutex uses to hand the lock over), on one node.
  *
  * Abstractions:
@@ -48,8 +48,8 @@
  *  BUG_INTR_NO_CAS      the interrupter sets the word and wakes nobody, as
  *                       a futex_wake on the interrupt word alone would
  *                       (P5 fails).
- * Variants: -DCLAIM uses hl_node_claim + hl_node_post instead of
- * hl_node_signal; -DTIMED gives the waiter a deadline; -DINTR makes the
+ * Variants: -DCLAIM uses hl__node_claim + hl__node_post instead of
+ * hl__node_signal; -DTIMED gives the waiter a deadline; -DINTR makes the
  * wait interruptible (wait.h, "Interrupts"): an Interrupter sets the
  * waiter's interrupt word, then moves its published node PARKED ->
  * PARKED_INTR and wakes it; with -DNO_WAKER nobody signals, so that only
@@ -68,8 +68,8 @@
 
 byte state = WAITING;   /* the node's state word, armed */
 bool asleep = false;    /* the waiter is inside futex_wait */
-byte result = 0;        /* what hl_node_wait returned */
-bool signal_ok = false; /* what hl_node_signal / hl_node_claim returned */
+byte result = 0;        /* what hl__node_wait returned */
+bool signal_ok = false; /* what hl__node_signal / hl__node_claim returned */
 byte wakes = 0;         /* futex_wake calls by the waker */
 bool ever_parked = false;
 bool timed_out = false;
@@ -223,7 +223,7 @@ proctype Waker()
 	od;
 	was_parked = signal_ok && (s == PARKED || s == PARKED_INTR);
 #ifdef CLAIM
-	/* hl_node_post: the signal, then the wake if the claim found PARKED. */
+	/* hl__node_post: the signal, then the wake if the claim found PARKED. */
 	if
 	:: signal_ok -> state = SIG
 	:: else -> skip
