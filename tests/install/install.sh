@@ -34,6 +34,12 @@ soname=$(readelf -d "$prefix/$libdir/libhotlock.so.0.1" | sed -n 's/.*(SONAME).*
 "$prefix/bin/hotlock-stats-chart" --help >/dev/null || fail "the installed hotlock-stats-chart does not run"
 if [ -e "$build/bench/hotlock-bench" ]; then
 	[ -x "$prefix/bin/hotlock-bench" ] || fail "hotlock-bench is not installed"
+	# hotlock-bench NAME runs the program hotlock-bench-NAME beside it.
+	for p in apps schbench futex-hash; do
+		[ -x "$prefix/bin/hotlock-bench-$p" ] || fail "hotlock-bench-$p is not installed"
+		"$prefix/bin/hotlock-bench" "$p" --help >/dev/null ||
+			fail "the installed 'hotlock-bench $p --help' does not run"
+	done
 fi
 echo "installed: $(cd "$prefix" && find . -type f -o -type l | sort | tr '\n' ' ')"
 
