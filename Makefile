@@ -60,10 +60,11 @@ check: build
 	@echo "check: the fast tests only (labels unit and contract, not the glibc controls); make test runs every test, under the sanitizers too"
 	cd build && ctest -L '$(CHECK_LABELS)' -E '$(CHECK_EXCLUDE)' $(CTEST_FLAGS)
 
-# -j2: only the two spin-model tests run at once (side by side); every other
-# test is RUN_SERIAL (tests/CMakeLists.txt, hotlock_add_test).
+# -j3: the two spin models and CPython's thread tests (which mostly wait)
+# start together, then the controlled schedules run beside each other; every
+# other test is RUN_SERIAL (tests/CMakeLists.txt, hotlock_add_test).
 test-main: build-full
-	cd build && ctest -j2 $(CTEST_FLAGS)
+	cd build && ctest -j3 $(CTEST_FLAGS)
 
 test-tsan: build-tsan
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest $(CTEST_FLAGS)
