@@ -43,6 +43,7 @@ holds none of the files, or one of them cannot be read.
 
 import argparse
 import datetime
+import fnmatch
 import importlib.util
 import itertools
 import json
@@ -220,19 +221,25 @@ def read_results(results_dir):
     names = [f"{stem}.json" for stem, _, _ in SCENARIOS]
     for pattern in SEED_PATTERNS:
         names += sorted(p.name for p in results_dir.glob(pattern))
-    # Any other result file that says how to read it (its "layout") gets the
-    # table every result has (render_layout_section), after the rest.
-    seeds = {p.name for pattern in SEED_PATTERNS for p in results_dir.glob(pattern)}
-    names += sorted(p.name for p in results_dir.glob("*.json")
-                    if p.name not in names and p.name not in seeds)
     found = {}
     for name in names:
         path = results_dir / name
         if path.is_file() and path.stem not in found:
-            data = read_json(path)
-            known = any(stem == path.stem for stem, _, _ in SCENARIOS)
-            if known or name in seeds or isinstance(data.get("layout"), dict):
-                found[path.stem] = data
+            found[path.stem] = read_json(path)
+    # Any other file that is a result and says how to read it (its "layout")
+    # gets the table every result has (render_layout_section), after the
+    # rest; other JSON there (a comparison, say) is not the report's.
+    for path in sorted(results_dir.glob("*.json")):
+        if path.name in names:
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if (isinstance(data, dict) and isinstance(data.get("results"), list)
+                and isinstance(data.get("layout"), dict)):
+            found[path.stem] = data
     if not found:
         fail(f"{results_dir} holds none of the benchmark's JSON files "
              f"({', '.join(names[:3])}, ...): run `make bench` first")
@@ -749,9 +756,12 @@ def render_report(files, suites, plots, plot_note, repo, tools_dir):
         out.append("## wake: handover cost\n\n" + render_wake_section(files["wake"]))
     if "cond" in files:
         out.append("## cond: condition variables\n\n" + render_cond_section(files["cond"]))
+    # The rest: files with a layout and no section of their own (the seeds'
+    # files have theirs, below).
     known = {stem for stem, _, _ in SCENARIOS}
     for stem, data in files.items():
-        if stem not in known and isinstance(data.get("layout"), dict):
+        seed = any(fnmatch.fnmatch(f"{stem}.json", p) for p in SEED_PATTERNS)
+        if stem not in known and not seed and isinstance(data.get("layout"), dict):
             out.append(render_layout_section(stem, data))
     seeds = render_seed_sections(files, tools_dir)
     if seeds:
