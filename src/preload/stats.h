@@ -85,7 +85,49 @@ struct stats_rec {
 	_Atomic uint64_t holder_other;  /* samples of stacks not in holders */
 } __attribute__((aligned(64)));
 
-/* One thread: the main thread, and every thread that waited. */
+/* What a thread waits for and holds, for the deadlock detector
+ * (hotlock-run --deadlocks and --lock-order, docs/deadlocks.md; the
+ * collector's side is tools/deadlock.c, the shim's shim_holds.c). */
+enum stats_lock {
+	SL_NONE,
+	SL_MUTEX,               /* a mutex of hotlock's: owner TID in bits 0-21 of its word */
+	SL_READ, SL_WRITE,      /* an rwlock of hotlock's: writer TID in bits 0-21 of its state */
+	SL_GLIBC_MUTEX,         /* a mutex glibc keeps: owner TID in __data.__owner */
+	SL_GLIBC_READ, SL_GLIBC_WRITE,  /* an rwlock glibc keeps (owner not read) */
+	SL_COND,                /* a condvar (a wait for a signal, not for a lock) */
+};
+
+/* A lock the thread holds: written by the thread only, after it took the
+ * lock and before it releases it, so that the list never names a lock the
+ * thread does not hold.  Relaxed atomics: the collector reads them while
+ * the thread runs, and trusts them only when two reads agree, or while
+ * the thread is blocked in a wait (its wait's seq unchanged around them). */
+#define STATS_HOLDS 16          /* holds listed per thread; deeper ones are counted */
+struct stats_hold {
+	_Atomic uintptr_t obj;
+	_Atomic uintptr_t site;         /* the return address of the call that took it */
+	_Atomic uint32_t how;           /* enum stats_lock */
+	_Atomic uint32_t gen;           /* --lock-order: the object's generation (area_order) */
+};
+
+/* The wait a thread is in now: its fields are written before seq turns
+ * odd (release), and seq turns even (release) when the wait ends, so a
+ * reader that sees the same odd seq before and after reading them (its
+ * loads acquire) has read one wait whole, and knows the thread was in it
+ * the whole time. */
+struct stats_wait {
+	_Atomic uint32_t seq;           /* odd while the thread waits */
+	_Atomic uint32_t how;           /* enum stats_lock */
+	_Atomic uint32_t timed;         /* it has a deadline (it ends by itself) */
+	uint32_t pad;
+	_Atomic uintptr_t obj;          /* the lock (a condvar: the condvar) */
+	_Atomic uintptr_t mutex;        /* a condvar wait: its mutex */
+	_Atomic uintptr_t site;         /* the return address of the call that waits; 0: unknown */
+	_Atomic uint64_t since;         /* shim_ticks at its start */
+};
+
+/* One thread: the main thread, every thread that waited and, under
+ * --deadlocks or --lock-order, every thread that took a lock. */
 struct stats_thread {
 	uint32_t tid;
 	_Atomic bool exited;
@@ -95,6 +137,10 @@ struct stats_thread {
 	_Atomic uint64_t lock_wait_ns, cond_wait_ns;
 	_Atomic uint32_t waiting_on;    /* the record it waits for now; 0: none */
 	_Atomic uint64_t cpu_ns;        /* its CPU time, at its exit or the report */
+	struct stats_wait wait;         /* the wait it is in now (any report mode) */
+	_Atomic uint32_t nholds;        /* locks it holds (--deadlocks, --lock-order) */
+	uint32_t pad;
+	struct stats_hold holds[STATS_HOLDS];   /* the first min(nholds, STATS_HOLDS), oldest first */
 };
 
 /* A process's report (tools/report.c), from a slot the collector has

@@ -67,7 +67,7 @@
 #include "stats.h"
 
 #define AREA_MAGIC 0x31736b636f6c7468ull       /* "htlocks1" */
-#define AREA_VERSION 1
+#define AREA_VERSION 2
 #define AREA_ENV "HOTLOCK_STATS_AREA"
 
 #define AREA_SLOTS 1024u                /* processes with a slot at once */
@@ -82,6 +82,10 @@
 #define AREA_MAX_MODULES 512u
 #define AREA_STRINGS (64u * 1024)       /* the modules' paths */
 #define AREA_CMDLINE 4096u
+
+/* The area header's `detect`: what the shim records beyond the report. */
+#define AREA_DETECT_HOLDS 1u    /* each thread's holds, and the sites (--deadlocks, --lock-order) */
+#define AREA_DETECT_ORDER 2u    /* the lock-order edges (--lock-order) */
 
 enum area_state { AREA_FREE, AREA_RESERVED, AREA_LIVE, AREA_EXECED };
 
@@ -104,7 +108,7 @@ struct area_header {
 	 * process reads them at its load: whether the kernel keeps time by
 	 * the TSC (shim_ticks may read it), and the CPUs online. */
 	uint8_t tsc_ok;
-	uint8_t pad8;
+	uint8_t detect;                 /* AREA_DETECT_*: what hotlock-run asked for */
 	uint16_t cpus;
 	_Atomic uint64_t processes;     /* processes that loaded the shim, or forked */
 	_Atomic uint64_t no_slot;       /* ... and found no free slot */
@@ -169,12 +173,43 @@ struct area_slot {
 	char strings[AREA_STRINGS];
 };
 
+/* The lock-order graph of a process (--lock-order, shim_holds.c): an edge
+ * A -> B each time a thread took B with a blocking call while it held A,
+ * the first time for each pair (and each pair of ways of holding them).
+ * A lock is its address and its generation: gens[] has one counter per
+ * hash bucket of addresses, added to whenever an object of the bucket is
+ * initialised or destroyed, so that a new lock at an old address is a new
+ * node (buckets shared by two addresses only split a lock into more nodes:
+ * fewer edges meet, never one too many).  keys[] is the set of edges seen
+ * (open addressing, 0 free), edges[] the log the collector reads in order,
+ * each entry written before its `ready` (release). */
+#define AREA_ORDER_GENS 16384u
+#define AREA_ORDER_KEYS 32768u
+#define AREA_ORDER_EDGES 16384u
+struct area_edge {
+	uintptr_t from, to;             /* the locks: held, then taken */
+	uintptr_t from_site, to_site;   /* where each was taken */
+	uint32_t from_gen, to_gen;
+	uint16_t from_how, to_how;      /* enum stats_lock */
+	uint32_t tid;                   /* the thread that took them so */
+	_Atomic uint32_t ready;         /* 1 once the rest is written */
+	uint32_t pad;
+};
+struct area_order {
+	_Atomic uint32_t used;          /* entries of edges[] taken */
+	_Atomic uint32_t lost;          /* new edges that found no room */
+	_Atomic uint32_t gens[AREA_ORDER_GENS];
+	_Atomic uint64_t keys[AREA_ORDER_KEYS];
+	struct area_edge edges[AREA_ORDER_EDGES];
+};
+
 #define AREA_THREADS_OFF (((sizeof(struct area_slot) + 4095) / 4096) * 4096)
 #define AREA_SUMS_OFF (AREA_THREADS_OFF + AREA_MAX_THREADS * sizeof(struct stats_thread))
 #define AREA_RECS_OFF \
 	((((AREA_SUMS_OFF + AREA_MAX_THREADS * sizeof(struct area_sums)) + 63) / 64) * 64)
-_Static_assert(AREA_RECS_OFF + AREA_MAX_RECS * sizeof(struct stats_rec) <= AREA_SLOT_SIZE,
-	       "a slot holds its header, threads, sums and records");
+#define AREA_ORDER_OFF ((((AREA_RECS_OFF + AREA_MAX_RECS * sizeof(struct stats_rec)) + 63) / 64) * 64)
+_Static_assert(AREA_ORDER_OFF + sizeof(struct area_order) <= AREA_SLOT_SIZE,
+	       "a slot holds its header, threads, sums, records and lock-order graph");
 
 static inline struct area_slot *area_slot_at(void *slot) { return slot; }
 
@@ -191,6 +226,17 @@ static inline struct area_sums *area_sums(void *slot)
 static inline struct stats_rec *area_recs(void *slot)
 {
 	return (struct stats_rec *)((char *)slot + AREA_RECS_OFF);
+}
+
+static inline struct area_order *area_order(void *slot)
+{
+	return (struct area_order *)((char *)slot + AREA_ORDER_OFF);
+}
+
+/* The generation bucket of address a. */
+static inline uint32_t area_order_bucket(uintptr_t a)
+{
+	return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 40) % AREA_ORDER_GENS;
 }
 
 static inline uint64_t area_slot_offset(uint32_t i)
