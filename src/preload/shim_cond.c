@@ -53,6 +53,7 @@
 #include "futex.h"
 #include "morph.h"
 #include "shim.h"
+#include "shim_holds.h"
 #include "shim_stats.h"
 #include "shim_api.h"
 #include "thread.h"
@@ -287,8 +288,8 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 }
 
 /* Every wait: clock and abstime (NULL: none) already checked. */
-static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-		     const struct timespec *abstime)
+static int cond_wait_now(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			 const struct timespec *abstime)
 {
 	int type = shim_mutex_type(m);
 	if (shim_cond_is_glibc(c)) {
@@ -321,7 +322,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 			shim_hold_add(mr, since, until);
 		}
 		if (r)
-			t0 = shim_cond_wait_begin(r, c, m);
+			t0 = shim_cond_wait_begin(r, c, m, abstime != NULL);
 	}
 	int err;
 	if (type >= 0) {
@@ -351,6 +352,28 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	return err;
 }
 
+/* A wait called from site.  With the deadlock detector on, the mutex
+ * leaves the thread's holds while the wait has released it, and comes
+ * back when the wait has taken it again (a blocking acquisition: it
+ * orders the mutex after the locks the thread still holds), whatever the
+ * wait's answer but EPERM (a mutex the thread did not hold). */
+static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+		     const struct timespec *abstime, uintptr_t site)
+{
+	if (hl__likely(!shim_holds_on))
+		return cond_wait_now(c, m, clock, abstime);
+	enum stats_lock how = shim_mutex_type(m) < 0 ? SL_GLIBC_MUTEX : SL_MUTEX;
+	shim_hold_pop(m);
+	if (shim_order_on)
+		shim_order_before(m, how, site);
+	shim_site = site;
+	int err = cond_wait_now(c, m, clock, abstime);
+	shim_site = 0;
+	if (err != EPERM)
+		shim_hold_push(m, how, site);
+	return err;
+}
+
 /* EINVAL for a bad clock or time, checked before the wait, as glibc does. */
 static int check_time(clockid_t clock, const struct timespec *abstime)
 {
@@ -363,7 +386,7 @@ static int check_time(clockid_t clock, const struct timespec *abstime)
 
 int shim_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	return cond_wait(c, m, CLOCK_REALTIME, NULL);
+	return cond_wait(c, m, CLOCK_REALTIME, NULL, SHIM_CALLER());
 }
 SHIM_EXPORT(shim_cond_wait, pthread_cond_wait, "GLIBC_2.3.2");
 
@@ -377,7 +400,7 @@ int shim_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct time
 		return REAL(R_COND_TIMEDWAIT,
 			    int (*)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *))(c, m, abstime);
 	int err = check_time(clock, abstime);
-	return err ? err : cond_wait(c, m, clock, abstime);
+	return err ? err : cond_wait(c, m, clock, abstime, SHIM_CALLER());
 }
 SHIM_EXPORT(shim_cond_timedwait, pthread_cond_timedwait, "GLIBC_2.3.2");
 
@@ -385,7 +408,7 @@ int shim_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 			const struct timespec *abstime)
 {
 	int err = check_time(clock, abstime);
-	return err ? err : cond_wait(c, m, clock, abstime);
+	return err ? err : cond_wait(c, m, clock, abstime, SHIM_CALLER());
 }
 SHIM_EXPORT2(shim_cond_clockwait, pthread_cond_clockwait, "GLIBC_2.34", "GLIBC_2.30");
 

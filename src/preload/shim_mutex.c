@@ -33,6 +33,7 @@
 
 #include "morph.h"
 #include "shim.h"
+#include "shim_holds.h"
 #include "shim_stats.h"
 #include "shim_api.h"
 #include "thread.h"
@@ -54,6 +55,8 @@ static inline bool held_by_me(pthread_mutex_t *m)
 int shim_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
 	int type = PTHREAD_MUTEX_NORMAL;
+	if (hl__unlikely(shim_order_on))
+		shim_order_forget(m);   /* a new lock at this address */
 	if (attr) {
 		int robust, pshared, protocol;
 		if (pthread_mutexattr_gettype(attr, &type) || pthread_mutexattr_getrobust(attr, &robust) ||
@@ -75,6 +78,8 @@ SHIM_EXPORT(shim_mutex_init, pthread_mutex_init, "GLIBC_2.2.5");
 
 int shim_mutex_destroy(pthread_mutex_t *m)
 {
+	if (hl__unlikely(shim_order_on))
+		shim_order_forget(m);
 	if (shim_mutex_type(m) < 0)
 		return REAL(R_MUTEX_DESTROY, int (*)(pthread_mutex_t *))(m);
 	/* As glibc's: EBUSY while a condvar wait has released it and will
@@ -138,7 +143,7 @@ struct stats_rec *shim_mutex_stats(pthread_mutex_t *m)
 static int counted_wait(pthread_mutex_t *m, struct stats_rec *r, int type, const struct hl__deadline *dl)
 {
 	struct shim_wait w;
-	shim_wait_begin(&w, r);
+	shim_wait_begin(&w, r, SL_MUTEX, m, dl != NULL);
 	int err = lock_wait(m, type, dl);
 	uint64_t t1 = shim_wait_end(r, &w, false, err);
 	if (!err)
@@ -175,7 +180,7 @@ static int glibc_counted(pthread_mutex_t *m, const struct timespec *abstime, clo
 		return err;
 	struct stats_rec *r = shim_stats_glibc_mutex(m);
 	struct shim_wait w;
-	shim_wait_begin(&w, r);
+	shim_wait_begin(&w, r, SL_GLIBC_MUTEX, m, how != 0);
 	if (how == 0)
 		err = REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
 	else if (how == 1)
@@ -229,7 +234,7 @@ __attribute__((noinline)) static void sampled_acquisition(pthread_mutex_t *m)
 #define TRACKED_NORMAL (PTHREAD_MUTEX_NORMAL | SHIM_MUTEX_TRACKED)
 #define TRACKED_ADAPTIVE (PTHREAD_MUTEX_ADAPTIVE_NP | SHIM_MUTEX_TRACKED)
 
-int shim_mutex_lock(pthread_mutex_t *m)
+static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 {
 	/* Relaxed: set at init, before m was shared; TRACKED: a hint. */
 	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);
@@ -251,9 +256,45 @@ int shim_mutex_lock(pthread_mutex_t *m)
 	}
 	return lock_other(m, kind);
 }
+
+/* ---- the hold list (shim_holds.c) ----
+ * With the deadlock detector on, every call that takes a mutex lists it
+ * in the thread's holds once it has it (site: the caller's return
+ * address), and every unlock takes it out first.  One load of a flag set
+ * at load is all the calls pay without it. */
+
+static enum stats_lock mutex_how(pthread_mutex_t *m)
+{
+	return shim_mutex_type(m) < 0 ? SL_GLIBC_MUTEX : SL_MUTEX;
+}
+
+/* The hold of m that a call's answer err means (a robust mutex's
+ * EOWNERDEAD is a lock taken). */
+static int mutex_held(pthread_mutex_t *m, int err, uintptr_t site)
+{
+	shim_site = 0;
+	if (!err || err == EOWNERDEAD)
+		shim_hold_push(m, mutex_how(m), site);
+	return err;
+}
+
+__attribute__((noinline)) static int lock_listed(pthread_mutex_t *m, uintptr_t site)
+{
+	if (shim_order_on)
+		shim_order_before(m, mutex_how(m), site);
+	shim_site = site;
+	return mutex_held(m, mutex_lock(m), site);
+}
+
+int shim_mutex_lock(pthread_mutex_t *m)
+{
+	if (hl__unlikely(shim_holds_on))
+		return lock_listed(m, SHIM_CALLER());
+	return mutex_lock(m);
+}
 SHIM_EXPORT(shim_mutex_lock, pthread_mutex_lock, "GLIBC_2.2.5");
 
-int shim_mutex_trylock(pthread_mutex_t *m)
+static int mutex_trylock(pthread_mutex_t *m)
 {
 	int type = shim_mutex_type(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE && held_by_me(m))
@@ -272,6 +313,13 @@ int shim_mutex_trylock(pthread_mutex_t *m)
 		shim_stats_busy(r);
 	}
 	return err;
+}
+
+int shim_mutex_trylock(pthread_mutex_t *m)
+{
+	if (hl__unlikely(shim_holds_on))
+		return mutex_held(m, mutex_trylock(m), SHIM_CALLER());
+	return mutex_trylock(m);
 }
 SHIM_EXPORT2(shim_mutex_trylock, pthread_mutex_trylock, "GLIBC_2.34", "GLIBC_2.2.5");
 
@@ -301,7 +349,7 @@ static int timed_lock(pthread_mutex_t *m, int type, clockid_t clock, const struc
 	return hl__mutex_lock_any(&SM(m)->hl, &dl);
 }
 
-int shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+static int mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
 	int type = shim_mutex_type(m);
 	if (type >= 0)
@@ -310,9 +358,19 @@ int shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 		return glibc_counted(m, abstime, CLOCK_REALTIME, 1);
 	return REAL(R_MUTEX_TIMEDLOCK, int (*)(pthread_mutex_t *, const struct timespec *))(m, abstime);
 }
+
+/* A timed lock cannot wait forever: it orders nothing. */
+int shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		shim_site = SHIM_CALLER();
+		return mutex_held(m, mutex_timedlock(m, abstime), SHIM_CALLER());
+	}
+	return mutex_timedlock(m, abstime);
+}
 SHIM_EXPORT2(shim_mutex_timedlock, pthread_mutex_timedlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
-int shim_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+static int mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
 {
 	int type = shim_mutex_type(m);
 	if (type >= 0)
@@ -321,6 +379,15 @@ int shim_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct times
 		return glibc_counted(m, abstime, clock, 2);
 	return REAL(R_MUTEX_CLOCKLOCK, int (*)(pthread_mutex_t *, clockid_t, const struct timespec *))(
 		m, clock, abstime);
+}
+
+int shim_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		shim_site = SHIM_CALLER();
+		return mutex_held(m, mutex_clocklock(m, clock, abstime), SHIM_CALLER());
+	}
+	return mutex_clocklock(m, clock, abstime);
 }
 SHIM_EXPORT2(shim_mutex_clocklock, pthread_mutex_clocklock, "GLIBC_2.34", "GLIBC_2.30");
 
@@ -377,6 +444,8 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 
 int shim_mutex_unlock(pthread_mutex_t *m)
 {
+	if (hl__unlikely(shim_holds_on))
+		shim_hold_pop(m);
 	/* Relaxed: as in lock. */
 	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);
 	if (hl__likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "shim.h"
+#include "shim_holds.h"
 #include "shim_stats.h"
 #include "shim_api.h"
 
@@ -65,6 +66,8 @@ static inline int hl__kind(pthread_rwlock_t *l)
 int shim_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 {
 	int kind = PTHREAD_RWLOCK_PREFER_READER_NP;
+	if (hl__unlikely(shim_order_on))
+		shim_order_forget(l);   /* a new lock at this address */
 	if (attr) {
 		int pshared;
 		if (pthread_rwlockattr_getkind_np(attr, &kind) ||
@@ -88,6 +91,8 @@ SHIM_EXPORT2(shim_rwlock_init, pthread_rwlock_init, "GLIBC_2.34", "GLIBC_2.2.5")
  * written against glibc has never seen). */
 int shim_rwlock_destroy(pthread_rwlock_t *l)
 {
+	if (hl__unlikely(shim_order_on))
+		shim_order_forget(l);
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_DESTROY, int (*)(pthread_rwlock_t *))(l);
 	if (hl__unlikely(shim_stats_on))
@@ -157,7 +162,7 @@ static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl__deadlin
 	if (!r && !(r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl__load(&SR(l)->kind, HL_RELAXED))))
 		return lock_wait(l, read, kind, dl);
 	struct shim_wait w;
-	shim_wait_begin(&w, r);
+	shim_wait_begin(&w, r, read ? SL_READ : SL_WRITE, l, dl != NULL);
 	err = lock_wait(l, read, kind, dl);
 	uint64_t t1 = shim_wait_end(r, &w, read, err);
 	if (!err && !read) {
@@ -169,7 +174,33 @@ static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl__deadlin
 }
 SHIM_EXPORT2(shim_rwlock_destroy, pthread_rwlock_destroy, "GLIBC_2.34", "GLIBC_2.2.5");
 
-int shim_rwlock_rdlock(pthread_rwlock_t *l)
+/* ---- the hold list (shim_holds.c) ----
+ * With the deadlock detector on, a call that took l lists it in the
+ * thread's holds (site: the caller's return address), and unlock takes it
+ * out first; a call that waits until it gets it (blocking: not a try, not
+ * a timed one) first records the lock order. */
+static enum stats_lock rwlock_how(pthread_rwlock_t *l, bool read)
+{
+	bool glibc = shim_rwlock_is_glibc(l);
+	return read ? (glibc ? SL_GLIBC_READ : SL_READ) : (glibc ? SL_GLIBC_WRITE : SL_WRITE);
+}
+
+static void rwlock_before(pthread_rwlock_t *l, bool read, uintptr_t site, bool blocking)
+{
+	if (blocking && shim_order_on)
+		shim_order_before(l, rwlock_how(l, read), site);
+	shim_site = site;
+}
+
+static int rwlock_held(pthread_rwlock_t *l, int err, bool read, uintptr_t site)
+{
+	shim_site = 0;
+	if (!err)
+		shim_hold_push(l, rwlock_how(l, read), site);
+	return err;
+}
+
+static int rwlock_rdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_RDLOCK, int (*)(pthread_rwlock_t *))(l);
@@ -177,20 +208,38 @@ int shim_rwlock_rdlock(pthread_rwlock_t *l)
 		return counted_lock(l, true, NULL);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), NULL);
 }
+
+int shim_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, true, SHIM_CALLER(), true);
+		return rwlock_held(l, rwlock_rdlock(l), true, SHIM_CALLER());
+	}
+	return rwlock_rdlock(l);
+}
 SHIM_EXPORT2(shim_rwlock_rdlock, pthread_rwlock_rdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
-int shim_rwlock_tryrdlock(pthread_rwlock_t *l)
+static int rwlock_tryrdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TRYRDLOCK, int (*)(pthread_rwlock_t *))(l);
 	int err = hl__rwlock_tryrdlock_kind(&SR(l)->hl, hl__kind(l));
 	return hl__unlikely(shim_stats_on) ? counted_try(l, true, err) : err;
 }
+
+int shim_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, true, SHIM_CALLER(), false);
+		return rwlock_held(l, rwlock_tryrdlock(l), true, SHIM_CALLER());
+	}
+	return rwlock_tryrdlock(l);
+}
 SHIM_EXPORT2(shim_rwlock_tryrdlock, pthread_rwlock_tryrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
 /* glibc checks the clock and the time before anything else, even for a
  * share it could grant at once; so does hl__deadline_init. */
-int shim_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+static int rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TIMEDRDLOCK, int (*)(pthread_rwlock_t *, const struct timespec *))(
@@ -202,9 +251,18 @@ int shim_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 		return counted_lock(l, true, &dl);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
+
+int shim_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, true, SHIM_CALLER(), false);
+		return rwlock_held(l, rwlock_timedrdlock(l, abstime), true, SHIM_CALLER());
+	}
+	return rwlock_timedrdlock(l, abstime);
+}
 SHIM_EXPORT2(shim_rwlock_timedrdlock, pthread_rwlock_timedrdlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
-int shim_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
+static int rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_CLOCKRDLOCK,
@@ -216,9 +274,18 @@ int shim_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct t
 		return counted_lock(l, true, &dl);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
+
+int shim_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, true, SHIM_CALLER(), false);
+		return rwlock_held(l, rwlock_clockrdlock(l, clock, abstime), true, SHIM_CALLER());
+	}
+	return rwlock_clockrdlock(l, clock, abstime);
+}
 SHIM_EXPORT2(shim_rwlock_clockrdlock, pthread_rwlock_clockrdlock, "GLIBC_2.34", "GLIBC_2.30");
 
-int shim_rwlock_wrlock(pthread_rwlock_t *l)
+static int rwlock_wrlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_WRLOCK, int (*)(pthread_rwlock_t *))(l);
@@ -226,18 +293,36 @@ int shim_rwlock_wrlock(pthread_rwlock_t *l)
 		return counted_lock(l, false, NULL);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), NULL);
 }
+
+int shim_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, false, SHIM_CALLER(), true);
+		return rwlock_held(l, rwlock_wrlock(l), false, SHIM_CALLER());
+	}
+	return rwlock_wrlock(l);
+}
 SHIM_EXPORT2(shim_rwlock_wrlock, pthread_rwlock_wrlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
-int shim_rwlock_trywrlock(pthread_rwlock_t *l)
+static int rwlock_trywrlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TRYWRLOCK, int (*)(pthread_rwlock_t *))(l);
 	int err = hl_rwlock_trywrlock(&SR(l)->hl);
 	return hl__unlikely(shim_stats_on) ? counted_try(l, false, err) : err;
 }
+
+int shim_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, false, SHIM_CALLER(), false);
+		return rwlock_held(l, rwlock_trywrlock(l), false, SHIM_CALLER());
+	}
+	return rwlock_trywrlock(l);
+}
 SHIM_EXPORT2(shim_rwlock_trywrlock, pthread_rwlock_trywrlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
-int shim_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+static int rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_TIMEDWRLOCK, int (*)(pthread_rwlock_t *, const struct timespec *))(
@@ -249,9 +334,18 @@ int shim_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 		return counted_lock(l, false, &dl);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
+
+int shim_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, false, SHIM_CALLER(), false);
+		return rwlock_held(l, rwlock_timedwrlock(l, abstime), false, SHIM_CALLER());
+	}
+	return rwlock_timedwrlock(l, abstime);
+}
 SHIM_EXPORT2(shim_rwlock_timedwrlock, pthread_rwlock_timedwrlock, "GLIBC_2.34", "GLIBC_2.2.5");
 
-int shim_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
+static int rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_CLOCKWRLOCK,
@@ -263,10 +357,21 @@ int shim_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct t
 		return counted_lock(l, false, &dl);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
+
+int shim_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abstime)
+{
+	if (hl__unlikely(shim_holds_on)) {
+		rwlock_before(l, false, SHIM_CALLER(), false);
+		return rwlock_held(l, rwlock_clockwrlock(l, clock, abstime), false, SHIM_CALLER());
+	}
+	return rwlock_clockwrlock(l, clock, abstime);
+}
 SHIM_EXPORT2(shim_rwlock_clockwrlock, pthread_rwlock_clockwrlock, "GLIBC_2.34", "GLIBC_2.30");
 
 int shim_rwlock_unlock(pthread_rwlock_t *l)
 {
+	if (hl__unlikely(shim_holds_on))
+		shim_hold_pop(l);
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_UNLOCK, int (*)(pthread_rwlock_t *))(l);
 	struct stats_rec *r;

@@ -98,6 +98,7 @@
 #include <hotlock/futex.h>
 
 #include "shim.h"
+#include "shim_holds.h"
 #include "shim_stats.h"
 #include "stats_area.h"
 #include "thread.h"
@@ -396,6 +397,25 @@ static void table_lock_drop(void)
 	atomic_flag_clear_explicit(&table_lock, memory_order_release);
 }
 
+struct stats_thread *shim_stats_thread_now(void)
+{
+	return me;
+}
+
+struct stats_thread *shim_stats_thread(void)
+{
+	if (hl__likely(me != NULL) || me_omitted || !shim_slot)
+		return me;
+	/* The thread's first record: the slot goes LIVE first, if no
+	 * record has made it so (holds are listed from a process's first
+	 * lock, contended or not). */
+	table_lock_take();
+	if (!is_live && shim_slot)
+		go_live();
+	table_lock_drop();
+	return thread_me();
+}
+
 /* The key of r's class: its address for a lock of static storage, else a
  * hash of its kind, type and call stack. */
 static uint64_t class_key(const struct stats_rec *r)
@@ -575,13 +595,17 @@ static void thread_counters(uint64_t c[HL_COUNTERS])
 		c[k] = t ? hl__load(&t->fx[k], HL_RELAXED) : 0;
 }
 
-void shim_wait_begin(struct shim_wait *w, struct stats_rec *r)
+void shim_wait_begin(struct shim_wait *w, struct stats_rec *r, enum stats_lock how, const void *obj,
+		     bool timed)
 {
 	thread_counters(w->c0);
 	struct stats_thread *t = r ? thread_me() : NULL;
-	/* Relaxed: the thread's own word, read by hotlock-top as a hint. */
-	if (t)
+	if (t) {
+		/* Relaxed: the thread's own word, read by hotlock-top as a
+		 * hint. */
 		hl__store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
+		shim_wait_note(t, how, obj, NULL, timed);
+	}
 	w->t0 = shim_ticks();
 }
 
@@ -712,8 +736,10 @@ uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
 	thread_wait(ticks, false);
-	if (me)         /* Relaxed: as in shim_wait_begin. */
+	if (me) {       /* Relaxed: as in shim_wait_begin. */
 		hl__store(&me->waiting_on, 0, HL_RELAXED);
+		shim_wait_done(me);
+	}
 	if (err) {
 		if (err == ETIMEDOUT)
 			hl__fetch_add(&r->c[STC_TIMEOUTS], 1, HL_RELAXED);
@@ -848,8 +874,11 @@ static __thread struct {
 	uint64_t releases;
 } last_wake __attribute__((tls_model("initial-exec")));
 
-uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex)
+uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex, bool timed)
 {
+	struct stats_thread *t = thread_me();
+	if (t)
+		shim_wait_note(t, SL_COND, cond, mutex, timed);
 	if (last_wake.cond == cond && last_wake.mutex == mutex && last_wake.releases == shim_releases)
 		hl__fetch_add(&r->c[STC_C_REWAITS], 1, HL_RELAXED);
 	last_wake.cond = NULL;
@@ -861,6 +890,8 @@ uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void 
 void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond, const void *mutex, int err)
 {
 	uint64_t ticks = shim_ticks() - t0;
+	if (me)
+		shim_wait_done(me);
 	thread_wait(ticks, true);
 	hl__fetch_add(&r->c[STC_C_WAITS], 1, HL_RELAXED);
 	hl__fetch_add(&r->c[STC_C_WAIT_NS], ticks, HL_RELAXED);
@@ -1004,9 +1035,10 @@ static void fork_child(void)
 	 * at once where the parent's was LIVE, whose records' indices the
 	 * child's objects carry. */
 	hl__store(&threads_started, false, HL_RELAXED);
-	struct area_slot *s = was_live && area_fd_ours() ? take_slot(area_fd, staging->pid) : NULL;
+	struct area_slot *s = (was_live || area->detect) && area_fd_ours() ? take_slot(area_fd, staging->pid)
+									      : NULL;
 	use_slot(s);
-	if (s) {
+	if (s && was_live) {
 		uint32_t used = hl__load(&old->recs_used, HL_RELAXED);
 		memcpy(s->classes, old->classes, sizeof(s->classes));
 		struct stats_rec *from = area_recs(old);
@@ -1236,7 +1268,11 @@ static void attach(const char *path, int argc, char **argv)
 			break;
 	}
 	staging->cmdline_len = (uint32_t)n;
-	if (hl__load(&threads_started, HL_RELAXED))
+	/* The deadlock detector lists holds from the first lock, in a
+	 * process with one thread too (it can deadlock on itself). */
+	shim_holds_on = (area->detect & AREA_DETECT_HOLDS) != 0;
+	shim_order_on = (area->detect & AREA_DETECT_ORDER) != 0;
+	if (hl__load(&threads_started, HL_RELAXED) || area->detect)
 		take_my_slot();
 }
 

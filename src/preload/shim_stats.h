@@ -107,13 +107,16 @@ HL_HIDDEN void shim_stats_before_thread(void);
 /* A wait for a lock (r's; NULL: none to count it in): begin before, end
  * after, with the lock's answer (0: the caller holds it now; the counts go
  * into the thread's own sums, shim_stats.c).  Meanwhile the thread's
- * record says which lock it waits for (hotlock-top's "waiting now").  Returns when the wait ended (shim_ticks, bit 0 clear):
- * the hold's start. */
+ * record says which lock it waits for: hotlock-top's "waiting now", and
+ * its wait record (how, obj, timed: shim_holds.h) for the deadlock
+ * detector.  Returns when the wait ended (shim_ticks, bit 0 clear): the
+ * hold's start. */
 struct shim_wait {
 	uint64_t t0;
 	uint64_t c0[HL_COUNTERS];
 };
-HL_HIDDEN void shim_wait_begin(struct shim_wait *w, struct stats_rec *r);
+HL_HIDDEN void shim_wait_begin(struct shim_wait *w, struct stats_rec *r, enum stats_lock how,
+			       const void *obj, bool timed);
 HL_HIDDEN uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err);
 
 /* A thread's first state: its TID, mixed (murmur3's finalizer), so that
@@ -208,8 +211,10 @@ HL_HIDDEN bool shim_release_end(struct stats_rec *r, const struct shim_wait *w);
  * unlock that woke one): the holder's call site, sampled (shim_stats.c). */
 HL_HIDDEN void shim_stats_contended_release(struct stats_rec *r);
 
-/* A condvar wait on record r (the caller holds mutex): returns its start. */
-HL_HIDDEN uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex);
+/* A condvar wait on record r (the caller holds mutex; timed: with a
+ * deadline): returns its start. */
+HL_HIDDEN uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void *mutex,
+					bool timed);
 HL_HIDDEN void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond,
 				  const void *mutex, int err);
 /* A signal (waiters: how many were listed) or broadcast. */

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/* The shim's side of the deadlock detector (hotlock-run --deadlocks and
+ * --lock-order, docs/deadlocks.md): what each thread waits for and holds,
+ * kept in its record in the stats area (stats.h: struct stats_wait,
+ * struct stats_hold), and the lock-order graph of the process
+ * (stats_area.h: struct area_order).  The collector (tools/deadlock.c)
+ * reads them from outside and finds the cycles; nothing here decides or
+ * reports anything, and nothing runs at the process's end.
+ *
+ * The wait record.  Every report mode: a thread about to wait for a lock
+ * writes what it waits for, where and since when, then makes its seq odd
+ * (release); when the wait ends it makes seq even.  The collector reads
+ * seq (acquire), the fields, then seq again after an acquire fence: the
+ * same odd value twice means it read one wait whole, and that the thread
+ * was in that wait the whole time.  Before the fields of the next wait are
+ * written, a release fence orders the even seq of the last one before
+ * them, so no reader can pair new fields with an old odd seq.
+ *
+ * The hold list (shim_holds_on: --deadlocks or --lock-order).  A lock is
+ * pushed after the call that took it returns and removed before the call
+ * that releases it, by the thread itself, so the list never names a lock
+ * its thread does not hold (it may miss one in those two windows, or one
+ * released by another thread: a normal mutex may be).  The collector trusts
+ * it only while the thread is blocked in a wait (seq odd and unchanged
+ * around the read), or where two reads agree.
+ *
+ * The lock-order graph (shim_order_on: --lock-order).  When a thread calls
+ * for a lock B with a call that waits for it (lock, rdlock, wrlock, a
+ * condvar's re-acquisition of its mutex; not a trylock or a timed lock,
+ * which cannot wait forever), before it may wait (so that a call that
+ * deadlocks is in the graph too), each lock A of its list gives the edge
+ * A -> B, unless B is
+ * held already (a recursive relock, a nested read: they cannot wait on
+ * another thread), or A is a mutex or write lock the thread no longer owns
+ * (released by another thread: its word says so).  Each edge is recorded
+ * once per process: its key is looked up in, and added to, a set in the
+ * slot (open addressing; a key is a hash of the whole edge, so two edges
+ * with one key would lose the second, one chance in 2^64), and the first
+ * thread to add a key appends the edge to the slot's log, which the
+ * collector reads in order.  A lock is its address and the generation of
+ * the address's bucket (stats_area.h), which init and destroy advance.
+ * The cost falls on acquisitions made while holding another lock: a hash
+ * and a probe of the set, per lock held, in shared memory that is read,
+ * not written, once the program's edges are known. */
+#include <pthread.h>
+
+#include "morph.h"
+#include "shim.h"
+#include "shim_holds.h"
+#include "shim_stats.h"
+#include "stats_area.h"
+#include "thread.h"
+#include "tpword.h"
+
+bool shim_holds_on;
+bool shim_order_on;
+__thread uintptr_t shim_site __attribute__((tls_model("initial-exec")));
+
+/* ---- the wait record ---- */
+
+void shim_wait_note(struct stats_thread *t, enum stats_lock how, const void *obj, const void *mutex,
+		    bool timed)
+{
+	struct stats_wait *w = &t->wait;
+	/* Relaxed: the thread's own word. */
+	uint32_t seq = hl__load(&w->seq, HL_RELAXED);
+	/* The last wait's even seq before this one's fields (see the top). */
+	atomic_thread_fence(memory_order_release);
+	hl__store(&w->how, (uint32_t)how, HL_RELAXED);
+	hl__store(&w->timed, timed, HL_RELAXED);
+	hl__store(&w->obj, (uintptr_t)obj, HL_RELAXED);
+	hl__store(&w->mutex, (uintptr_t)mutex, HL_RELAXED);
+	hl__store(&w->site, shim_site, HL_RELAXED);
+	hl__store(&w->since, shim_ticks(), HL_RELAXED);
+	/* Release: the fields before the odd seq that vouches for them. */
+	hl__store(&w->seq, seq | 1, HL_RELEASE);
+}
+
+void shim_wait_done(struct stats_thread *t)
+{
+	uint32_t seq = hl__load(&t->wait.seq, HL_RELAXED);
+	if (seq & 1)
+		/* Release: a reader that sees the wait over saw it whole. */
+		hl__store(&t->wait.seq, seq + 1, HL_RELEASE);
+}
+
+/* ---- the lock-order graph ---- */
+
+static inline struct area_order *order(void)
+{
+	return shim_slot ? area_order(shim_slot) : NULL;
+}
+
+void shim_order_forget(const void *obj)
+{
+	struct area_order *o = order();
+	if (o)
+		/* Relaxed: init and destroy come before the object is shared
+		 * (again), and whatever shares it orders them. */
+		hl__fetch_add(&o->gens[area_order_bucket((uintptr_t)obj)], 1, HL_RELAXED);
+}
+
+static uint32_t generation(const void *obj)
+{
+	struct area_order *o = order();
+	/* Relaxed: see shim_order_forget. */
+	return o ? hl__load(&o->gens[area_order_bucket((uintptr_t)obj)], HL_RELAXED) : 0;
+}
+
+static uint64_t edge_key(const struct area_edge *e)
+{
+	uint64_t h = 1469598103934665603ull;
+	const uint64_t part[] = { e->from, e->to, (uint64_t)e->from_gen << 32 | e->to_gen,
+				  (uint64_t)e->from_how << 16 | e->to_how };
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		h = (h ^ part[i]) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;               /* 0 marks a free entry */
+}
+
+/* Adds e to the set, and to the log if it is new. */
+static void edge_add(struct area_order *o, const struct area_edge *e)
+{
+	uint64_t key = edge_key(e);
+	uint32_t h = (uint32_t)(key >> 17) % AREA_ORDER_KEYS;
+	for (uint32_t probe = 0; probe < 64; probe++, h = (h + 1) % AREA_ORDER_KEYS) {
+		/* Relaxed: the set publishes nothing but the keys themselves;
+		 * the edge is published by its log entry's `ready`. */
+		uint64_t k = hl__load(&o->keys[h], HL_RELAXED);
+		if (k == key)
+			return;
+		if (k != 0 || !hl__cas(&o->keys[h], &k, key, HL_RELAXED)) {
+			if (k == key)
+				return;         /* another thread added it first */
+			continue;
+		}
+		/* Relaxed: a log index, the entry this thread's alone. */
+		uint32_t i = hl__fetch_add(&o->used, 1, HL_RELAXED);
+		if (i >= AREA_ORDER_EDGES)
+			break;
+		struct area_edge *slot = &o->edges[i];
+		slot->from = e->from;
+		slot->to = e->to;
+		slot->from_site = e->from_site;
+		slot->to_site = e->to_site;
+		slot->from_gen = e->from_gen;
+		slot->to_gen = e->to_gen;
+		slot->from_how = e->from_how;
+		slot->to_how = e->to_how;
+		slot->tid = e->tid;
+		/* Release: the entry before its `ready` (the collector
+		 * acquires it). */
+		hl__store(&slot->ready, 1, HL_RELEASE);
+		return;
+	}
+	/* Relaxed: a count for the report. */
+	hl__fetch_add(&o->lost, 1, HL_RELAXED);
+}
+
+/* Whether the calling thread (tid) still owns a lock of its list (a
+ * mutex or write lock may have been released by another thread; a read
+ * share cannot be told from another thread's, and is trusted). */
+static bool still_mine(const struct stats_hold *h, uint32_t tid)
+{
+	uintptr_t obj = hl__load(&h->obj, HL_RELAXED);
+	switch (hl__load(&h->how, HL_RELAXED)) {
+	case SL_MUTEX:
+		return hl__mutex_held_by(&SM((pthread_mutex_t *)obj)->hl, tid);
+	case SL_GLIBC_MUTEX:
+		/* glibc's own word; relaxed, as glibc's trylock reads it. */
+		return (uint32_t)__atomic_load_n(&((pthread_mutex_t *)obj)->__data.__owner,
+						 __ATOMIC_RELAXED) == tid;
+	case SL_WRITE:
+		return ((uint32_t)__atomic_load_n(&SR((pthread_rwlock_t *)obj)->hl.state_, __ATOMIC_RELAXED) &
+			HL_TP_OWNER_MASK) == (tid & HL_TP_OWNER_MASK);
+	default:
+		return true;
+	}
+}
+
+/* The edges to obj from each lock of t's list (listed of them). */
+static void order_edges(struct stats_thread *t, uint32_t listed, const void *obj, enum stats_lock how,
+			uintptr_t site, uint32_t gen)
+{
+	struct area_order *o = order();
+	if (!o || !listed)
+		return;
+	for (uint32_t i = 0; i < listed; i++)
+		if (hl__load(&t->holds[i].obj, HL_RELAXED) == (uintptr_t)obj)
+			return;         /* held already: a relock waits for nobody */
+	uint32_t tid = hl__tid();
+	for (uint32_t i = 0; i < listed; i++) {
+		const struct stats_hold *h = &t->holds[i];
+		if (!hl__load(&h->obj, HL_RELAXED) || !still_mine(h, tid))
+			continue;
+		struct area_edge e = {
+			.from = hl__load(&h->obj, HL_RELAXED), .to = (uintptr_t)obj,
+			.from_site = hl__load(&h->site, HL_RELAXED), .to_site = site,
+			.from_gen = hl__load(&h->gen, HL_RELAXED), .to_gen = gen,
+			.from_how = (uint16_t)hl__load(&h->how, HL_RELAXED), .to_how = (uint16_t)how,
+			.tid = tid,
+		};
+		edge_add(o, &e);
+	}
+}
+
+/* ---- the hold list ---- */
+
+void shim_order_before(const void *obj, enum stats_lock how, uintptr_t site)
+{
+	struct stats_thread *t = shim_stats_thread_now();
+	if (!t)
+		return;         /* no record: it holds nothing */
+	/* Relaxed: the thread's own count. */
+	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
+	order_edges(t, n < STATS_HOLDS ? n : STATS_HOLDS, obj, how, site, generation(obj));
+}
+
+void shim_hold_push(const void *obj, enum stats_lock how, uintptr_t site)
+{
+	struct stats_thread *t = shim_stats_thread();
+	if (!t)
+		return;
+	/* Relaxed: the thread's own count. */
+	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
+	uint32_t gen = shim_order_on ? generation(obj) : 0;
+	if (n < STATS_HOLDS) {
+		struct stats_hold *h = &t->holds[n];
+		hl__store(&h->obj, (uintptr_t)obj, HL_RELAXED);
+		hl__store(&h->site, site, HL_RELAXED);
+		hl__store(&h->how, (uint32_t)how, HL_RELAXED);
+		hl__store(&h->gen, gen, HL_RELAXED);
+	}
+	/* Release: the entry before the count that lists it. */
+	hl__store(&t->nholds, n + 1, HL_RELEASE);
+}
+
+void shim_hold_pop(const void *obj)
+{
+	struct stats_thread *t = shim_stats_thread_now();
+	if (!t)
+		return;
+	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
+	uint32_t listed = n < STATS_HOLDS ? n : STATS_HOLDS;
+	for (uint32_t i = listed; i-- > 0;) {
+		if (hl__load(&t->holds[i].obj, HL_RELAXED) != (uintptr_t)obj)
+			continue;
+		/* The latest hold of obj goes; those above move down.  With
+		 * more holds than listed, the last listed entry has no
+		 * successor to take its place: it is left empty (obj 0). */
+		for (uint32_t k = i; k + 1 < listed; k++) {
+			struct stats_hold *to = &t->holds[k], *from = &t->holds[k + 1];
+			hl__store(&to->obj, hl__load(&from->obj, HL_RELAXED), HL_RELAXED);
+			hl__store(&to->site, hl__load(&from->site, HL_RELAXED), HL_RELAXED);
+			hl__store(&to->how, hl__load(&from->how, HL_RELAXED), HL_RELAXED);
+			hl__store(&to->gen, hl__load(&from->gen, HL_RELAXED), HL_RELAXED);
+		}
+		if (n > STATS_HOLDS)
+			hl__store(&t->holds[listed - 1].obj, 0, HL_RELAXED);
+		hl__store(&t->nholds, n - 1, HL_RELEASE);
+		return;
+	}
+	/* Not listed: one of the holds beyond the list, if there are any;
+	 * else a lock this thread did not take (another thread's, a normal
+	 * mutex unlocked for it), which changes nothing here. */
+	if (n > STATS_HOLDS)
+		hl__store(&t->nholds, n - 1, HL_RELEASE);
+}
