@@ -367,7 +367,13 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	if (shim_order_on)
 		shim_order_before(m, how, site);
 	shim_site = site;
+	/* With the report on, cond_wait_now notes the wait; else here. */
+	struct stats_thread *t = shim_stats_on ? NULL : shim_stats_thread();
+	if (t)
+		shim_wait_note(t, SL_COND, c, m, abstime != NULL);
 	int err = cond_wait_now(c, m, clock, abstime);
+	if (t)
+		shim_wait_done(t);
 	shim_site = 0;
 	if (err != EPERM)
 		shim_hold_push(m, how, site);

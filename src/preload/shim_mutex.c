@@ -120,6 +120,17 @@ static int lock_wait(pthread_mutex_t *m, int type, const struct hl__deadline *dl
 	return err;
 }
 
+/* A wait with no record to count it in (no report, or the table is
+ * full): noted for the deadlock detector where it lists holds. */
+static int noted_wait(pthread_mutex_t *m, int type, const struct hl__deadline *dl)
+{
+	struct shim_wait w;
+	shim_wait_begin(&w, NULL, SL_MUTEX, m, dl != NULL);
+	int err = lock_wait(m, type, dl);
+	shim_wait_end(NULL, &w, false, err);
+	return err;
+}
+
 /* m's record, made now if it has none (the report is on, m is contended). */
 static struct stats_rec *mutex_rec(pthread_mutex_t *m, int type)
 {
@@ -159,7 +170,7 @@ __attribute__((noinline)) static int counted_lock(pthread_mutex_t *m, int type)
 {
 	struct stats_rec *r = mutex_rec(m, type);
 	if (!r)
-		return lock_wait(m, type, NULL);
+		return noted_wait(m, type, NULL);
 	bool plain = type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
 	if (plain ? hl__mutex_lock_fast(&SM(m)->hl, hl__tid_known(), single_threaded())
 		  : hl_mutex_trylock(&SM(m)->hl) == 0) {
@@ -188,8 +199,7 @@ static int glibc_counted(pthread_mutex_t *m, const struct timespec *abstime, clo
 	else
 		err = REAL(R_MUTEX_CLOCKLOCK, int (*)(pthread_mutex_t *, clockid_t, const struct timespec *))(
 			m, clock, abstime);
-	if (r)
-		shim_wait_end(r, &w, false, err == EOWNERDEAD ? 0 : err);
+	shim_wait_end(r, &w, false, err == EOWNERDEAD ? 0 : err);
 	return err;
 }
 
@@ -200,8 +210,9 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 {
 	int type = shim_mutex_type(m);
 	if (type < 0)
-		return hl__unlikely(shim_stats_on) ? glibc_counted(m, NULL, 0, 0)
-						  : REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
+		return hl__unlikely(shim_stats_on || shim_holds_on)
+			       ? glibc_counted(m, NULL, 0, 0)
+			       : REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE && held_by_me(m))
 		return recursive_again(m);
 	if (type == PTHREAD_MUTEX_ERRORCHECK && held_by_me(m))
@@ -216,7 +227,7 @@ __attribute__((noinline)) static int lock_other(pthread_mutex_t *m, int32_t kind
 			return counted_wait(m, r, type, NULL);
 		return counted_lock(m, type);
 	}
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return hl_mutex_trylock(&SM(m)->hl) == 0 ? 0 : counted_lock(m, type);
 	return hl_mutex_lock(&SM(m)->hl);
 }
@@ -241,7 +252,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	if (hl__likely(kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP)) {
 		if (hl__mutex_lock_fast(&SM(m)->hl, hl__tid_known(), single_threaded()))
 			return 0;
-		if (hl__unlikely(shim_stats_on))
+		if (hl__unlikely(shim_stats_on || shim_holds_on))
 			return counted_lock(m, kind);
 		int err = hl_mutex_lock(&SM(m)->hl);
 		return hl__likely(err != EDEADLK) ? err : hl__mutex_lock_any(&SM(m)->hl, NULL);
@@ -346,6 +357,8 @@ static int timed_lock(pthread_mutex_t *m, int type, clockid_t clock, const struc
 	struct stats_rec *r;
 	if (hl__unlikely(shim_stats_on) && (r = mutex_rec(m, type)))
 		return counted_wait(m, r, type, &dl);
+	if (hl__unlikely(shim_holds_on))
+		return noted_wait(m, type, &dl);
 	return hl__mutex_lock_any(&SM(m)->hl, &dl);
 }
 
@@ -354,7 +367,7 @@ static int mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	int type = shim_mutex_type(m);
 	if (type >= 0)
 		return timed_lock(m, type, CLOCK_REALTIME, abstime);
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return glibc_counted(m, abstime, CLOCK_REALTIME, 1);
 	return REAL(R_MUTEX_TIMEDLOCK, int (*)(pthread_mutex_t *, const struct timespec *))(m, abstime);
 }
@@ -375,7 +388,7 @@ static int mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct tim
 	int type = shim_mutex_type(m);
 	if (type >= 0)
 		return timed_lock(m, type, clock, abstime);
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return glibc_counted(m, abstime, clock, 2);
 	return REAL(R_MUTEX_CLOCKLOCK, int (*)(pthread_mutex_t *, clockid_t, const struct timespec *))(
 		m, clock, abstime);

@@ -149,7 +149,8 @@ static int counted_try(pthread_rwlock_t *l, bool read, int err)
 	return err;
 }
 
-/* A lock (until dl, NULL: none), counted: tried first; a wait is timed. */
+/* A lock (until dl, NULL: none), counted (the report on; else, with the
+ * deadlock detector, its wait noted): tried first; a wait is timed. */
 static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl__deadline *dl)
 {
 	int kind = hl__kind(l);
@@ -159,13 +160,14 @@ static int counted_lock(pthread_rwlock_t *l, bool read, const struct hl__deadlin
 		acquired(l, r, read);
 		return 0;
 	}
-	if (!r && !(r = shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl__load(&SR(l)->kind, HL_RELAXED))))
-		return lock_wait(l, read, kind, dl);
+	r = r ? r : shim_stats_track(l, &SR(l)->stats, ST_RWLOCK, hl__load(&SR(l)->kind, HL_RELAXED));
+	/* Without a record (no report, or the table is full) the wait is
+	 * only noted, for the deadlock detector (shim_wait_begin). */
 	struct shim_wait w;
 	shim_wait_begin(&w, r, read ? SL_READ : SL_WRITE, l, dl != NULL);
 	err = lock_wait(l, read, kind, dl);
 	uint64_t t1 = shim_wait_end(r, &w, read, err);
-	if (!err && !read) {
+	if (r && !err && !read) {
 		writer_begins(l);
 		/* The hold is timed from the wait's end (relaxed: as above). */
 		hl__store(&SR(l)->held_since, t1, HL_RELAXED);
@@ -204,7 +206,7 @@ static int rwlock_rdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_RDLOCK, int (*)(pthread_rwlock_t *))(l);
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, true, NULL);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), NULL);
 }
@@ -247,7 +249,7 @@ static int rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstim
 	struct hl__deadline dl;
 	if (hl__deadline_init(&dl, CLOCK_REALTIME, abstime))
 		return EINVAL;
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, true, &dl);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
@@ -270,7 +272,7 @@ static int rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct
 	struct hl__deadline dl;
 	if (hl__deadline_init(&dl, clock, abstime))
 		return EINVAL;
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, true, &dl);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
@@ -289,7 +291,7 @@ static int rwlock_wrlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
 		return REAL(R_RWLOCK_WRLOCK, int (*)(pthread_rwlock_t *))(l);
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, false, NULL);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), NULL);
 }
@@ -330,7 +332,7 @@ static int rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstim
 	struct hl__deadline dl;
 	if (hl__deadline_init(&dl, CLOCK_REALTIME, abstime))
 		return EINVAL;
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, false, &dl);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }
@@ -353,7 +355,7 @@ static int rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct
 	struct hl__deadline dl;
 	if (hl__deadline_init(&dl, clock, abstime))
 		return EINVAL;
-	if (hl__unlikely(shim_stats_on))
+	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, false, &dl);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), &dl);
 }

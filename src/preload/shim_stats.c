@@ -258,7 +258,10 @@ static void use_slot(struct area_slot *s)
 	shim_recs = s ? area_recs(s) : NULL;
 	threads = s ? area_threads(s) : NULL;
 	sums_table = s ? area_sums(s) : NULL;
-	shim_stats_on = s != NULL;
+	/* The counting serves the contention report only: the deadlock
+	 * detector alone (AREA_DETECT_ONLY) needs the slot's threads, not
+	 * its records. */
+	shim_stats_on = s != NULL && !(area->detect & AREA_DETECT_ONLY);
 }
 
 /* The slot goes LIVE (under table_lock, at the first record): its header
@@ -308,7 +311,7 @@ static __thread uint64_t my_start_ns __attribute__((tls_model("initial-exec")));
 
 void shim_stats_thread_start(void)
 {
-	if (shim_stats_on)
+	if (shim_slot)
 		my_start_ns = boot_ns();
 }
 
@@ -599,11 +602,14 @@ void shim_wait_begin(struct shim_wait *w, struct stats_rec *r, enum stats_lock h
 		     bool timed)
 {
 	thread_counters(w->c0);
-	struct stats_thread *t = r ? thread_me() : NULL;
+	/* Without a record (no report, or the table is full), the wait is
+	 * noted for the deadlock detector only. */
+	struct stats_thread *t = r ? thread_me() : shim_holds_on ? shim_stats_thread() : NULL;
 	if (t) {
 		/* Relaxed: the thread's own word, read by hotlock-top as a
 		 * hint. */
-		hl__store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
+		if (r)
+			hl__store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
 		shim_wait_note(t, how, obj, NULL, timed);
 	}
 	w->t0 = shim_ticks();
@@ -733,6 +739,11 @@ static inline void slot_done(struct area_sum *s)
 uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err)
 {
 	uint64_t end = shim_ticks() & ~HOLD_SAMPLED, ticks = end - w->t0;
+	if (!r) {
+		if (me)
+			shim_wait_done(me);
+		return end;
+	}
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
 	thread_wait(ticks, false);

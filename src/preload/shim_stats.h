@@ -104,7 +104,8 @@ HL_HIDDEN void shim_stats_thread_start(void);
  * there is no report). */
 HL_HIDDEN void shim_stats_before_thread(void);
 
-/* A wait for a lock (r's; NULL: none to count it in): begin before, end
+/* A wait for a lock (r's; NULL: none to count it in, only noted where
+ * holds are listed): begin before, end
  * after, with the lock's answer (0: the caller holds it now; the counts go
  * into the thread's own sums, shim_stats.c).  Meanwhile the thread's
  * record says which lock it waits for: hotlock-top's "waiting now", and

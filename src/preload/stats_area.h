@@ -86,6 +86,7 @@
 /* The area header's `detect`: what the shim records beyond the report. */
 #define AREA_DETECT_HOLDS 1u    /* each thread's holds, and the sites (--deadlocks, --lock-order) */
 #define AREA_DETECT_ORDER 2u    /* the lock-order edges (--lock-order) */
+#define AREA_DETECT_ONLY 4u     /* no contention report: nothing is counted */
 
 enum area_state { AREA_FREE, AREA_RESERVED, AREA_LIVE, AREA_EXECED };
 
