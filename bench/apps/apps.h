@@ -39,10 +39,30 @@ struct app_info {
 extern const struct app_info app_info[APP_NKINDS];
 
 /* A row's two sides: the baseline, run first, and the side judged against
- * it (the ratio's numerator for rates).  Without --stats-cost: glibc and the
- * shim; with it: the shim without its contention report and the shim with
- * it (side_shim, side_report). */
+ * it (the ratio's numerator for rates).  Without --cost: glibc and the
+ * shim; with it: the shim alone and the shim with the report option that
+ * --cost names (side_shim, side_report). */
 enum side { BASE, TRIAL };
+
+/* What --cost measures: nothing (glibc against the shim), or one of
+ * hotlock-run's report options. */
+enum cost { COST_NONE, COST_STATS, COST_DEADLOCKS, COST_LOCK_ORDER, COST_N };
+
+struct cost_info {
+	const char *name;       /* --cost's value; NULL for COST_NONE */
+	const char *side;       /* TRIAL's name: "shim+stats" */
+	const char *cpu_col;    /* TRIAL's CPU column: "cpu-st" */
+	const char *ratio_key;  /* the JSON's ratio: "ratio_stats_over_shim" */
+	const char *option;     /* hotlock-run's option measured, as the headers say */
+	const char *what;       /* what the option makes, for the headers */
+	const char *file;       /* a report file's name in the directory (%p: pid) */
+	/* A good program makes no report: one is a warning, and nothing
+	 * tells that the option was in effect but hotlock-run's refusing an
+	 * option it does not know (exit 2).  Else (stats) every program that
+	 * contends must leave its report. */
+	bool warns;
+};
+extern const struct cost_info cost_info[COST_N];
 
 /* The workloads' fixed parameters. */
 #define MUTEX_NUM          4
@@ -82,12 +102,17 @@ struct app_run {
 	double other_cpus;      /* the rest of the machine, CPUs on average */
 	double busy_cpus;       /* the --busy processes; NAN without */
 	bool stats;             /* the shim's line at exit was seen */
-	/* --stats-cost, the report side: the reports its processes wrote (one
-	 * line each), their bytes, their locks_tracked summed, and the
-	 * acquisitions of the locks they list (the top 10 of each). */
-	unsigned reports;
+	/* --cost, the report side: the reports its processes wrote (stats: a
+	 * JSON line each; deadlocks, lock-order: "== hotlock:" lines, none on
+	 * a good program), their bytes and the files that were not empty;
+	 * stats: their locks_tracked summed, and the acquisitions of the locks
+	 * they list (the top 10 of each). */
+	unsigned reports, report_files;
 	uint64_t report_bytes, locks_tracked, acquisitions;
 	double locks_d;         /* locks_tracked, for median_of */
+	/* deadlocks, lock-order: the first lines of the first file that was
+	 * not empty (malloc'd), for the warning; NULL: every file was empty. */
+	char *report_head;
 	uint64_t fx_wait, fx_wake;
 	double trials_ns[PAIR_TRIALS];
 	unsigned ninst;         /* instances (the -x2 forms: 2) */
@@ -103,7 +128,7 @@ struct app_row {
 	unsigned median[2];             /* the index of the median run */
 	double ratio;                   /* > 1: TRIAL (the shim) is faster */
 	double ci_lo, ci_hi;            /* ratio's 95% interval (ratio_interval) */
-	double locks;                   /* --stats-cost: locks_tracked, the median */
+	double locks;                   /* --cost=stats: locks_tracked, the median */
 	/* stress-ng: the fewest and most threads a worker ran (0: unknown). */
 	unsigned seen_min, seen_max;
 };
@@ -120,10 +145,11 @@ struct apps {
 	const char *queue;              /* hotlock-run's --queue, or NULL */
 	unsigned long spin_ns;          /* its --spin-ns, where given */
 	unsigned long pairs;
-	/* --stats-cost: both sides on the shim, TRIAL with --stats-json
-	 * set to stats_pattern, a file per pid in stats_dir (made by the
-	 * scenario, emptied after every run and removed at exit). */
-	bool stats_cost;
+	/* --cost (--stats-cost: COST_STATS): both sides on the shim, TRIAL
+	 * with report_argv, whose report file is report_pattern, a file per
+	 * pid in report_dir (made by the scenario, emptied after every run and
+	 * removed at exit). */
+	enum cost cost;
 
 	/* Resolved by the run. */
 	const unsigned *threads;        /* ascending, distinct */
@@ -141,22 +167,24 @@ struct apps {
 	char sysbench_version[64], memcached_version[64], stress_ng_version[96];
 	unsigned loadgen_threads;       /* memaslap -T, for each T: min(2T, cores) */
 	int namew;                      /* the table's workload column */
-	char stats_dir[PATH_MAX];
-	char stats_pattern[PATH_MAX + 32];
+	char report_dir[PATH_MAX];
+	char report_pattern[PATH_MAX + 32];
+	char report_file_arg[PATH_MAX + 64];    /* "--deadlocks-file=PATTERN" */
+	const char *report_argv[3];             /* hotlock-run's words, to NULL */
 	/* (workload, T) left out: stress-ng takes 2 to 64 threads. */
 	struct { enum app_kind kind; unsigned threads; } tskip[2 * BENCH_MAX_THREAD_COUNTS];
 	size_t ntskip;
 };
 
-/* Whether side s runs under hotlock-run, and with the JSON report on. */
+/* Whether side s runs under hotlock-run, and with --cost's option on. */
 static inline bool side_shim(const struct apps *a, enum side s)
 {
-	return s == TRIAL || a->stats_cost;
+	return s == TRIAL || a->cost != COST_NONE;
 }
 
 static inline bool side_report(const struct apps *a, enum side s)
 {
-	return s == TRIAL && a->stats_cost;
+	return s == TRIAL && a->cost != COST_NONE;
 }
 
 const char *side_name(const struct apps *a, enum side s);
@@ -213,7 +241,7 @@ void reap_together(const char *label, unsigned n, double timeout_s,
 void sleep_s(double s);
 bool find_number(const char *text, const char *key, double *v);
 
-/* ---- reports.c: the shim's line at exit, the contention report ---------- */
+/* ---- reports.c: the shim's line at exit, the reports of --cost ---------- */
 
 void shim_stats(const char *err, struct app_run *r);
 void check_side(const struct apps *a, const char *label, enum side s,
@@ -221,6 +249,7 @@ void check_side(const struct apps *a, const char *label, enum side s,
 void reports_start(struct apps *a);
 void reports_check(const struct apps *a, const char *label, enum side s,
 		   unsigned n, struct app_run *r);
+void reports_warn(const struct apps *a, const char *what, const struct app_run *r);
 
 /* ---- runs.c, sysbench.c, memcached.c: one run of each workload ---------- */
 

@@ -93,9 +93,9 @@ static FILE *xtmpfile(void)
 }
 
 /* Starts argv, under hotlock-run when shim (a is read only then), with
- * stdout and stderr into files of their own and stdin from /dev/null.  The
- * contention report is off, but for the JSON one into a->stats_pattern
- * (hotlock-run --stats-json) when report. */
+ * stdout and stderr into files of their own and stdin from /dev/null.
+ * hotlock-run's reports are off, but for the one --cost measures
+ * (a->report_argv, into a file per pid in a->report_dir) when report. */
 void spawn(struct child *c, const struct apps *a, bool shim, bool report,
 	   const char *what, const struct cmd *argv)
 {
@@ -108,8 +108,8 @@ void spawn(struct child *c, const struct apps *a, bool shim, bool report,
 			cmd_add(&full, "--queue", a->queue, NULL);
 		if (a->spin_ns_text)
 			cmd_add(&full, "--spin-ns", a->spin_ns_text, NULL);
-		if (report)
-			cmd_add(&full, "--stats-json", a->stats_pattern, NULL);
+		for (size_t i = 0; report && a->report_argv[i]; i++)
+			cmd_push(&full, a->report_argv[i]);
 		cmd_add(&full, "--", NULL);
 	}
 	for (size_t i = 0; i < argv->n; i++)

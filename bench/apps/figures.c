@@ -97,7 +97,7 @@ void row_figures(struct app_row *row, unsigned repeat)
 		}
 	}
 	threads_seen(row, repeat);
-	/* > 1: TRIAL (the shim; with --stats-cost the shim with the report) is
+	/* > 1: TRIAL (the shim; with --cost the shim with the option) is
 	 * faster. */
 	row->ratio = oriented(row->kind, row->med[BASE], row->med[TRIAL]);
 	ratio_interval(row, repeat);

@@ -78,12 +78,24 @@ static void json_run(struct bench_json *j, const struct apps *a, enum app_kind k
 		bench_json_null(j, "futex_wake");
 	}
 	/* The reports that were checked: a line per process. */
-	if (side_report(a, s)) {
+	if (side_report(a, s) && a->cost == COST_STATS) {
 		bench_json_object(j, "stats_report");
 		bench_json_uint(j, "reports", r->reports);
 		bench_json_uint(j, "bytes", r->report_bytes);
 		bench_json_uint(j, "locks_tracked", r->locks_tracked);
 		bench_json_uint(j, "acquisitions_listed", r->acquisitions);
+		bench_json_end(j);
+	}
+	/* What --deadlocks-file held: nothing, on a good program. */
+	if (side_report(a, s) && cost_info[a->cost].warns) {
+		bench_json_object(j, "deadlocks_report");
+		bench_json_uint(j, "reports", r->reports);
+		bench_json_uint(j, "bytes", r->report_bytes);
+		bench_json_uint(j, "files", r->report_files);
+		if (r->report_head)
+			bench_json_string(j, "first_lines", r->report_head);
+		else
+			bench_json_null(j, "first_lines");
 		bench_json_end(j);
 	}
 	bench_json_end(j);
@@ -117,8 +129,7 @@ static void json_row(struct bench_json *j, const struct apps *a, const struct ap
 		bench_json_number(j, "spread", a->repeat > 1 ?
 				  (row->max[s] - row->min[s]) / row->med[s] : NAN);
 		bench_json_number(j, "cpu_s", row->cpu[s]);
-		bench_json_number(j, a->stats_cost ? "ratio_stats_over_shim" :
-				  "ratio_shim_over_glibc", row->ratio);
+		bench_json_number(j, cost_info[a->cost].ratio_key, row->ratio);
 		bench_json_array(j, "ratio_ci95");
 		bench_json_number(j, NULL, row->ci_lo);
 		bench_json_number(j, NULL, row->ci_hi);
@@ -200,7 +211,16 @@ void write_json(const struct apps *a, const struct app_row *rows, size_t nrows,
 	bench_json_uint(j, "repeat", a->repeat);
 	bench_json_number(j, "duration_s", a->duration);
 	bench_json_bool(j, "quick", a->quick);
-	bench_json_bool(j, "stats_cost", a->stats_cost);
+	/* stats_cost: as --stats-cost wrote it before --cost, for its readers. */
+	bench_json_bool(j, "stats_cost", a->cost == COST_STATS);
+	if (a->cost != COST_NONE)
+		bench_json_string(j, "cost", cost_info[a->cost].name);
+	else
+		bench_json_null(j, "cost");
+	bench_json_array(j, "cost_options");
+	for (size_t i = 0; a->cost != COST_NONE && a->report_argv[i]; i++)
+		bench_json_string(j, NULL, a->report_argv[i]);
+	bench_json_end(j);
 	bench_json_array(j, "sides");
 	bench_json_string(j, NULL, side_name(a, BASE));
 	bench_json_string(j, NULL, side_name(a, TRIAL));

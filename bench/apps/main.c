@@ -56,26 +56,37 @@
  * The old report variables (HOTLOCK_STATS, HOTLOCK_STATS_JSON,
  * HOTLOCK_STATS_TOP) are unset in every child, whatever the bench was given.
  *
- * --stats-cost: what the contention report (hotlock-run --stats-json,
- * src/preload/shim_stats.c and its collector, tools/collector.c) costs.
- * Both sides run under hotlock-run: the baseline ("shim") as above, the
- * other ("shim+stats") with --stats-json DIR/stats-%p.json, DIR a
- * directory made for the run (mkdtemp) and removed at exit, on an error
- * and on SIGINT, SIGTERM and SIGHUP.  Same workloads, same alternation
- * (shim first), same table; the ratio is shim+stats over shim.  After each
- * shim+stats run its programs must have left as many non-empty report
- * files as it started programs, whose lines are reports (hotlock_stats
- * 1), else the bench exits 1: a run without its report measured the
- * baseline twice.  The files are read (their
- * locks_tracked and the listed locks' acquisitions summed into the run's
- * JSON), then removed.
+ * --cost=OPTION: what one of hotlock-run's report options costs.  Both
+ * sides run under hotlock-run: the baseline ("shim") as above, the other
+ * ("shim+OPTION") with the option, its output into DIR, a directory made
+ * for the run (mkdtemp) and removed at exit, on an error and on SIGINT,
+ * SIGTERM and SIGHUP.  Same workloads, same alternation (shim first), same
+ * table; the ratio is shim+OPTION over shim.
+ *   stats       the contention report (src/preload/shim_stats.c and the
+ *               collector, tools/collector.c): --stats-json
+ *               DIR/stats-%p.json.  After each shim+stats run its programs
+ *               must have left as many non-empty report files as it
+ *               started programs, whose lines are reports (hotlock_stats
+ *               1), else the bench exits 1: a run without its report
+ *               measured the baseline twice.  The files are read (their
+ *               locks_tracked and the listed locks' acquisitions summed
+ *               into the run's JSON), then removed.  --stats-cost is
+ *               --cost=stats, as it was named first.
+ *   deadlocks   deadlock and hang detection (issue 40):
+ *               --deadlocks --deadlocks-file=DIR/deadlocks-%p.txt.
+ *   lock-order  lock-order inversions: --lock-order
+ *               --deadlocks-file=DIR/lock-order-%p.txt.
+ * A real program makes no deadlock or inversion report: after each run
+ * its files must be empty, or absent; one that is not is a warning (on
+ * stderr, under the row, in the JSON), not an error: the bench measures,
+ * the tests judge the reports.
  *
  * The files: main.c the options and --help, rows.c the run loop, runs.c
  * what every run shares and the pair, sysbench.c, stress.c and memcached.c
  * a run of each program, children.c their processes, reports.c the shim's
- * line at exit and the contention reports, programs.c finding the
+ * line at exit and the reports of --cost, programs.c finding the
  * programs, figures.c a row's medians and interval, table.c the tables,
- * json.c the JSON. */
+ * json.c the JSON; the table of --cost's options is runs.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +117,25 @@ static void parse_workloads(void *at, const char *scenario, const char *v)
 {
 	memset(at, 0, sizeof ((struct apps *)NULL)->want);
 	bench_list_each(scenario, "--workloads", v, workload_item, at);
+}
+
+/* --cost OPTION, and --stats-cost (v NULL: --cost=stats); at is the
+ * context's cost.  Two that differ are refused: a run measures one. */
+static void parse_cost(void *at, const char *scenario, const char *v)
+{
+	enum cost *cost = at, want = v ? COST_NONE : COST_STATS;
+
+	for (int k = COST_STATS; v && k < COST_N; k++)
+		if (strcmp(v, cost_info[k].name) == 0)
+			want = (enum cost)k;
+	if (want == COST_NONE)
+		bench_usage_error(scenario, "--cost: '%s' is not stats, deadlocks or lock-order",
+				  v);
+	if (*cost != COST_NONE && *cost != want)
+		bench_usage_error(scenario, "--cost=%s and --cost=%s (--stats-cost is "
+				  "--cost=stats): one option a run", cost_info[*cost].name,
+				  cost_info[want].name);
+	*cost = want;
 }
 
 static void parse_queue(void *at, const char *scenario, const char *v)
@@ -184,10 +214,14 @@ static void apps_help_more(FILE *f)
 		"glibc/mutex-pair-1thread), its ops_per_sec the median (pairs per second for\n"
 		"the pair), every run under \"runs\" (an -x2 run's two instances under its\n"
 		"\"instances\"), so that 'hotlock-bench compare' can compare two runs;\n"
-		"\"skipped\" names what could not run and why.  With --stats-cost the sides\n"
-		"are shim and shim+stats (shim+stats/memcached), the ratio is\n"
-		"ratio_stats_over_shim, and each shim+stats run has a \"stats_report\"\n"
-		"(reports, bytes, locks_tracked, acquisitions_listed).\n"
+		"\"skipped\" names what could not run and why.  With --cost=OPTION the sides\n"
+		"are shim and shim+OPTION (shim+stats/memcached, shim+deadlocks/memcached),\n"
+		"the ratio is ratio_stats_over_shim, ratio_deadlocks_over_shim or\n"
+		"ratio_lock_order_over_shim, config's \"cost\" names OPTION and\n"
+		"\"cost_options\" gives hotlock-run's words for it; each shim+stats run has a\n"
+		"\"stats_report\" (reports, bytes, locks_tracked, acquisitions_listed), each\n"
+		"shim+deadlocks or shim+lock-order run a \"deadlocks_report\" (reports,\n"
+		"bytes, files, first_lines: 0, 0, 0, null on a good program).\n"
 		"\n"
 		"Exit status: 0 ok (skipped workloads included), 1 a run failed or\n"
 		"hotlock-run was not found, 2 bad command line.\n",
@@ -222,16 +256,26 @@ static const struct bench_option apps_options[] = {
 	  "passed to hotlock-run", .default_text = "hotlock-run's" },
 	{ "--spin-ns", "N", BENCH_OPT_ULONG, OPT(spin_ns), 0, 10000000, .help =
 	  "passed to hotlock-run", .default_text = "hotlock-run's" },
-	{ "--stats-cost", NULL, BENCH_OPT_FLAG, OPT(stats_cost), .help =
-	  "what hotlock-run's contention report costs: instead of glibc against "
-	  "the shim, the shim without the report (side 'shim') against the shim "
-	  "with it (side 'shim+stats': --stats-json into a file per pid in a "
-	  "directory made for the run and removed after it, the text report off), "
-	  "alternately, R times, every workload and the pair alike; ratio = "
-	  "shim+stats / shim (pair: shim / shim+stats), > 1: the report side is "
-	  "faster; a column 'locks' gives the locks the report recorded.  Each "
-	  "program of a report run must have written its report (a JSON line per "
-	  "process, checked and removed after the run), else exit 1" },
+	{ "--cost", "OPTION", BENCH_OPT_CALL, OPT(cost), .parse = parse_cost, .help =
+	  "what one of hotlock-run's report options costs: instead of glibc "
+	  "against the shim, the shim alone (side 'shim') against the shim with "
+	  "OPTION (side 'shim+OPTION'), its output into a file per pid in a "
+	  "directory made for the run and removed after it, alternately, R times, "
+	  "every workload and the pair alike; ratio = shim+OPTION / shim (pair: "
+	  "shim / shim+OPTION), > 1: the OPTION side is faster.  OPTION is one of:\n"
+	  "stats: --stats-json FILE (the text report off); a column 'locks' gives "
+	  "the locks the report recorded; each program of a run must have "
+	  "written its report (a JSON line per process, checked and removed "
+	  "after the run), else exit 1\n"
+	  "deadlocks: --deadlocks --deadlocks-file=FILE, deadlock and hang "
+	  "detection\n"
+	  "lock-order: --lock-order --deadlocks-file=FILE, lock-order inversions\n"
+	  "A real program should make no deadlock or inversion report: a FILE "
+	  "left not empty is a warning (on stderr, its first lines under the "
+	  "row, in the JSON), not an error",
+	  .default_text = "glibc against the shim" },
+	{ "--stats-cost", NULL, BENCH_OPT_CALL, OPT(cost), .parse = parse_cost, .help =
+	  "the same as --cost=stats" },
 	{ 0 },
 };
 

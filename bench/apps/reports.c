@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* hotlock-bench-apps: what the shim says of a run.  Its line at exit
  * (HOTLOCK_SHIM_STATS=1), which tells whether it was loaded, and, for
- * --stats-cost, the contention reports (hotlock-run --stats-json) the
- * report side's programs write into a directory made for the bench: each
- * run's read, checked and removed, the directory removed at exit and on
- * SIGINT, SIGTERM and SIGHUP. */
+ * --cost, the reports that the report side's programs write into a
+ * directory made for the bench (hotlock-run --stats-json, or
+ * --deadlocks-file for --deadlocks and --lock-order): each run's read,
+ * checked and removed, the directory removed at exit and on SIGINT,
+ * SIGTERM and SIGHUP. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +49,7 @@ void check_side(const struct apps *a, const char *label, enum side s,
 			    "itself running under hotlock-run or LD_PRELOAD?)", label);
 }
 
-/* ---- the contention report (--stats-cost) -------------------------------- */
+/* ---- the reports of --cost ------------------------------------------------ */
 
 /* The report directory, for the atexit and signal handlers: its path and an
  * open descriptor (-1: none). */
@@ -117,50 +118,57 @@ static void reports_on_signal(int sig)
 	errno = saved;
 }
 
-/* Makes the report directory (in $TMPDIR, else /tmp) and a->stats_pattern,
- * a file per pid there; removed at exit and on SIGINT, SIGTERM and SIGHUP. */
+/* Makes the report directory (in $TMPDIR, else /tmp), a->report_pattern,
+ * a file per pid there, and a->report_argv, the words that send the report
+ * of --cost there (issue 40's spec: --deadlocks-file takes %p as
+ * --stats-json does, and --lock-order's reports go there too); removed at
+ * exit and on SIGINT, SIGTERM and SIGHUP. */
 void reports_start(struct apps *a)
 {
+	const struct cost_info *ci = &cost_info[a->cost];
 	const char *tmp = getenv("TMPDIR");
 
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
-	if ((size_t)snprintf(report_dir, sizeof report_dir, "%s/hotlock-bench-stats.XXXXXX",
-			     tmp) >= sizeof report_dir)
-		bench_fatal("apps: --stats-cost: TMPDIR is too long");
+	if ((size_t)snprintf(report_dir, sizeof report_dir, "%s/hotlock-bench-%s.XXXXXX", tmp,
+			     ci->name) >= sizeof report_dir)
+		bench_fatal("apps: --cost=%s: TMPDIR is too long", ci->name);
 	if (!mkdtemp(report_dir))
-		bench_fatal("apps: --stats-cost: cannot make a directory for the reports "
-			    "(%s): %s", report_dir, strerror(errno));
+		bench_fatal("apps: --cost=%s: cannot make a directory for the reports "
+			    "(%s): %s", ci->name, report_dir, strerror(errno));
 	report_fd = open(report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (report_fd < 0) {
 		const int err = errno;
 
 		rmdir(report_dir);
-		bench_fatal("apps: --stats-cost: %s: %s", report_dir, strerror(err));
+		bench_fatal("apps: --cost=%s: %s: %s", ci->name, report_dir, strerror(err));
 	}
 	if (atexit(reports_remove) != 0)
 		bench_fatal("apps: atexit failed");
 	bench_catch_end_signals(reports_on_signal, report_old);
-	snprintf(a->stats_dir, sizeof a->stats_dir, "%s", report_dir);
-	snprintf(a->stats_pattern, sizeof a->stats_pattern, "%s/stats-%%p.json", report_dir);
+	snprintf(a->report_dir, sizeof a->report_dir, "%s", report_dir);
+	snprintf(a->report_pattern, sizeof a->report_pattern, "%s/%s", report_dir, ci->file);
+	/* --stats-json PATH as before; --deadlocks-file=PATH as the spec
+	 * writes it. */
+	a->report_argv[0] = ci->option;
+	a->report_argv[1] = a->report_pattern;
+	if (a->cost != COST_STATS) {
+		snprintf(a->report_file_arg, sizeof a->report_file_arg, "--deadlocks-file=%s",
+			 a->report_pattern);
+		a->report_argv[1] = a->report_file_arg;
+	}
+	a->report_argv[2] = NULL;
 }
 
-/* One report file of the run, read into r (a JSON document a line, each
- * a process's report), then removed. */
-static void report_read(const struct apps *a, const char *label, const char *name,
-			struct app_run *r)
+/* One report file of a stats run, read into r (a JSON document a line,
+ * each a process's report). */
+static void stats_read(const char *label, const char *path, FILE *f, struct app_run *r)
 {
-	char path[PATH_MAX + 300];
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	unsigned lineno = 0;
-	FILE *f;
 
-	snprintf(path, sizeof path, "%s/%s", a->stats_dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		bench_fatal("%s: the report %s: %s", label, path, strerror(errno));
 	while ((len = getline(&line, &cap, f)) > 0) {
 		json_error_t err;
 		json_t *doc, *locks, *lock;
@@ -183,32 +191,86 @@ static void report_read(const struct apps *a, const char *label, const char *nam
 		json_decref(doc);
 	}
 	free(line);
+}
+
+/* What the warning quotes of a detection's report. */
+#define HEAD_LINES 8
+#define HEAD_BYTES 1024
+
+/* One --deadlocks-file of a run, read into r: its bytes, its reports
+ * (each starts with a line "== hotlock: "), and from the first file that
+ * is not empty its first lines (cut at HEAD_BYTES) into r->report_head,
+ * which is so not NULL once report_bytes is not 0.  A good program leaves
+ * no such file, or only empty ones. */
+static void detection_read(FILE *f, struct app_run *r)
+{
+	const bool quote = !r->report_head;
+	char *line = NULL;
+	size_t cap = 0, used = 0;
+	ssize_t len;
+	unsigned lines = 0;
+
+	while ((len = getline(&line, &cap, f)) > 0) {
+		r->report_bytes += (uint64_t)len;
+		r->reports += strncmp(line, "== hotlock: ", 12) == 0;
+		if (quote && lines < HEAD_LINES && used < HEAD_BYTES - 1) {
+			const size_t n = (size_t)len < HEAD_BYTES - 1 - used ?
+					 (size_t)len : HEAD_BYTES - 1 - used;
+
+			if (!r->report_head)
+				r->report_head = bench_xcalloc(HEAD_BYTES, 1);
+			memcpy(r->report_head + used, line, n);
+			used += n;
+		}
+		lines++;
+	}
+	r->report_files += lines > 0;
+	free(line);
+}
+
+/* One report file of the run, read into r as its kind says, then removed. */
+static void report_read(const struct apps *a, const char *label, const char *name,
+			struct app_run *r)
+{
+	char path[PATH_MAX + 300];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", a->report_dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		bench_fatal("%s: the report %s: %s", label, path, strerror(errno));
+	if (cost_info[a->cost].warns)
+		detection_read(f, r);
+	else
+		stats_read(label, path, f, r);
 	fclose(f);
 	if (unlink(path) != 0)
 		bench_fatal("%s: removing the report %s: %s", label, path, strerror(errno));
 }
 
-/* The reports of a run on the report side: each of its n programs must
- * have written a report of its own (hotlock-run names the file by the
- * program's pid, which is not the pid started here, hotlock-run's), else
- * the run measured something else and the bench exits 1; n is 0 for a
- * program that never contends (the single-threaded pair), which writes
- * none.  Every file there is read into r (those of the programs' forks
- * too: stress-ng's worker) and removed, so that the directory is empty
- * for the next run. */
+/* The reports of a run on the report side, every file in the directory
+ * read into r (those of the programs' forks too: stress-ng's worker) and
+ * removed, so that the directory is empty for the next run.  stats: each
+ * of its n programs must have written a report of its own (hotlock-run
+ * names the file by the program's pid, which is not the pid started here,
+ * hotlock-run's), else the run measured something else and the bench
+ * exits 1; n is 0 for a program that never contends (the single-threaded
+ * pair), which writes none.  deadlocks, lock-order: a report is not an
+ * error but a warning (reports_warn; r->report_head keeps its first
+ * lines): the bench measures the cost, the tests judge the reports. */
 void reports_check(const struct apps *a, const char *label, enum side s, unsigned n,
 		   struct app_run *r)
 {
 	DIR *d;
 	struct dirent *de;
 
-	r->reports = 0;
+	r->reports = r->report_files = 0;
 	r->report_bytes = r->locks_tracked = r->acquisitions = 0;
 	if (!side_report(a, s))
 		return;
-	d = opendir(a->stats_dir);
+	d = opendir(a->report_dir);
 	if (!d)
-		bench_fatal("%s: %s: %s", label, a->stats_dir, strerror(errno));
+		bench_fatal("%s: %s: %s", label, a->report_dir, strerror(errno));
 	while ((de = readdir(d)))
 		if (de->d_name[0] != '.')
 			report_read(a, label, de->d_name, r);
@@ -216,7 +278,22 @@ void reports_check(const struct apps *a, const char *label, enum side s, unsigne
 	/* readdir may miss a file removed while it reads: whatever is left. */
 	reports_clear();
 	r->locks_d = (double)r->locks_tracked;
-	if (r->reports < n)
+	if (!cost_info[a->cost].warns && r->reports < n)
 		bench_fatal("%s: the program wrote no contention report (%u reports for %u "
-			    "programs in %s)", label, r->reports, n, a->stats_dir);
+			    "programs in %s)", label, r->reports, n, a->report_dir);
+}
+
+/* On stderr, after its progress line: a detection's run that made a report
+ * (what: run_what's), with the report's first lines. */
+void reports_warn(const struct apps *a, const char *what, const struct app_run *r)
+{
+	if (!cost_info[a->cost].warns || r->report_bytes == 0)
+		return;
+	bench_progress_clear();
+	fprintf(stderr, "hotlock-bench: warning: apps %s: hotlock-run %s reported: %u "
+		"report%s, %llu bytes in %u file%s (a real program should make none); the "
+		"first lines:\n%s%s", what, cost_info[a->cost].option, r->reports,
+		r->reports == 1 ? "" : "s", (unsigned long long)r->report_bytes,
+		r->report_files, r->report_files == 1 ? "" : "s", r->report_head,
+		r->report_head[strlen(r->report_head) - 1] == '\n' ? "" : "\n");
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hotlock-bench-apps: the run loop.  The rows (the pair's two forms, then
  * each workload at each T), the lines above the tables (hotlock-run, what
- * is skipped, --busy, --stats-cost), then each row's runs, both sides
- * alternately, BASE first, --repeat times, a progress line each, and the
+ * is skipped, --busy, --cost), then each row's runs, both sides
+ * alternately, BASE first, --repeat times, a progress line each (and a
+ * warning after it where --deadlocks or --lock-order reported), and the
  * row printed as soon as it is done; the JSON at the end. */
 #include <stdlib.h>
 #include <string.h>
@@ -70,15 +71,19 @@ static void run_row(const struct apps *a, struct app_row *row)
 			run_what(a, what, sizeof what, row->kind, row->threads, (enum side)s);
 			bench_progress_begin("%s, run %u/%u", what, rep + 1, a->repeat);
 			run_one(a, row->kind, row->threads, (enum side)s, r);
-			if (side_report(a, (enum side)s))
+			if (side_report(a, (enum side)s) && a->cost == COST_STATS)
 				snprintf(cpu, sizeof cpu, ", cpu %.2f s, %llu locks recorded",
 					 r->cpu_s, (unsigned long long)r->locks_tracked);
+			else if (side_report(a, (enum side)s))
+				snprintf(cpu, sizeof cpu, ", cpu %.2f s, %u report%s", r->cpu_s,
+					 r->reports, r->reports == 1 ? "" : "s");
 			else
 				snprintf(cpu, sizeof cpu, ", cpu %.2f s", r->cpu_s);
 			snprintf(result, sizeof result, "%.3g %s%s",
 				 r->value / app_info[row->kind].scale,
 				 app_info[row->kind].unit, cpu);
 			bench_progress_end(result, r->other_cpus);
+			reports_warn(a, what, r);
 		}
 	row_figures(row, a->repeat);
 }
@@ -102,10 +107,13 @@ int apps_run(struct apps *a)
 	bench_busy_note(stdout);
 	/* After --busy's handlers, so that a signal removes the reports, then
 	 * goes on to them. */
-	if (a->stats_cost) {
+	if (a->cost != COST_NONE) {
 		reports_start(a);
-		printf("--stats-cost: the shim without its contention report, then with it "
-		       "(--stats-json %s)\n", a->stats_pattern);
+		printf("--cost=%s: the shim without %s, then with it (hotlock-run",
+		       cost_info[a->cost].name, cost_info[a->cost].what);
+		for (size_t i = 0; a->report_argv[i]; i++)
+			printf(" %s", a->report_argv[i]);
+		printf(")\n");
 	}
 	fflush(stdout);
 
@@ -132,8 +140,11 @@ int apps_run(struct apps *a)
 	if (json)
 		write_json(a, rows, nrows, json);
 	for (size_t i = 0; i < nrows; i++)
-		for (int s = 0; s < 2; s++)
+		for (int s = 0; s < 2; s++) {
+			for (unsigned rep = 0; rep < a->repeat; rep++)
+				free(rows[i].runs[s][rep].report_head);
 			free(rows[i].runs[s]);
+		}
 	free(rows);
 	return 0;
 }

@@ -24,12 +24,26 @@ const struct app_info app_info[APP_NKINDS] = {
 	[PAIR_IDLE] = { "idle 2nd thread", "ns/pair", 1, "pairs/s", PROG_PAIR, 1, true, PAIR_IDLE },
 };
 
+/* What each --cost measures; the words hotlock-run gets for it are
+ * reports_start's.  COST_NONE's are glibc against the shim's. */
+const struct cost_info cost_info[COST_N] = {
+	[COST_NONE] = { NULL, "shim", "cpu-s", "ratio_shim_over_glibc", NULL, NULL, NULL,
+			false },
+	[COST_STATS] = { "stats", "shim+stats", "cpu-st", "ratio_stats_over_shim",
+			 "--stats-json", "its contention report", "stats-%p.json", false },
+	[COST_DEADLOCKS] = { "deadlocks", "shim+deadlocks", "cpu-sd",
+			     "ratio_deadlocks_over_shim", "--deadlocks",
+			     "its deadlock and hang detection", "deadlocks-%p.txt", true },
+	[COST_LOCK_ORDER] = { "lock-order", "shim+lock-order", "cpu-so",
+			      "ratio_lock_order_over_shim", "--lock-order",
+			      "its lock-order inversion detection", "lock-order-%p.txt", true },
+};
+
 const char *side_name(const struct apps *a, enum side s)
 {
-	static const char *const side_names[2] = { "glibc", "shim" };
-	static const char *const cost_names[2] = { "shim", "shim+stats" };
-
-	return (a->stats_cost ? cost_names : side_names)[s];
+	if (s == TRIAL)
+		return cost_info[a->cost].side;
+	return a->cost == COST_NONE ? "glibc" : "shim";
 }
 
 const char *workload_name(int k)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* hotlock-bench-apps: the tables on stdout: the pair's (the shim's own
- * cost) and the programs', each under a header that says what the rows
- * are; a row per (workload, T) with each side's median [min-max], the
- * ratio, its 95% interval and the CPU time per run. */
+ * cost, or that of the option --cost names) and the programs', each under
+ * a header that says what the rows are; a row per (workload, T) with each
+ * side's median [min-max], the ratio, its 95% interval and the CPU time
+ * per run, and under it the notes: a stress-ng that ran other than T
+ * threads, the reports --deadlocks or --lock-order made. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "apps.h"
 
@@ -42,15 +45,17 @@ static void print_interval_note(void)
 
 void print_pair_header(const struct apps *a)
 {
+	const struct cost_info *ci = &cost_info[a->cost];
 	char b[48], t[48];
 
-	if (a->stats_cost)
-		printf("The report's cost on the shim's fast path: an uncontended\n"
-		       "pthread_mutex_lock + unlock pair in hotlock-shim-pair under hotlock-run,\n"
-		       "without and with the contention report (--stats-json) (%lu pairs,\n"
-		       "best of %d trials a run; median [min-max] of %u runs; ratio = shim /\n"
-		       "shim+stats, > 1: the report side is faster; locks: the locks its\n"
-		       "report recorded, median)\n", a->pairs, PAIR_TRIALS, a->repeat);
+	if (a->cost != COST_NONE)
+		printf("The cost of hotlock-run %s (%s) on\n"
+		       "the shim's fast path: an uncontended pthread_mutex_lock + unlock pair in\n"
+		       "hotlock-shim-pair under hotlock-run without and with it (%lu pairs, best\n"
+		       "of %d trials a run; median [min-max] of %u runs; ratio = shim / %s,\n"
+		       "> 1: the %s side is faster%s)\n", ci->option, ci->what, a->pairs,
+		       PAIR_TRIALS, a->repeat, ci->side, ci->side, a->cost == COST_STATS ?
+		       "; locks: the locks its report\nrecorded, median" : "");
 	else
 		printf("The shim's own cost: an uncontended pthread_mutex_lock + unlock pair in a\n"
 		       "program not linked with hotlock (hotlock-shim-pair, %lu pairs, best of %d\n"
@@ -60,7 +65,39 @@ void print_pair_header(const struct apps *a)
 	snprintf(b, sizeof b, "%s ns/pair", side_name(a, BASE));
 	snprintf(t, sizeof t, "%s ns/pair", side_name(a, TRIAL));
 	printf("%-17s %-26s %-26s %6s %-11s%s\n", "form", b, t, "ratio", "95% CI",
-	       a->stats_cost ? "  locks" : "");
+	       a->cost == COST_STATS ? "  locks" : "");
+}
+
+/* Under a row of --deadlocks or --lock-order: the runs that made a report
+ * (a real program should make none; each run's warning was on stderr),
+ * and the first lines of the first. */
+static void print_report_note(const struct apps *a, const struct app_row *row)
+{
+	unsigned runs = 0, reports = 0;
+	const char *head = NULL;
+
+	if (!cost_info[a->cost].warns)
+		return;
+	for (unsigned i = 0; i < a->repeat; i++) {
+		const struct app_run *r = &row->runs[TRIAL][i];
+
+		if (r->report_bytes == 0)
+			continue;
+		runs++;
+		reports += r->reports;
+		head = head ? head : r->report_head;
+	}
+	if (runs == 0)
+		return;
+	printf("  warning: hotlock-run %s reported in %u of %u runs (%u report%s); the "
+	       "first:\n", cost_info[a->cost].option, runs, a->repeat, reports,
+	       reports == 1 ? "" : "s");
+	for (const char *p = head; *p; ) {
+		const size_t n = strcspn(p, "\n");
+
+		printf("    %.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
 }
 
 void print_pair_row(const struct apps *a, const struct app_row *row)
@@ -70,27 +107,30 @@ void print_pair_row(const struct apps *a, const struct app_row *row)
 	printf("%-17s %-26s %-26s %6.2f %-11s", app_info[row->kind].name,
 	       cell(g, sizeof g, row, BASE), cell(h, sizeof h, row, TRIAL), row->ratio,
 	       interval(ci, sizeof ci, row));
-	if (a->stats_cost)
+	if (a->cost == COST_STATS)
 		printf(" %6.0f", row->locks);
 	putchar('\n');
+	print_report_note(a, row);
 }
 
 void print_app_header(const struct apps *a, const struct app_row *rows, size_t nrows)
 {
+	const struct cost_info *ci = &cost_info[a->cost];
 	bool x2 = false, stress = false;
 
 	for (size_t i = 0; i < nrows; i++) {
 		x2 |= app_info[rows[i].kind].instances > 1;
 		stress |= app_info[rows[i].kind].program == PROG_STRESS_NG;
 	}
-	if (a->stats_cost)
-		printf("Programs under hotlock-run without and with its contention report\n"
-		       "(--stats-json: hotlock-run's JSON report of each process), alternately\n"
-		       "(without first), median [min-max] of %u runs of about %u s; ratio =\n"
-		       "shim+stats / shim, > 1: the report side is faster; cpu-s, cpu-st = user +\n"
-		       "sys seconds of the program per run (median; memcached: the server's; the\n"
-		       "report is hotlock-run's, after the end); locks: the locks the report\n"
-		       "recorded (locks_tracked, median)\n", a->repeat, a->duration);
+	if (a->cost != COST_NONE)
+		printf("Programs under hotlock-run without and with %s\n"
+		       "(%s), alternately (without first), median [min-max] of %u runs of\n"
+		       "about %u s; ratio = %s / shim, > 1: the %s side\n"
+		       "is faster; cpu-s, %s = user + sys seconds of the program per run (median;\n"
+		       "memcached: the server's; hotlock-run's collector's included)%s\n",
+		       ci->what, ci->option, a->repeat, a->duration, ci->side, ci->side,
+		       ci->cpu_col, a->cost == COST_STATS ? ";\nlocks: the locks the "
+		       "report recorded (locks_tracked, median)" : "");
 	else
 		printf("Programs on glibc and under hotlock-run, alternately (glibc first), median\n"
 		       "[min-max] of %u runs of about %u s; ratio = shim / glibc, > 1: the shim is\n"
@@ -98,15 +138,15 @@ void print_app_header(const struct apps *a, const struct app_row *rows, size_t n
 		       "memcached: the server's)\n", a->repeat, a->duration);
 	if (x2)
 		printf("-x2: two instances of the program at once, T threads each, both on\n"
-		       "%s; their rates and CPU seconds summed\n", a->stats_cost ?
+		       "%s; their rates and CPU seconds summed\n", a->cost != COST_NONE ?
 		       "the same side" : "glibc or both under hotlock-run");
 	if (stress)
 		printf("stress-ng: bogo ops per second of real time, as stress-ng reports it\n");
 	print_interval_note();
 	printf("%-*s %3s %-8s %-24s %-24s %6s %-11s %6s %6s%s\n", a->namew, "workload", "T", "unit",
 	       side_name(a, BASE), side_name(a, TRIAL), "ratio", "95% CI",
-	       a->stats_cost ? "cpu-s" : "cpu-g", a->stats_cost ? "cpu-st" : "cpu-s",
-	       a->stats_cost ? "  locks" : "");
+	       a->cost != COST_NONE ? "cpu-s" : "cpu-g", ci->cpu_col,
+	       a->cost == COST_STATS ? "  locks" : "");
 }
 
 void print_app_row(const struct apps *a, const struct app_row *row)
@@ -117,7 +157,7 @@ void print_app_row(const struct apps *a, const struct app_row *row)
 	       app_info[row->kind].name, row->threads, app_info[row->kind].unit,
 	       cell(g, sizeof g, row, BASE), cell(h, sizeof h, row, TRIAL), row->ratio,
 	       interval(ci, sizeof ci, row), row->cpu[BASE], row->cpu[TRIAL]);
-	if (a->stats_cost)
+	if (a->cost == COST_STATS)
 		printf(" %6.0f", row->locks);
 	putchar('\n');
 	/* A stress-ng that ignores --mutex-procs (0.15 runs 2 threads). */
@@ -127,4 +167,5 @@ void print_app_row(const struct apps *a, const struct app_row *row)
 			printf("-%u", row->seen_max);
 		printf(" threads, not %u: this stress-ng ignores --mutex-procs\n", row->threads);
 	}
+	print_report_note(a, row);
 }
