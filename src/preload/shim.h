@@ -29,7 +29,9 @@ struct shim_mutex {
 	_Atomic int32_t kind;   /* 16    glibc's __kind: the type, 0-3, and
 				 *       SHIM_MUTEX_TRACKED (shim_stats.c) */
 	uint32_t count;         /* 20    recursive: holds beyond the first
-				 *       (touched by the owner only) */
+				 *       (touched by the owner only); normal
+				 *       and adaptive: the deadlock detector's
+				 *       mark (shim_holds.c) */
 	_Atomic uint32_t stats; /* 24    its contention record (shim_stats.c), 0 */
 	_Atomic uint32_t cond_waiters; /* 28 condvar waits that released it
 				 *       and take it again (glibc counts them
@@ -48,7 +50,8 @@ _Static_assert(_Alignof(struct shim_mutex) <= _Alignof(pthread_mutex_t), "alignm
  * it. */
 struct shim_rwlock {
 	hl_rwlock_t hl;         /* 0-15  the lock */
-	uint32_t spare0[3];     /* 16-27 zero */
+	uint32_t spare0[3];     /* 16-27 zero, but spare0[0]: the deadlock
+				 *       detector's mark (shim_holds.c) */
 	_Atomic int32_t shared; /* 28    glibc's __shared: 0 (hotlock's) */
 	_Atomic uint32_t stats; /* 32    its contention record (shim_stats.c), 0 */
 	_Atomic uint32_t writer; /* 36   a tracked rwlock: its writer's TID */

@@ -263,8 +263,11 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	pthread_mutex_t inner;
 	memset(&inner, 0, sizeof(inner));
 	REAL(R_MUTEX_LOCK, int (*)(pthread_mutex_t *))(&inner);
-	uint32_t count = SM(m)->count;
-	SM(m)->count = 0;
+	/* A recursive mutex's whole count (another type's word is the
+	 * deadlock detector's mark, shim_holds.c, and stays). */
+	uint32_t count = type == PTHREAD_MUTEX_RECURSIVE ? SM(m)->count : 0;
+	if (count)
+		SM(m)->count = 0;
 	/* Relaxed: as in wait_hotlock. */
 	hl__fetch_add(&SM(m)->cond_waiters, 1, HL_RELAXED);
 	hl__mutex_unlock_any(&SM(m)->hl);
@@ -280,7 +283,8 @@ static int wait_glibc_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	REAL(R_MUTEX_UNLOCK, int (*)(pthread_mutex_t *))(&inner);
 	hl__mutex_lock_any(&SM(m)->hl, NULL);
 	hl__fetch_sub(&SM(m)->cond_waiters, 1, HL_RELAXED);
-	SM(m)->count = count;
+	if (count)
+		SM(m)->count = count;
 	struct hl__deadline dl;
 	if (abstime && hl__deadline_init(&dl, clock, abstime) == 0 && hl__deadline_passed(&dl))
 		return ETIMEDOUT;

@@ -100,11 +100,44 @@ void shim_order_forget(const void *obj)
 		hl__fetch_add(&o->gens[area_order_bucket((uintptr_t)obj)], 1, HL_RELAXED);
 }
 
-static uint32_t generation(const void *obj)
+/* The word of obj that says whether lock-order has seen it in its
+ * current life: a word that is zero in a new object, however it was made
+ * (pthread_*_init, a static initializer, a C++ constructor, memset) and
+ * that nothing else writes: a normal or adaptive mutex's recursion count
+ * (byte 20; only a recursive mutex counts there, and an errorcheck one
+ * reads it), an rwlock's first spare word (byte 16).  NULL for the others,
+ * whose nodes change only with init and destroy. */
+static uint32_t *life_mark(const void *obj, enum stats_lock how)
+{
+	if (how == SL_READ || how == SL_WRITE)
+		return &SR((pthread_rwlock_t *)obj)->spare0[0];
+	int type = how == SL_MUTEX ? shim_mutex_type((pthread_mutex_t *)obj) : -1;
+	if (type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP)
+		return &SM((pthread_mutex_t *)obj)->count;
+	return NULL;
+}
+
+/* The generation of obj's node.  An object met for the first time in its
+ * life (its mark is zero) first moves its bucket's generation on, so that
+ * a lock made where a freed one lay (malloc reuses addresses; a C++ mutex
+ * is neither initialised nor destroyed by a call) is a new node: the old
+ * lock's edges never meet the new one's.  Two threads that meet it at once
+ * may read the generation on either side of the move: the lock is then
+ * two nodes, which can only lose a cycle. */
+static uint32_t node_gen(const void *obj, enum stats_lock how)
 {
 	struct area_order *o = order();
+	if (!o)
+		return 0;
+	uint32_t *mark = life_mark(obj, how);
+	uint32_t unseen = 0;
+	/* Relaxed: the mark orders nothing; atomic, as threads that do not
+	 * hold the lock may race for it. */
+	if (mark && __atomic_load_n(mark, __ATOMIC_RELAXED) == 0 &&
+	    __atomic_compare_exchange_n(mark, &unseen, 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		shim_order_forget(obj);
 	/* Relaxed: see shim_order_forget. */
-	return o ? hl__load(&o->gens[area_order_bucket((uintptr_t)obj)], HL_RELAXED) : 0;
+	return hl__load(&o->gens[area_order_bucket((uintptr_t)obj)], HL_RELAXED);
 }
 
 static uint64_t edge_key(const struct area_edge *e)
@@ -214,7 +247,7 @@ void shim_order_before(const void *obj, enum stats_lock how, uintptr_t site)
 		return;         /* no record: it holds nothing */
 	/* Relaxed: the thread's own count. */
 	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
-	order_edges(t, n < STATS_HOLDS ? n : STATS_HOLDS, obj, how, site, generation(obj));
+	order_edges(t, n < STATS_HOLDS ? n : STATS_HOLDS, obj, how, site, node_gen(obj, how));
 }
 
 void shim_hold_push(const void *obj, enum stats_lock how, uintptr_t site)
@@ -224,7 +257,7 @@ void shim_hold_push(const void *obj, enum stats_lock how, uintptr_t site)
 		return;
 	/* Relaxed: the thread's own count. */
 	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
-	uint32_t gen = shim_order_on ? generation(obj) : 0;
+	uint32_t gen = shim_order_on ? node_gen(obj, how) : 0;
 	if (n < STATS_HOLDS) {
 		struct stats_hold *h = &t->holds[n];
 		hl__store(&h->obj, (uintptr_t)obj, HL_RELAXED);
