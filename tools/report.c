@@ -899,7 +899,11 @@ static void write_text(struct report *rep, FILE *f)
 	fprintf(f, "   %zu objects had contention records", rep->tracked);
 	if (in->objects_untracked)
 		fprintf(f, "; %" PRIu64 " more found the record table full", in->objects_untracked);
-	fprintf(f, "\n\n");
+	fprintf(f, "\n");
+	if (in->deadlocks || in->hangs)
+		fprintf(f, "   deadlocks: %" PRIu64 " found while it ran, hangs: %" PRIu64 "; hotlock-run "
+			"--deadlocks names the sites\n", in->deadlocks, in->hangs);
+	fprintf(f, "\n");
 	if (!rep->n_locks)
 		fprintf(f, "No mutex or rwlock was contended.\n\n");
 	for (size_t i = 0; i < rep->n_locks; i++) {
@@ -1161,6 +1165,8 @@ static char *json_report(struct report *rep)
 	json_object_set_new(root, "threads", threads);
 	json_object_set_new(root, "locks_tracked", json_integer((json_int_t)rep->tracked));
 	json_object_set_new(root, "locks_untracked", json_integer((json_int_t)in->objects_untracked));
+	json_object_set_new(root, "deadlocks", json_integer((json_int_t)in->deadlocks));
+	json_object_set_new(root, "hangs", json_integer((json_int_t)in->hangs));
 	json_t *locks = json_array(), *conds = json_array();
 	for (size_t i = 0; i < rep->n_locks; i++)
 		json_array_append_new(locks, lock_json(&rep->locks[i], i + 1));

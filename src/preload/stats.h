@@ -169,6 +169,11 @@ struct stats_report {
 	const struct area_module *modules;     /* where to find its code: n_modules */
 	size_t n_modules;
 	const char *strings;            /* the modules' paths */
+	/* What the collector's deadlock detector found while it ran
+	 * (tools/deadlock.c): cycles of threads that wait for each other's
+	 * locks, and threads that waited long for a holder that does not
+	 * wait for a lock. */
+	uint64_t deadlocks, hangs;
 };
 
 /* The report of in: its text (when text) and its JSON line (when json),
