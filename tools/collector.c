@@ -31,6 +31,15 @@
  * modules they loaded after their load (dlopen), are read from /proc, so
  * that a process that dies of a signal still has them.
  *
+ * The deadlock detector (deadlock.c) looks at each LIVE process every
+ * DETECT_MS, so that a deadlock is reported within --deadlocks-after and
+ * a fifth of a second of its making, and once more at the process's end,
+ * before its report (the lock-order edges it wrote last).  Under --stats
+ * alone it only counts what it finds, for the report; under --deadlocks
+ * and --lock-order it reports it, on stderr or in its own files, as the
+ * contention report is written; without --stats no contention report is
+ * made.
+ *
  * Its output is its own: the text report goes to hotlock-run's stderr or
  * to a file, the JSON to a file, each report in one write to a file
  * opened for appending (so that reports of processes that end together do
@@ -79,12 +88,14 @@
 #include <linux/futex.h>
 
 #include "collector.h"
+#include "deadlock.h"
 #include "stats.h"
 #include "stats_area.h"
 #include "slot.h"
 
 #define EXIT_REPORT_FAILED 2
 #define SWEEP_MS 500
+#define DETECT_MS 200
 #define TSC_RATE_MIN_NS 10000000ull     /* the TSC's rate is measured over at least this */
 
 /* Linux 6.15's exit information of a pidfd (uapi linux/pidfd.h; the
@@ -104,11 +115,13 @@ static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGWINCH, SI
 static struct {
 	struct collector_opts opts;
 	char text_path[PATH_MAX], json_path[PATH_MAX];
+	char dl_text_path[PATH_MAX], dl_json_path[PATH_MAX];
 	char path[PATH_MAX];            /* the area's */
 	int fd;
 	struct area_header *hdr;
 	void *slot[AREA_SLOTS];         /* LIVE slots, mapped while watched */
 	int pidfd[AREA_SLOTS];          /* -1: not watched */
+	struct dl_proc *dl[AREA_SLOTS]; /* the deadlock detector's, of LIVE slots */
 	uint64_t tsc0, mono0;           /* the TSC's rate: from here to a report */
 	int evfd;                       /* the futex watcher's news */
 	pid_t child;
@@ -190,6 +203,17 @@ static void absolute(char *out, const char *path)
 		snprintf(out, PATH_MAX, "%s", path);
 }
 
+/* A deadlock detector's report: its text on stderr or in its file, its
+ * JSON line in its file. */
+static void deliver(const char *path, const char *what, int pid, const char *buf, size_t n);
+
+static void dl_emit(int pid, const char *text, size_t text_len, const char *json, size_t json_len)
+{
+	deliver(C.opts.deadlocks_text_path, "deadlock", pid, text, text_len);
+	if (json && C.opts.deadlocks_json_path)
+		deliver(C.opts.deadlocks_json_path, "deadlock JSON", pid, json, json_len);
+}
+
 void collector_prepare(const struct collector_opts *opts)
 {
 	C.opts = *opts;
@@ -201,6 +225,25 @@ void collector_prepare(const struct collector_opts *opts)
 		absolute(C.json_path, opts->json_path);
 		C.opts.json_path = C.json_path;
 	}
+	C.opts.deadlocks_text_path = "";
+	if (opts->deadlocks_text_path && opts->deadlocks_text_path[0]) {
+		absolute(C.dl_text_path, opts->deadlocks_text_path);
+		C.opts.deadlocks_text_path = C.dl_text_path;
+	}
+	if (opts->deadlocks_json_path) {
+		absolute(C.dl_json_path, opts->deadlocks_json_path);
+		C.opts.deadlocks_json_path = C.dl_json_path;
+	}
+	/* Deadlocks are looked for under --stats too, and counted in its
+	 * report; lock-order edges only under --lock-order. */
+	struct dl_opts dl = {
+		.waits = opts->deadlocks || opts->text_path || opts->json_path,
+		.report = opts->deadlocks,
+		.abort = opts->deadlocks_abort,
+		.order = opts->lock_order,
+		.after_ns = opts->deadlocks_after_ns,
+	};
+	dl_setup(&dl, dl_emit);
 	const char *dirs[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
 	C.fd = -1;
 	for (size_t i = 0; i < 3 && C.fd < 0; i++) {
@@ -216,13 +259,13 @@ void collector_prepare(const struct collector_opts *opts)
 		}
 	}
 	if (C.fd < 0) {
-		say("hotlock-run: --stats: cannot make its memory in /dev/shm, $TMPDIR or /tmp: %s\n",
+		say("hotlock-run: cannot make the stats area in /dev/shm, $TMPDIR or /tmp: %s\n",
 		    strerror(errno));
 		exit(EXIT_REPORT_FAILED);
 	}
 	C.hdr = mmap(NULL, AREA_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, C.fd, 0);
 	if (C.hdr == MAP_FAILED) {
-		say("hotlock-run: --stats: cannot map its memory: %s\n", strerror(errno));
+		say("hotlock-run: cannot map the stats area: %s\n", strerror(errno));
 		unlink(C.path);
 		exit(EXIT_REPORT_FAILED);
 	}
@@ -233,6 +276,11 @@ void collector_prepare(const struct collector_opts *opts)
 	C.hdr->cpus = (uint16_t)(cpus > 0 && cpus < 65536 ? cpus : 1);
 	C.hdr->slots = AREA_SLOTS;
 	C.hdr->slot_size = AREA_SLOT_SIZE;
+	/* What the shim records beyond the report: each thread's holds (and
+	 * the sites) for --deadlocks and --lock-order, the lock-order edges
+	 * for --lock-order.  Read by each process at its load, after this. */
+	C.hdr->detect = (uint8_t)((opts->deadlocks || opts->lock_order ? AREA_DETECT_HOLDS : 0) |
+				  (opts->lock_order ? AREA_DETECT_ORDER : 0));
 	for (uint32_t i = 0; i < AREA_SLOTS; i++)
 		C.pidfd[i] = -1;
 	setenv(AREA_ENV, C.path, 1);
@@ -276,6 +324,8 @@ static void *map_slot(uint32_t i)
  * takes it finds them zero). */
 static void free_slot(uint32_t i)
 {
+	dl_proc_free(C.dl[i]);          /* its names refer to the slot's modules */
+	C.dl[i] = NULL;
 	if (C.slot[i]) {
 		munmap(C.slot[i], AREA_SLOT_SIZE);
 		C.slot[i] = NULL;
@@ -380,8 +430,28 @@ static void deliver(const char *path, const char *what, int pid, const char *buf
 		close(fd);
 }
 
-static void report(struct area_slot *s, const char *end)
+/* The TSC's rate, as measured from the collector's start to now. */
+static double ns_per_tick(void)
 {
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC), ticks = ticks_now();
+	return ticks > C.tsc0 ? (double)(mono - C.mono0) / (double)(ticks - C.tsc0) : 1;
+}
+
+/* The deadlock detector's record of slot i (made at its first use; NULL
+ * where memory ran out). */
+static struct dl_proc *dl_of(uint32_t i)
+{
+	if (!C.dl[i])
+		C.dl[i] = dl_proc_new();
+	return C.dl[i];
+}
+
+/* The contention report of s's process (--stats), with what the deadlock
+ * detector found in it (dl). */
+static void report(struct area_slot *s, const char *end, const struct dl_proc *dl)
+{
+	if (!C.opts.text_path && !C.opts.json_path)
+		return;
 	slot_add_sums(s);
 	/* The TSC's rate: from the collector's start to now, over
 	 * TSC_RATE_MIN_NS at least (the collector waits for the rest, the
@@ -400,6 +470,7 @@ static void report(struct area_slot *s, const char *end)
 	struct stats_report in;
 	slot_report_input(s, &in, end, atomic_load_explicit(&s->end_ns, memory_order_relaxed), C.opts.top,
 			  program);
+	dl_counts(dl, &in.deadlocks, &in.hangs);
 	char *text = NULL, *json = NULL;
 	size_t text_len = 0, json_len = 0;
 	if (stats_report_make(&in, C.opts.text_path ? &text : NULL, &text_len,
@@ -424,7 +495,12 @@ static void finish(uint32_t i, bool status_known, int status)
 	if (s && (state == AREA_LIVE || state == AREA_EXECED)) {
 		char end[64];
 		end_words(end, sizeof(end), s, status_known, status, state == AREA_EXECED);
-		report(s, end);
+		/* The process has ended (or is another program now): the
+		 * detector reads only its slot. */
+		struct dl_proc *dl = dl_of(i);
+		if (dl)
+			dl_end(dl, s);
+		report(s, end, dl);
 	}
 	free_slot(i);
 }
@@ -540,6 +616,18 @@ static void sweep(void)
 			slot_read_threads(C.slot[i]);
 			slot_read_maps(C.slot[i]);
 		}
+	}
+}
+
+/* Every DETECT_MS: the deadlock detector's look at each running process. */
+static void detect(void)
+{
+	double k = ns_per_tick();
+	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
+		uint32_t state = atomic_load_explicit(&C.hdr->desc[i].state, memory_order_acquire);
+		struct dl_proc *dl = state == AREA_LIVE && C.slot[i] && C.pidfd[i] >= 0 ? dl_of(i) : NULL;
+		if (dl)
+			dl_sweep(dl, C.slot[i], C.pidfd[i], k);
 	}
 }
 
@@ -677,7 +765,7 @@ static _Noreturn void collect(const char *prog, char *const argv[], int news_fd)
 	pthread_create(&watcher, NULL, watch_seq, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	bool told = false;
-	uint64_t last_sweep = clock_ns(CLOCK_MONOTONIC);
+	uint64_t last_sweep = clock_ns(CLOCK_MONOTONIC), last_detect = last_sweep;
 	for (;;) {
 		struct pollfd pfd[AREA_SLOTS + 2];
 		uint32_t who[AREA_SLOTS];
@@ -689,7 +777,10 @@ static _Noreturn void collect(const char *prog, char *const argv[], int news_fd)
 				who[n - 2] = i;
 				pfd[n++] = (struct pollfd){ .fd = C.pidfd[i], .events = POLLIN };
 			}
-		if (poll(pfd, n, SWEEP_MS) < 0 && errno != EINTR)
+		/* Until the next look of the deadlock detector, at most. */
+		uint64_t since = clock_ns(CLOCK_MONOTONIC) - last_detect;
+		int wait_ms = since >= DETECT_MS * 1000000ull ? 0 : DETECT_MS - (int)(since / 1000000);
+		if (poll(pfd, n, wait_ms) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -711,6 +802,10 @@ static _Noreturn void collect(const char *prog, char *const argv[], int news_fd)
 			sweep();
 			last_sweep = now;
 		}
+		if (now - last_detect >= DETECT_MS * 1000000ull) {
+			detect();
+			last_detect = now;
+		}
 		if (!C.child_ended)
 			continue;
 		if (!any_running()) {
@@ -724,7 +819,7 @@ static _Noreturn void collect(const char *prog, char *const argv[], int news_fd)
 			/* Processes of the program outlive its main one:
 			 * hotlock-run ends as the program did, and we go on,
 			 * with none of hotlock-run's descriptors but the one the
-			 * text report goes to (whoever reads hotlock-run's
+			 * text reports go to (whoever reads hotlock-run's
 			 * output, a shell's $(...), sees it end with it). */
 			tell(news_fd, NEWS_GOING_ON, C.child);
 			told = true;
@@ -732,7 +827,10 @@ static _Noreturn void collect(const char *prog, char *const argv[], int news_fd)
 			if (null >= 0) {
 				dup2(null, 0);
 				dup2(null, 1);
-				if (!C.opts.text_path || C.opts.text_path[0])
+				bool stats_on_2 = C.opts.text_path && !C.opts.text_path[0];
+				bool dl_on_2 = (C.opts.deadlocks || C.opts.lock_order) &&
+					       !C.opts.deadlocks_text_path[0];
+				if (!stats_on_2 && !dl_on_2)
 					dup2(null, 2);
 				close(null);
 			}
@@ -754,7 +852,7 @@ int collector_run(const char *prog, char *const argv[])
 	sigprocmask(SIG_BLOCK, &block, &C.old_mask);
 	int news[2];
 	if (pipe2(news, O_CLOEXEC) != 0) {
-		say("hotlock-run: --stats: cannot make a pipe: %s\n", strerror(errno));
+		say("hotlock-run: cannot make a pipe for its collector: %s\n", strerror(errno));
 		unlink(C.path);
 		exit(EXIT_REPORT_FAILED);
 	}
@@ -765,7 +863,7 @@ int collector_run(const char *prog, char *const argv[])
 	}
 	close(news[1]);
 	if (collector < 0) {
-		say("hotlock-run: --stats: cannot start its collector: %s\n", strerror(errno));
+		say("hotlock-run: cannot start its collector: %s\n", strerror(errno));
 		unlink(C.path);
 		exit(EXIT_REPORT_FAILED);
 	}

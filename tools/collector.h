@@ -4,16 +4,25 @@
 #define HOTLOCK_COLLECTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct collector_opts {
 	const char *text_path;          /* NULL: no text report; "": stderr */
 	const char *json_path;          /* NULL: no JSON */
 	int top;                        /* entries per table */
+	/* The deadlock detector (deadlock.c, docs/deadlocks.md). */
+	bool deadlocks;                 /* --deadlocks: report deadlocks and hangs */
+	bool deadlocks_abort;           /* --deadlocks=abort: and SIGABRT a deadlocked process */
+	bool lock_order;                /* --lock-order: report lock-order inversions */
+	uint64_t deadlocks_after_ns;    /* --deadlocks-after: when a wait is looked at */
+	const char *deadlocks_text_path;        /* their text: NULL or "": stderr */
+	const char *deadlocks_json_path;        /* their JSON: NULL: none */
 };
 
 /* Makes the stats area and names it in the environment (HOTLOCK_STATS_AREA),
- * for the program about to run; the paths are made absolute against the
- * current directory.  Exits with status 2 and one line where it cannot. */
+ * for the program about to run, with what the shim is to record for the
+ * deadlock detector; the paths are made absolute against the current
+ * directory.  Exits with status 2 and one line where it cannot. */
 void collector_prepare(const struct collector_opts *opts);
 
 /* Runs prog (argv) as a child with the environment as it is, collects the

@@ -71,6 +71,18 @@ static const char usage[] =
 	"  --stats-top N        locks per table, 1-1000 (10)\n"
 	"                       FILE: %p in it is the pid; each process of the program\n"
 	"                       appends its report, and hotlock-run empties FILE first\n"
+	"  --deadlocks[=abort]  while the program runs, report its deadlocks (threads\n"
+	"                       that wait for each other's locks) and hangs (a thread\n"
+	"                       that waits for a lock whose holder does not wait for\n"
+	"                       one), with the sites where each lock was taken; =abort:\n"
+	"                       then send a deadlocked process SIGABRT (docs/deadlocks.md)\n"
+	"  --deadlocks-after S  a wait is looked at once it has lasted S seconds,\n"
+	"                       0.1-3600 (1); --stats counts what it finds in its report\n"
+	"  --lock-order         report lock-order inversions: locks taken in orders\n"
+	"                       that make a cycle, whether or not the run deadlocked\n"
+	"  --deadlocks-file FILE  those reports in FILE, not on stderr\n"
+	"  --deadlocks-json FILE  ... and as JSON, one line each\n"
+	"                       (docs/deadlocks.schema.json); FILE as for --stats\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"The program's exit status is hotlock-run's (a program killed by a signal:\n"
@@ -111,6 +123,17 @@ bad:
 static void check_number(const char *opt, const char *v, unsigned long long max)
 {
 	check_number_range(opt, v, 0, max);
+}
+
+/* --deadlocks-after's seconds, 0.1 to 3600, as nanoseconds. */
+static uint64_t check_seconds(const char *opt, const char *v)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (!*v || *v == ' ' || *v == '\t' || errno || *end || !(d >= 0.1 && d <= 3600))
+		refuse("%s wants a number of seconds from 0.1 to 3600, not '%s'", opt, v);
+	return (uint64_t)(d * 1e9 + 0.5);
 }
 
 static void check_topology(const char *v)
@@ -365,7 +388,8 @@ static void preload_path(char *out, size_t len)
 
 int main(int argc, char **argv)
 {
-	struct collector_opts stats = { .top = 10 };
+	struct collector_opts stats = { .top = 10, .deadlocks_after_ns = 1000000000ull };
+	bool after_given = false;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -386,8 +410,20 @@ int main(int argc, char **argv)
 			stats.text_path = a + 8;
 			continue;
 		}
+		if (!strcmp(a, "--deadlocks") || !strncmp(a, "--deadlocks=", 12)) {
+			if (a[11] && strcmp(a + 12, "abort"))
+				refuse("--deadlocks takes no value but =abort, not '%s'", a + 12);
+			stats.deadlocks = true;
+			stats.deadlocks_abort |= a[11] != 0;
+			continue;
+		}
+		if (!strcmp(a, "--lock-order")) {
+			stats.lock_order = true;
+			continue;
+		}
 		const char *opts[] = { "--queue",      "--spin-ns",  "--handoff-ns",     "--topology",
-				       "--stats-json", "--stats-top", "--rwlock-default", "--rwlock-yield-ns" };
+				       "--stats-json", "--stats-top", "--rwlock-default", "--rwlock-yield-ns",
+				       "--deadlocks-after", "--deadlocks-file", "--deadlocks-json" };
 		int k = -1;
 		const char *v = NULL;
 		for (int j = 0; j < (int)(sizeof(opts) / sizeof(opts[0])); j++) {
@@ -449,8 +485,28 @@ int main(int argc, char **argv)
 					   HL_RWLOCK_YIELD_NS_MAX);
 			setenv("HOTLOCK_RWLOCK_YIELD_NS", v, 1);
 			break;
+		case 8:
+			stats.deadlocks_after_ns = check_seconds("--deadlocks-after", v);
+			after_given = true;
+			break;
+		case 9:
+			stats.deadlocks_text_path = v;
+			break;
+		case 10:
+			stats.deadlocks_json_path = v;
+			break;
 		}
 	}
+	bool reports = stats.deadlocks || stats.lock_order;
+	if (!reports && (stats.deadlocks_text_path || stats.deadlocks_json_path))
+		refuse("--deadlocks-%s says where --deadlocks and --lock-order report: give one of them",
+		       stats.deadlocks_text_path ? "file" : "json");
+	if (after_given && !stats.deadlocks && !stats.text_path && !stats.json_path)
+		refuse("--deadlocks-after is for --deadlocks (or the counts of --stats): give one of them");
+	if (stats.deadlocks_text_path)
+		check_report_file("--deadlocks-file", stats.deadlocks_text_path);
+	if (stats.deadlocks_json_path)
+		check_report_file("--deadlocks-json", stats.deadlocks_json_path);
 	if (i >= argc) {
 		fputs("hotlock-run: no program given\n", stderr);
 		fputs(usage, stderr);
@@ -476,7 +532,7 @@ int main(int argc, char **argv)
 	} else {
 		setenv("LD_PRELOAD", lib, 1);
 	}
-	if (stats.text_path || stats.json_path) {
+	if (stats.text_path || stats.json_path || reports) {
 		collector_prepare(&stats);
 		return collector_run(prog, argv + i);
 	}
