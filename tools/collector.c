@@ -278,9 +278,12 @@ void collector_prepare(const struct collector_opts *opts)
 	C.hdr->slot_size = AREA_SLOT_SIZE;
 	/* What the shim records beyond the report: each thread's holds (and
 	 * the sites) for --deadlocks and --lock-order, the lock-order edges
-	 * for --lock-order.  Read by each process at its load, after this. */
+	 * for --lock-order; without --stats, no counting for a report.  Read
+	 * by each process at its load, after this. */
+	bool report = opts->text_path || opts->json_path;
 	C.hdr->detect = (uint8_t)((opts->deadlocks || opts->lock_order ? AREA_DETECT_HOLDS : 0) |
-				  (opts->lock_order ? AREA_DETECT_ORDER : 0));
+				  (opts->lock_order ? AREA_DETECT_ORDER : 0) |
+				  (report ? 0 : AREA_DETECT_ONLY));
 	for (uint32_t i = 0; i < AREA_SLOTS; i++)
 		C.pidfd[i] = -1;
 	setenv(AREA_ENV, C.path, 1);

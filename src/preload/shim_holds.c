@@ -72,8 +72,11 @@ void shim_wait_note(struct stats_thread *t, enum stats_lock how, const void *obj
 	hl__store(&w->mutex, (uintptr_t)mutex, HL_RELAXED);
 	hl__store(&w->site, shim_site, HL_RELAXED);
 	hl__store(&w->since, shim_ticks(), HL_RELAXED);
-	/* Release: the fields before the odd seq that vouches for them. */
-	hl__store(&w->seq, seq | 1, HL_RELEASE);
+	/* Release: the fields before the odd seq that vouches for them.  A
+	 * wait begun while another is on (a signal handler's, in a thread
+	 * that waits) takes the next odd value, so that no reader takes the
+	 * fields of the one for the other. */
+	hl__store(&w->seq, (seq + 1) | 1, HL_RELEASE);
 }
 
 void shim_wait_done(struct stats_thread *t)
