@@ -457,14 +457,21 @@ static void order_edges(struct dl_proc *p, struct area_slot *s, bool ended)
 	struct order *g = &p->g;
 	struct area_order *o = area_order(s);
 	uint32_t used = atomic_load_explicit(&o->used, memory_order_relaxed);
-	for (used = used < AREA_ORDER_EDGES ? used : AREA_ORDER_EDGES; g->read < used; g->read++) {
-		struct area_edge *a = &o->edges[g->read];
-		/* Acquire: the edge is written before its ready (release). */
+	for (; g->read != used; g->read++) {
+		struct area_edge *a = &o->edges[g->read % AREA_ORDER_EDGES];
+		/* Acquire: the edge is written before its ready (release).  An
+		 * entry the ended process left unready is passed over. */
 		if (!atomic_load_explicit(&a->ready, memory_order_acquire)) {
 			if (ended)
 				continue;
 			break;
 		}
+		struct area_edge copy = *a;
+		/* The entry is the writers' again: cleared, then drained
+		 * (release: our reads of it before a writer's next writes). */
+		atomic_store_explicit(&a->ready, 0, memory_order_relaxed);
+		atomic_store_explicit(&o->drained, g->read + 1, memory_order_release);
+		a = &copy;
 		uint32_t cap = g->ecap ? 2 * g->ecap : 64;
 		if (g->m == g->ecap && !(grow(&g->e, sizeof(*g->e), cap) && grow(&g->next, sizeof(*g->next), cap) &&
 					 grow(&g->from, sizeof(*g->from), cap) && grow(&g->to, sizeof(*g->to), cap) &&
@@ -979,12 +986,12 @@ void dl_end(struct dl_proc *p, struct area_slot *s)
 	if (!O.order)
 		return;
 	order_edges(p, s, true);
-	uint32_t lost = atomic_load_explicit(&area_order(s)->lost, memory_order_relaxed);
 	struct out o;
-	if (!lost || !out_open(&o, p, s, "lock-order-lost"))
+	if (!atomic_load_explicit(&area_order(s)->lost, memory_order_relaxed) ||
+	    !out_open(&o, p, s, "lock-order-lost"))
 		return;
-	fprintf(o.f, "== hotlock: lock-order graph of pid %d (%s): %u edges found no room, and were not "
-		"checked\n", (int)s->pid, p->program, lost);
-	json_object_set_new(o.j, "lost", json_integer(lost));
+	fprintf(o.f, "== hotlock: lock-order graph of pid %d (%s): some edges found no room (more than %u "
+		"pairs of locks, or new ones faster than they were read) and were not checked\n",
+		(int)s->pid, p->program, AREA_ORDER_KEYS);
 	out_close(&o);
 }

@@ -36,8 +36,8 @@
  * once per process: its key is looked up in, and added to, a set in the
  * slot (open addressing; a key is a hash of the whole edge, so two edges
  * with one key would lose the second, one chance in 2^64), and the first
- * thread to add a key appends the edge to the slot's log, which the
- * collector reads in order.  A lock is its address and the generation of
+ * thread to add a key appends the edge to the slot's ring, which the
+ * collector drains into a graph of its own (stats_area.h).  A lock is its address and the generation of
  * the address's bucket (stats_area.h), which init and destroy advance.
  * The cost falls on acquisitions made while holding another lock: a hash
  * and a probe of the set, per lock held, in shared memory that is read,
@@ -155,7 +155,15 @@ static uint64_t edge_key(const struct area_edge *e)
 	return h ? h : 1;               /* 0 marks a free entry */
 }
 
-/* Adds e to the set, and to the log if it is new. */
+/* An edge is left out: the collector says the graph is incomplete.
+ * Relaxed, and stored once. */
+static void edge_lost(struct area_order *o)
+{
+	if (!hl__load(&o->lost, HL_RELAXED))
+		hl__store(&o->lost, 1, HL_RELAXED);
+}
+
+/* Adds e to the set, and to the ring if it is new. */
 static void edge_add(struct area_order *o, const struct area_edge *e)
 {
 	uint64_t key = edge_key(e);
@@ -171,11 +179,16 @@ static void edge_add(struct area_order *o, const struct area_edge *e)
 				return;         /* another thread added it first */
 			continue;
 		}
-		/* Relaxed: a log index, the entry this thread's alone. */
-		uint32_t i = hl__fetch_add(&o->used, 1, HL_RELAXED);
-		if (i >= AREA_ORDER_EDGES)
-			break;
-		struct area_edge *slot = &o->edges[i];
+		/* An entry of the ring, once the collector has drained it
+		 * (acquire: its reads of the entry before our writes). */
+		uint32_t i = hl__load(&o->used, HL_RELAXED);
+		do {
+			if (i - hl__load(&o->drained, HL_ACQUIRE) >= AREA_ORDER_EDGES) {
+				edge_lost(o);
+				return;
+			}
+		} while (!hl__cas(&o->used, &i, i + 1, HL_RELAXED));
+		struct area_edge *slot = &o->edges[i % AREA_ORDER_EDGES];
 		slot->from = e->from;
 		slot->to = e->to;
 		slot->from_site = e->from_site;
@@ -190,8 +203,7 @@ static void edge_add(struct area_order *o, const struct area_edge *e)
 		hl__store(&slot->ready, 1, HL_RELEASE);
 		return;
 	}
-	/* Relaxed: a count for the report. */
-	hl__fetch_add(&o->lost, 1, HL_RELAXED);
+	edge_lost(o);
 }
 
 /* Whether the calling thread (tid) still owns a lock of its list (a

@@ -175,17 +175,24 @@ struct area_slot {
 };
 
 /* The lock-order graph of a process (--lock-order, shim_holds.c): an edge
- * A -> B each time a thread took B with a blocking call while it held A,
- * the first time for each pair (and each pair of ways of holding them).
- * A lock is its address and its generation: gens[] has one counter per
- * hash bucket of addresses, added to whenever an object of the bucket is
- * initialised or destroyed, so that a new lock at an old address is a new
- * node (buckets shared by two addresses only split a lock into more nodes:
- * fewer edges meet, never one too many).  keys[] is the set of edges seen
- * (open addressing, 0 free), edges[] the log the collector reads in order,
- * each entry written before its `ready` (release). */
+ * A -> B each time a thread calls for B with a blocking call while it
+ * holds A, the first time for each pair (and each pair of ways of holding
+ * them).  A lock is its address and its generation: gens[] has one counter
+ * per hash bucket of addresses, moved on whenever an object of the bucket
+ * is initialised, destroyed or met new (shim_holds.c), so that a new lock
+ * at an old address is a new node (buckets shared by two addresses only
+ * split a lock into more nodes: fewer edges meet, never one too many).
+ *
+ * keys[] is the set of edges seen (open addressing, 0 free, 64 probes at
+ * most).  edges[] is a ring the collector drains (its graph is its own,
+ * in its memory): a writer reserves entry `used` (CAS) only while
+ * used - drained < AREA_ORDER_EDGES, writes it, then its `ready`
+ * (release); the collector reads it (acquire), clears `ready`, then
+ * advances `drained` (release), which the next writer of that entry
+ * acquires.  An edge that finds the key set or the ring full is left out,
+ * and `lost` says so (stored once: no write on each loss). */
 #define AREA_ORDER_GENS 16384u
-#define AREA_ORDER_KEYS 32768u
+#define AREA_ORDER_KEYS 262144u
 #define AREA_ORDER_EDGES 16384u
 struct area_edge {
 	uintptr_t from, to;             /* the locks: held, then taken */
@@ -197,8 +204,9 @@ struct area_edge {
 	uint32_t pad;
 };
 struct area_order {
-	_Atomic uint32_t used;          /* entries of edges[] taken */
-	_Atomic uint32_t lost;          /* new edges that found no room */
+	_Atomic uint32_t used;          /* entries of the ring reserved, ever */
+	_Atomic uint32_t drained;       /* ... and read by the collector */
+	_Atomic uint32_t lost;          /* 1: edges were left out for want of room */
 	_Atomic uint32_t gens[AREA_ORDER_GENS];
 	_Atomic uint64_t keys[AREA_ORDER_KEYS];
 	struct area_edge edges[AREA_ORDER_EDGES];
