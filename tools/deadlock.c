@@ -624,11 +624,15 @@ static int holders(const struct sweep *w, const struct rec *x, uint32_t *set, ui
 	} else {
 		/* hotlock's: the state (writer, HANDOFF, readers); glibc's:
 		 * __readers (readers from bit 3) and __cur_writer. */
-		add(set, n, glibc ? (uint32_t)l.cur_writer : (uint32_t)l.state & TID_MASK);
+		uint32_t writer = glibc ? (uint32_t)l.cur_writer : (uint32_t)l.state & TID_MASK;
+		add(set, n, writer);
 		uint32_t readers = glibc ? l.word >> 3 : (uint32_t)(l.state >> 32);
 		if (write && readers)
 			read_holders(w, x->obj, glibc ? SL_GLIBC_READ : SL_READ, readers, set, n);
-		if (!write && l.kind == KIND_NONRECURSIVE && (glibc || (l.state & RW_HANDOFF)))
+		/* A reader kept out of a read-held lock by the writer due next
+		 * (with a writer holding it, the reader waits for that one). */
+		if (!write && !writer && readers && l.kind == KIND_NONRECURSIVE &&
+		    (glibc || (l.state & RW_HANDOFF)))
 			lone_writer(w, x->obj, glibc ? SL_GLIBC_WRITE : SL_WRITE, set, n);
 	}
 	return 0;

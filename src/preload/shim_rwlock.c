@@ -202,10 +202,27 @@ static int rwlock_held(pthread_rwlock_t *l, int err, bool read, uintptr_t site)
 	return err;
 }
 
+/* A lock of an rwlock glibc keeps, with the deadlock detector on: a wait
+ * (a try that finds it taken) is noted in the thread's wait record. */
+static int glibc_noted(pthread_rwlock_t *l, bool read)
+{
+	int err = read ? REAL(R_RWLOCK_TRYRDLOCK, int (*)(pthread_rwlock_t *))(l)
+		       : REAL(R_RWLOCK_TRYWRLOCK, int (*)(pthread_rwlock_t *))(l);
+	if (err != EBUSY)
+		return err;
+	struct shim_wait w;
+	shim_wait_begin(&w, NULL, read ? SL_GLIBC_READ : SL_GLIBC_WRITE, l, false);
+	err = read ? REAL(R_RWLOCK_RDLOCK, int (*)(pthread_rwlock_t *))(l)
+		   : REAL(R_RWLOCK_WRLOCK, int (*)(pthread_rwlock_t *))(l);
+	shim_wait_end(NULL, &w, read, err);
+	return err;
+}
+
 static int rwlock_rdlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
-		return REAL(R_RWLOCK_RDLOCK, int (*)(pthread_rwlock_t *))(l);
+		return hl__unlikely(shim_holds_on) ? glibc_noted(l, true)
+						   : REAL(R_RWLOCK_RDLOCK, int (*)(pthread_rwlock_t *))(l);
 	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, true, NULL);
 	return hl__rwlock_rdlock_kind(&SR(l)->hl, hl__kind(l), NULL);
@@ -290,7 +307,8 @@ SHIM_EXPORT2(shim_rwlock_clockrdlock, pthread_rwlock_clockrdlock, "GLIBC_2.34", 
 static int rwlock_wrlock(pthread_rwlock_t *l)
 {
 	if (shim_rwlock_is_glibc(l))
-		return REAL(R_RWLOCK_WRLOCK, int (*)(pthread_rwlock_t *))(l);
+		return hl__unlikely(shim_holds_on) ? glibc_noted(l, false)
+						   : REAL(R_RWLOCK_WRLOCK, int (*)(pthread_rwlock_t *))(l);
 	if (hl__unlikely(shim_stats_on || shim_holds_on))
 		return counted_lock(l, false, NULL);
 	return hl__rwlock_wrlock_kind(&SR(l)->hl, hl__kind(l), NULL);
