@@ -53,16 +53,19 @@ static inline void dl_fail(const char *what)
 	exit(1);
 }
 
-/* One line on stdout, flushed: it is there even if the program never ends. */
+/* One line on stdout, whole (threads print theirs at the same time) and
+ * flushed: it is there even if the program never ends. */
 __attribute__((format(printf, 1, 2)))
 static inline void dl_say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	flockfile(stdout);
 	vprintf(fmt, ap);
-	va_end(ap);
 	putchar('\n');
 	fflush(stdout);
+	funlockfile(stdout);
+	va_end(ap);
 }
 
 /* The calling thread takes NAME (at most 15 characters, the kernel's
