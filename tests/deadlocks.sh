@@ -3,7 +3,8 @@
 # hotlock-run --deadlocks and --lock-order (docs/deadlocks.md) on the
 # programs of tests/deadlocks/, each of known behaviour (its opening
 # comment says what must be reported):
-#  - deadlocks (abba, cycle3, rwlock_writer, heap_pair deadlock): one
+#  - deadlocks (abba, cycle3, rwlock_writer, heap_pair deadlock, a nested
+#    read of a process-shared nonrecursive rwlock, which glibc keeps): one
 #    report each, while the program runs, in the text form of the docs:
 #    the header with the process's pid and the number of threads, and for
 #    each thread (its TID and name as the program says them) the lock it
@@ -492,6 +493,18 @@ check "heap_pair: one JSON line, event deadlock" json_has heap_pair deadlock 1 t
 	transfer_takes_to
 check "heap_pair: still deadlocked when ended" status_is heap_pair 143
 
+# A process-shared rwlock is glibc's under the shim, and glibc's
+# nonrecursive kind keeps a nested read out behind a waiting writer.
+run_deadlocked nested_shared 0 --deadlocks --deadlocks-after=0.5 -- "$dir/nested_read" \
+	shared-nonrecursive
+check "nested_read shared-nonrecursive: deadlock of a nested read and the writer it waits for" \
+	report_is nested_shared 5 'deadlock of 2 threads
+  nr-reader waits for glibc rwlock (read) l at nr_reader_again; holds glibc rwlock (read) l at nr_reader_first
+  nr-writer waits for glibc rwlock (write) l at nr_writer_takes'
+check "nested_read shared-nonrecursive: one JSON line, event deadlock, naming the 3 sites" \
+	json_has nested_shared deadlock 1 nr_reader_first nr_reader_again nr_writer_takes
+check "nested_read shared-nonrecursive: still deadlocked when ended" status_is nested_shared 143
+
 # ---- hangs ----
 run_case io_hang --deadlocks --deadlocks-after=0.5 -- "$dir/io_hang" io 3
 hang='hang: hang-waiter waits for mutex m at hang_waiter_wants_m
@@ -536,6 +549,22 @@ check "heap_pair sequential --lock-order: status 0" status_is heap_seq 0
 run_case heap_seq_dl --deadlocks -- "$dir/heap_pair" sequential
 check "heap_pair sequential --deadlocks: no report, status 0" eval \
 	'no_report heap_seq_dl && status_is heap_seq_dl 0'
+
+# ---- no false positive under churn ----
+# ordered: six threads take ascending subsets of five locks and hold them
+# up to 150 ms, for 4 s; the wait-for graph changes all the time, and
+# never has a cycle.  Hangs are true (a holder sleeps); a deadlock or an
+# inversion would be false.
+run_case ordered --deadlocks --deadlocks-after=0.1 --lock-order -- "$dir/ordered" 4
+check "ordered (one order, long holds), --deadlocks-after=0.1 --lock-order: status 0" \
+	status_is ordered 0
+check "ordered: hangs found (waits of over 0.1 s for sleeping holders), the detector looked" \
+	grep -q '^== hotlock: hang in pid ' "$tmp/ordered.txt"
+check "ordered: no deadlock and no inversion reported" \
+	eval "! grep -Eq '^== hotlock: (deadlock|lock-order)' '$tmp/ordered.txt'"
+run_case ordered_rev --deadlocks --deadlocks-after=0.1 --lock-order -- "$dir/ordered" 1 reversed
+seeded "ordered with one inversion made first, against no inversion reported" \
+	eval "! grep -Eq '^== hotlock: (deadlock|lock-order)' '$tmp/ordered_rev.txt'"
 
 # ---- no report at all ----
 # clean_case NAME WHAT OPTIONS... -- PROGRAM ARGS: status 0, no report,
