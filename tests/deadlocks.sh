@@ -552,7 +552,7 @@ check "heap_pair sequential --deadlocks: no report, status 0" eval \
 
 # ---- no false positive under churn ----
 # ordered: six threads take ascending subsets of five locks and hold them
-# up to 150 ms, for 4 s; the wait-for graph changes all the time, and
+# up to 400 ms, for 4 s; the wait-for graph changes all the time, and
 # never has a cycle.  Hangs are true (a holder sleeps); a deadlock or an
 # inversion would be false.
 run_case ordered --deadlocks --deadlocks-after=0.1 --lock-order -- "$dir/ordered" 4

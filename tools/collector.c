@@ -242,6 +242,8 @@ void collector_prepare(const struct collector_opts *opts)
 		.abort = opts->deadlocks_abort,
 		.order = opts->lock_order,
 		.after_ns = opts->deadlocks_after_ns,
+		/* As the area's AREA_DETECT_SITES, below. */
+		.sites = opts->deadlocks && !opts->lock_order && !opts->text_path && !opts->json_path,
 	};
 	dl_setup(&dl, dl_emit);
 	const char *dirs[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
@@ -278,12 +280,16 @@ void collector_prepare(const struct collector_opts *opts)
 	C.hdr->slot_size = AREA_SLOT_SIZE;
 	/* What the shim records beyond the report: each thread's holds (and
 	 * the sites) for --deadlocks and --lock-order, the lock-order edges
-	 * for --lock-order; without --stats, no counting for a report.  Read
-	 * by each process at its load, after this. */
+	 * for --lock-order; without --stats, no counting for a report; and
+	 * where mutexes need not be listed (no lock order, no report, which
+	 * uses held_since), each keeps its holder's site in itself, the
+	 * cheapest record of it.  Read by each process at its load, after
+	 * this. */
 	bool report = opts->text_path || opts->json_path;
 	C.hdr->detect = (uint8_t)((opts->deadlocks || opts->lock_order ? AREA_DETECT_HOLDS : 0) |
 				  (opts->lock_order ? AREA_DETECT_ORDER : 0) |
-				  (report ? 0 : AREA_DETECT_ONLY));
+				  (report ? 0 : AREA_DETECT_ONLY) |
+				  (opts->deadlocks && !opts->lock_order && !report ? AREA_DETECT_SITES : 0));
 	for (uint32_t i = 0; i < AREA_SLOTS; i++)
 		C.pidfd[i] = -1;
 	setenv(AREA_ENV, C.path, 1);
@@ -431,13 +437,6 @@ static void deliver(const char *path, const char *what, int pid, const char *buf
 	}
 	if (fd != 2)
 		close(fd);
-}
-
-/* The TSC's rate, as measured from the collector's start to now. */
-static double ns_per_tick(void)
-{
-	uint64_t mono = clock_ns(CLOCK_MONOTONIC), ticks = ticks_now();
-	return ticks > C.tsc0 ? (double)(mono - C.mono0) / (double)(ticks - C.tsc0) : 1;
 }
 
 /* The deadlock detector's record of slot i (made at its first use; NULL
@@ -625,12 +624,11 @@ static void sweep(void)
 /* Every DETECT_MS: the deadlock detector's look at each running process. */
 static void detect(void)
 {
-	double k = ns_per_tick();
 	for (uint32_t i = 0; i < AREA_SLOTS; i++) {
 		uint32_t state = atomic_load_explicit(&C.hdr->desc[i].state, memory_order_acquire);
 		struct dl_proc *dl = state == AREA_LIVE && C.slot[i] && C.pidfd[i] >= 0 ? dl_of(i) : NULL;
 		if (dl)
-			dl_sweep(dl, C.slot[i], C.pidfd[i], k);
+			dl_sweep(dl, C.slot[i], C.pidfd[i]);
 	}
 }
 

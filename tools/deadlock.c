@@ -211,8 +211,15 @@ struct order {
 	uint32_t read;                  /* the area's edges read so far */
 };
 
+/* When the collector first saw a record's wait (its seq). */
+struct first_seen {
+	uint32_t seq;
+	uint64_t ns;                    /* CLOCK_MONOTONIC */
+};
+
 struct dl_proc {
 	struct set seen;                /* keys of the deadlocks, hangs, inversions reported */
+	struct first_seen first_seen[AREA_MAX_THREADS];
 	uint64_t deadlocks, hangs;
 	bool stopped;                   /* its memory cannot be read, or it was sent SIGABRT */
 	struct stats_namer *namer;      /* opened at its first report */
@@ -508,6 +515,8 @@ struct node {                   /* a thread that waits for a lock, in the graph 
 	uint32_t k;             /* its record */
 	uint32_t n1, n2;        /* the holders of its lock (TIDs), rounds 1 and 2 */
 	uint32_t h1[MAX_HOLDERS], h2[MAX_HOLDERS];
+	uintptr_t site;         /* where its mutex's owner took it, kept in the mutex
+				 * (dl_opts.sites; round 2; 0: not known) */
 	bool ok;                /* its edges stand: its wait is one, the rounds agree */
 	bool in_cycle;
 	uint32_t visit;         /* the hang search that looked at it last */
@@ -600,25 +609,27 @@ static void lone_writer(const struct sweep *w, uintptr_t obj, uint32_t how, uint
 		add(set, n, tid);
 }
 
-/* The holders of the lock x waits for, as they stand now: into set.
- * Returns 0, or the errno of the read of the process's memory that
- * failed. */
-static int holders(const struct sweep *w, const struct rec *x, uint32_t *set, uint32_t *n)
+/* The holders of the lock x waits for, as they stand now: into set; and
+ * the site its owner keeps in a mutex of hotlock's, into *site.  Returns
+ * 0, or the errno of the read of the process's memory that failed. */
+static int holders(const struct sweep *w, const struct rec *x, uint32_t *set, uint32_t *n, uintptr_t *site)
 {
 	union {
 		unsigned char b[56];
 		struct { uint64_t state; uint32_t pad[4]; int32_t cur_writer; uint32_t pad2[5]; uint32_t kind; };
-		struct { uint32_t word; uint32_t pad3; int32_t owner; };       /* glibc's __owner */
+		struct { uint32_t word; uint32_t pad3; int32_t owner; uint32_t pad4[5]; uint64_t held_since; };
 	} l;
 	_Static_assert(offsetof(__typeof__(l), cur_writer) == 24 && offsetof(__typeof__(l), kind) == 48 &&
-		       offsetof(__typeof__(l), owner) == 8, "glibc's and hotlock's layouts");
-	size_t len = x->how == SL_MUTEX ? 4 : x->how == SL_GLIBC_MUTEX ? 12 : sizeof(l);
+		       offsetof(__typeof__(l), owner) == 8 && offsetof(__typeof__(l), held_since) == 32,
+		       "glibc's and hotlock's layouts");
+	size_t len = x->how == SL_MUTEX ? (O.sites ? 40 : 4) : x->how == SL_GLIBC_MUTEX ? 12 : sizeof(l);
 	struct iovec local = { &l, len }, remote = { (void *)x->obj, len };
 	*n = 0;
 	ssize_t got = process_vm_readv(w->s->pid, &local, 1, &remote, 1, 0);
 	if (got != (ssize_t)len)
 		return got < 0 ? errno : EFAULT;
 	bool glibc = x->how >= SL_GLIBC_MUTEX, write = x->how == SL_WRITE || x->how == SL_GLIBC_WRITE;
+	*site = x->how == SL_MUTEX && O.sites && (l.word & TID_MASK) ? (uintptr_t)l.held_since : 0;
 	if (x->how == SL_MUTEX || x->how == SL_GLIBC_MUTEX) {
 		add(set, n, glibc ? (uint32_t)l.owner : l.word & TID_MASK);   /* a dead robust owner's is above */
 	} else {
@@ -649,13 +660,25 @@ static void names(struct sweep *w)
 static void thread_name(const struct sweep *w, uint32_t k, char out[64])
 {
 	char name[STATS_NAME + 1] = "";
-	memcpy(name, w->t[k].name, STATS_NAME);
+	if (k < w->n) {
+		memcpy(name, w->t[k].name, STATS_NAME);
+	} else {                /* the spare record: a thread with none, from /proc */
+		char path[96];
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)w->s->pid, w->rec[k].tid);
+		FILE *f = fopen(path, "re");
+		if (f && fgets(name, sizeof(name), f))
+			name[strcspn(name, "\n")] = 0;
+		if (f)
+			fclose(f);
+	}
 	utf8_clean(out, 64, name[0] ? name : "?");
 }
 
 /* Where thread k took obj, from its hold list (0: not there). */
 static uintptr_t taken_at(const struct sweep *w, uint32_t k, uintptr_t obj)
 {
+	if (k >= w->n)
+		return 0;       /* the spare record: no list */
 	const struct stats_thread *t = &w->t[k];
 	uint32_t held = atomic_load_explicit(&t->nholds, memory_order_relaxed);
 	for (uint32_t i = 0; i < held && i < STATS_HOLDS; i++)
@@ -690,6 +713,15 @@ static void deadlock(struct sweep *w, const uint32_t *nodes, uint32_t len)
 							      atomic_load_explicit(&hold[h].obj, memory_order_relaxed),
 							      atomic_load_explicit(&hold[h].site, memory_order_relaxed),
 							      lock, site));
+			fprintf(o.f, "      it holds %s, taken at %s\n", lock, site);
+		}
+		/* The mutex of the cycle that it holds, where mutexes keep their
+		 * holders' sites instead of lists (dl_opts.sites): the one the
+		 * thread before it waits for. */
+		const struct node *before = &w->node[nodes[(i + len - 1) % len]];
+		const struct rec *b = &w->rec[before->k];
+		if (b->how == SL_MUTEX && !taken_at(w, k, b->obj)) {
+			json_array_append_new(holds, describe(p, SL_MUTEX, b->obj, before->site, lock, site));
 			fprintf(o.f, "      it holds %s, taken at %s\n", lock, site);
 		}
 		uint32_t unlisted = held > STATS_HOLDS ? held - STATS_HOLDS : 0;
@@ -731,10 +763,12 @@ static void on_cycle(void *arg, const uint32_t *nodes, uint32_t len)
 	free(keys);
 }
 
-/* A path of holders from node j to a thread with a record that does not
- * wait for a lock: its records into path[depth ...]; returns the path's
- * length, 0 where there is none (it ends in a cycle, or at a holder not
- * known). */
+/* A path of holders from node j to a thread that does not wait for a
+ * lock: its records into path[depth ...]; returns the path's length, 0
+ * where there is none (it ends in a cycle, or at a holder not known).  A
+ * holder with no record has never waited for a lock of the shim's (each
+ * thread that does has one) where the area had room for every thread:
+ * it is the path's end, in the sweep's spare record (rec[n]). */
 static uint32_t hang_path(struct sweep *w, uint32_t j, uint32_t *path, uint32_t depth)
 {
 	struct node *x = &w->node[j];
@@ -742,6 +776,10 @@ static uint32_t hang_path(struct sweep *w, uint32_t j, uint32_t *path, uint32_t 
 	path[depth] = x->k;
 	for (uint32_t h = 0; h < x->n1; h++) {
 		int32_t k = find(w, x->h1[h]);
+		if (k < 0 && !atomic_load_explicit(&w->s->threads_omitted, memory_order_relaxed)) {
+			w->rec[w->n] = (struct rec){ .tid = x->h1[h], .node = -1 };
+			k = (int32_t)w->n;
+		}
 		if (k < 0 || !stable(&w->rec[k]))
 			continue;
 		if (!lock_wait(&w->rec[k])) {
@@ -813,7 +851,11 @@ static void hang(struct sweep *w, const uint32_t *path, uint32_t len)
 	json_t *chain = json_array();
 	for (uint32_t i = 1; i < len; i++) {
 		const struct rec *h = &w->rec[path[i]];
-		uintptr_t at = taken_at(w, path[i], w->rec[path[i - 1]].obj);
+		/* From its list, else from the mutex (dl_opts.sites). */
+		const struct rec *waiter = &w->rec[path[i - 1]];
+		uintptr_t at = taken_at(w, path[i], waiter->obj);
+		if (!at)
+			at = w->node[waiter->node].site;
 		site_words(p, at, taken);
 		thread_name(w, path[i], name);
 		json_t *c = json_pack("{s:i, s:s, s:s}", "tid", (int)h->tid, "name", name, "taken_site", taken);
@@ -857,10 +899,13 @@ static void add_node(struct sweep *w, uint32_t k)
 	w->node[w->n_nodes++] = (struct node){ .k = k };
 }
 
-/* Pass 1 (see the top): every record's wait; whether one is a candidate. */
-static bool pass1(struct sweep *w, double ns_per_tick)
+/* Pass 1 (see the top): every record's wait; whether one is a candidate.
+ * A wait's length is the collector's own measure, from the first sweep
+ * that saw it (its seq, in that record) to now: the program reads no
+ * clock for it, and it is never longer than the wait. */
+static bool pass1(struct sweep *w)
 {
-	uint64_t now = w->s->tsc ? slot_ticks_now() : slot_clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = slot_clock_ns(CLOCK_MONOTONIC);
 	bool any = false;
 	for (uint32_t k = 0; k < w->n; k++) {
 		const struct stats_thread *t = &w->t[k];
@@ -879,9 +924,12 @@ static bool pass1(struct sweep *w, double ns_per_tick)
 		r->timed = atomic_load_explicit(&t->wait.timed, memory_order_acquire);
 		r->obj = atomic_load_explicit(&t->wait.obj, memory_order_acquire);
 		r->site = atomic_load_explicit(&t->wait.site, memory_order_acquire);
-		uint64_t since = atomic_load_explicit(&t->wait.since, memory_order_acquire);
-		uint64_t ticks = now > since ? now - since : 0;
-		r->waited_ns = w->s->tsc ? (uint64_t)((double)ticks * ns_per_tick) : ticks;
+		struct first_seen *f = &w->p->first_seen[k];
+		if (f->seq != r->seq) {
+			f->seq = r->seq;
+			f->ns = now;
+		}
+		r->waited_ns = now - f->ns;
 		any |= candidate(r);
 	}
 	return any;
@@ -898,7 +946,7 @@ static int rounds(struct sweep *w)
 		for (uint32_t j = 0; j < w->n_nodes; j++) {
 			struct node *x = &w->node[j];
 			uint32_t *set = round == 1 ? x->h1 : x->h2, *n = round == 1 ? &x->n1 : &x->n2;
-			int err = holders(w, &w->rec[x->k], set, n);
+			int err = holders(w, &w->rec[x->k], set, n, &x->site);
 			if (err == EPERM || err == ESRCH)
 				return err;
 			for (uint32_t h = 0; round == 1 && h < *n; h++) {
@@ -946,13 +994,13 @@ static void analyse(struct sweep *w, int32_t *head, int32_t *next, uint32_t *to,
 	}
 }
 
-static void waits(struct dl_proc *p, struct area_slot *s, int pidfd, double ns_per_tick)
+static void waits(struct dl_proc *p, struct area_slot *s, int pidfd)
 {
 	struct sweep w = { .p = p, .s = s, .t = area_threads(s), .pidfd = pidfd };
 	uint32_t used = atomic_load_explicit(&s->threads_used, memory_order_relaxed);
 	w.n = used < AREA_MAX_THREADS ? used : AREA_MAX_THREADS;
 	w.rec = calloc(w.n + 1, sizeof(*w.rec));
-	if (!w.rec || !pass1(&w, ns_per_tick)) {
+	if (!w.rec || !pass1(&w)) {
 		free(w.rec);
 		return;
 	}
@@ -977,12 +1025,12 @@ static void waits(struct dl_proc *p, struct area_slot *s, int pidfd, double ns_p
 
 /* ---- the collector's calls ---- */
 
-void dl_sweep(struct dl_proc *p, struct area_slot *s, int pidfd, double ns_per_tick)
+void dl_sweep(struct dl_proc *p, struct area_slot *s, int pidfd)
 {
 	if (O.order)
 		order_edges(p, s, false);
 	if (O.waits && !p->stopped)
-		waits(p, s, pidfd, ns_per_tick);
+		waits(p, s, pidfd);
 }
 
 void dl_end(struct dl_proc *p, struct area_slot *s)

@@ -16,6 +16,8 @@ struct dl_opts {
 	bool abort;             /* --deadlocks=abort: SIGABRT to a deadlocked process */
 	bool order;             /* --lock-order: read and check the lock-order edges */
 	uint64_t after_ns;      /* --deadlocks-after: a wait is looked at from then */
+	bool sites;             /* AREA_DETECT_SITES: a mutex of hotlock's keeps its holder's
+				 * site in its held_since (byte 32), and is in no hold list */
 };
 
 /* Where a report goes: its text (ended by a newline) and its JSON line
@@ -30,9 +32,8 @@ struct dl_proc *dl_proc_new(void);
 void dl_proc_free(struct dl_proc *p);
 
 /* A look at slot s's process, which runs (pidfd: its pidfd, for
- * --deadlocks=abort; ns_per_tick: the TSC's rate as the collector
- * measured it, for a slot that times with the TSC). */
-void dl_sweep(struct dl_proc *p, struct area_slot *s, int pidfd, double ns_per_tick);
+ * --deadlocks=abort). */
+void dl_sweep(struct dl_proc *p, struct area_slot *s, int pidfd);
 
 /* The last look, once the process has ended or exec'd: only the slot is
  * read (the lock-order edges not yet read). */

@@ -8,8 +8,9 @@
  * reports anything, and nothing runs at the process's end.
  *
  * The wait record.  Every report mode: a thread about to wait for a lock
- * writes what it waits for, where and since when, then makes its seq odd
- * (release); when the wait ends it makes seq even.  The collector reads
+ * writes what it waits for and where, then makes its seq odd (release);
+ * when the wait ends it makes seq even (no clock: the collector times a
+ * wait from the first time it sees it).  The collector reads
  * seq (acquire), the fields, then seq again after an acquire fence: the
  * same odd value twice means it read one wait whole, and that the thread
  * was in that wait the whole time.  Before the fields of the next wait are
@@ -29,19 +30,18 @@
  * condvar's re-acquisition of its mutex; not a trylock or a timed lock,
  * which cannot wait forever), before it may wait (so that a call that
  * deadlocks is in the graph too), each lock A of its list gives the edge
- * A -> B, unless B is
- * held already (a recursive relock, a nested read: they cannot wait on
- * another thread), or A is a mutex or write lock the thread no longer owns
- * (released by another thread: its word says so).  Each edge is recorded
- * once per process: its key is looked up in, and added to, a set in the
- * slot (open addressing; a key is a hash of the whole edge, so two edges
- * with one key would lose the second, one chance in 2^64), and the first
- * thread to add a key appends the edge to the slot's ring, which the
- * collector drains into a graph of its own (stats_area.h).  A lock is its address and the generation of
- * the address's bucket (stats_area.h), which init and destroy advance.
- * The cost falls on acquisitions made while holding another lock: a hash
- * and a probe of the set, per lock held, in shared memory that is read,
- * not written, once the program's edges are known. */
+ * A -> B, unless B is held already (a recursive relock, a nested read:
+ * they cannot wait on another thread), or A is a mutex or write lock the
+ * thread no longer owns (released by another thread: its word says so).
+ * Each edge is recorded once per process: its key is looked up in, and
+ * added to, a set in the slot (open addressing; a key is a hash of the
+ * whole edge, so two edges with one key would lose the second, one chance
+ * in 2^64), and the first thread to add a key appends the edge to the
+ * slot's ring, which the collector drains into a graph of its own
+ * (stats_area.h).  A lock is a node by its address and its generation
+ * (node_gen).  The cost falls on acquisitions made while holding another
+ * lock: a hash and a probe of the set, per lock held, in shared memory
+ * that is read, not written, once the program's edges are known. */
 #include <pthread.h>
 
 #include "morph.h"
@@ -54,6 +54,7 @@
 
 bool shim_holds_on;
 bool shim_order_on;
+bool shim_mutex_sites;
 __thread uintptr_t shim_site __attribute__((tls_model("initial-exec")));
 
 /* ---- the wait record ---- */
@@ -71,7 +72,6 @@ void shim_wait_note(struct stats_thread *t, enum stats_lock how, const void *obj
 	hl__store(&w->obj, (uintptr_t)obj, HL_RELAXED);
 	hl__store(&w->mutex, (uintptr_t)mutex, HL_RELAXED);
 	hl__store(&w->site, shim_site, HL_RELAXED);
-	hl__store(&w->since, shim_ticks(), HL_RELAXED);
 	/* Release: the fields before the odd seq that vouches for them.  A
 	 * wait begun while another is on (a signal handler's, in a thread
 	 * that waits) takes the next odd value, so that no reader takes the
@@ -103,13 +103,12 @@ void shim_order_forget(const void *obj)
 		hl__fetch_add(&o->gens[area_order_bucket((uintptr_t)obj)], 1, HL_RELAXED);
 }
 
-/* The word of obj that says whether lock-order has seen it in its
- * current life: a word that is zero in a new object, however it was made
- * (pthread_*_init, a static initializer, a C++ constructor, memset) and
- * that nothing else writes: a normal or adaptive mutex's recursion count
- * (byte 20; only a recursive mutex counts there, and an errorcheck one
- * reads it), an rwlock's first spare word (byte 16).  NULL for the others,
- * whose nodes change only with init and destroy. */
+/* The word of obj that holds the generation of its current life: a word
+ * that is zero in a new object, however it was made (pthread_*_init, a
+ * static initializer, a C++ constructor, memset) and that nothing else
+ * writes: a normal or adaptive mutex's recursion count (byte 20; only a
+ * recursive mutex counts there, and an errorcheck one reads it), an
+ * rwlock's first spare word (byte 16).  NULL for the others. */
 static uint32_t *life_mark(const void *obj, enum stats_lock how)
 {
 	if (how == SL_READ || how == SL_WRITE)
@@ -120,27 +119,34 @@ static uint32_t *life_mark(const void *obj, enum stats_lock how)
 	return NULL;
 }
 
-/* The generation of obj's node.  An object met for the first time in its
- * life (its mark is zero) first moves its bucket's generation on, so that
- * a lock made where a freed one lay (malloc reuses addresses; a C++ mutex
- * is neither initialised nor destroyed by a call) is a new node: the old
- * lock's edges never meet the new one's.  Two threads that meet it at once
- * may read the generation on either side of the move: the lock is then
- * two nodes, which can only lose a cycle. */
-static uint32_t node_gen(const void *obj, enum stats_lock how)
+/* Generations of lives, from 2^31 up: apart from the buckets' (below). */
+static _Atomic uint32_t lives = 1u << 31;
+
+/* The generation of obj's node, so that a lock made where a freed one lay
+ * (malloc reuses addresses; a C++ mutex is neither initialised nor
+ * destroyed by a call) is a new node, whose edges never meet the old
+ * one's.  A lock with a mark word (life_mark) is given a generation of its
+ * own the first time it is met in its life: the first thread to find the
+ * word zero stores a new one there (a CAS: threads that do not hold the
+ * lock may race for it), and every later meeting reads it.  Another lock
+ * takes its bucket's generation, which init and destroy move on (such
+ * locks are made by pthread_*_init: a recursive or errorcheck mutex, one
+ * glibc keeps); two addresses of one bucket only split a lock into more
+ * nodes, which can lose a cycle, never make one. */
+static uint32_t node_gen(struct area_order *o, const void *obj, enum stats_lock how)
 {
-	struct area_order *o = order();
-	if (!o)
-		return 0;
 	uint32_t *mark = life_mark(obj, how);
-	uint32_t unseen = 0;
-	/* Relaxed: the mark orders nothing; atomic, as threads that do not
-	 * hold the lock may race for it. */
-	if (mark && __atomic_load_n(mark, __ATOMIC_RELAXED) == 0 &&
-	    __atomic_compare_exchange_n(mark, &unseen, 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		shim_order_forget(obj);
-	/* Relaxed: see shim_order_forget. */
-	return hl__load(&o->gens[area_order_bucket((uintptr_t)obj)], HL_RELAXED);
+	if (!mark)
+		/* Relaxed: see shim_order_forget. */
+		return hl__load(&o->gens[area_order_bucket((uintptr_t)obj)], HL_RELAXED);
+	/* Relaxed: the mark publishes nothing but itself. */
+	uint32_t gen = __atomic_load_n(mark, __ATOMIC_RELAXED);
+	if (gen)
+		return gen;
+	uint32_t fresh = hl__fetch_add(&lives, 1, HL_RELAXED) | 1u << 31;
+	return __atomic_compare_exchange_n(mark, &gen, fresh, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
+		       ? fresh
+		       : gen;
 }
 
 static uint64_t edge_key(const struct area_edge *e)
@@ -228,25 +234,24 @@ static bool still_mine(const struct stats_hold *h, uint32_t tid)
 }
 
 /* The edges to obj from each lock of t's list (listed of them). */
-static void order_edges(struct stats_thread *t, uint32_t listed, const void *obj, enum stats_lock how,
-			uintptr_t site, uint32_t gen)
+static void order_edges(struct area_order *o, struct stats_thread *t, uint32_t listed, const void *obj,
+			enum stats_lock how, uintptr_t site)
 {
-	struct area_order *o = order();
-	if (!o || !listed)
-		return;
 	for (uint32_t i = 0; i < listed; i++)
 		if (hl__load(&t->holds[i].obj, HL_RELAXED) == (uintptr_t)obj)
 			return;         /* held already: a relock waits for nobody */
 	uint32_t tid = hl__tid();
 	for (uint32_t i = 0; i < listed; i++) {
 		const struct stats_hold *h = &t->holds[i];
-		if (!hl__load(&h->obj, HL_RELAXED) || !still_mine(h, tid))
+		const void *from = (const void *)hl__load(&h->obj, HL_RELAXED);
+		if (!from || !still_mine(h, tid))
 			continue;
+		enum stats_lock from_how = hl__load(&h->how, HL_RELAXED);
 		struct area_edge e = {
-			.from = hl__load(&h->obj, HL_RELAXED), .to = (uintptr_t)obj,
+			.from = (uintptr_t)from, .to = (uintptr_t)obj,
 			.from_site = hl__load(&h->site, HL_RELAXED), .to_site = site,
-			.from_gen = hl__load(&h->gen, HL_RELAXED), .to_gen = gen,
-			.from_how = (uint16_t)hl__load(&h->how, HL_RELAXED), .to_how = (uint16_t)how,
+			.from_gen = node_gen(o, from, from_how), .to_gen = node_gen(o, obj, how),
+			.from_how = (uint16_t)from_how, .to_how = (uint16_t)how,
 			.tid = tid,
 		};
 		edge_add(o, &e);
@@ -257,38 +262,33 @@ static void order_edges(struct stats_thread *t, uint32_t listed, const void *obj
 
 void shim_order_before(const void *obj, enum stats_lock how, uintptr_t site)
 {
-	struct stats_thread *t = shim_stats_thread_now();
-	if (!t)
-		return;         /* no record: it holds nothing */
+	struct stats_thread *t = shim_me;
+	struct area_order *o = order();
 	/* Relaxed: the thread's own count. */
-	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
-	order_edges(t, n < STATS_HOLDS ? n : STATS_HOLDS, obj, how, site, node_gen(obj, how));
+	uint32_t n = t ? hl__load(&t->nholds, HL_RELAXED) : 0;
+	if (n && o)     /* no record, or an empty list: it holds nothing */
+		order_edges(o, t, n < STATS_HOLDS ? n : STATS_HOLDS, obj, how, site);
 }
 
-void shim_hold_push(const void *obj, enum stats_lock how, uintptr_t site)
+void shim_hold_push_slow(const void *obj, enum stats_lock how, uintptr_t site)
 {
 	struct stats_thread *t = shim_stats_thread();
 	if (!t)
 		return;
 	/* Relaxed: the thread's own count. */
 	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
-	uint32_t gen = shim_order_on ? node_gen(obj, how) : 0;
 	if (n < STATS_HOLDS) {
 		struct stats_hold *h = &t->holds[n];
 		hl__store(&h->obj, (uintptr_t)obj, HL_RELAXED);
 		hl__store(&h->site, site, HL_RELAXED);
 		hl__store(&h->how, (uint32_t)how, HL_RELAXED);
-		hl__store(&h->gen, gen, HL_RELAXED);
 	}
 	/* Release: the entry before the count that lists it. */
 	hl__store(&t->nholds, n + 1, HL_RELEASE);
 }
 
-void shim_hold_pop(const void *obj)
+void shim_hold_pop_slow(struct stats_thread *t, const void *obj)
 {
-	struct stats_thread *t = shim_stats_thread_now();
-	if (!t)
-		return;
 	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
 	uint32_t listed = n < STATS_HOLDS ? n : STATS_HOLDS;
 	for (uint32_t i = listed; i-- > 0;) {
@@ -302,7 +302,6 @@ void shim_hold_pop(const void *obj)
 			hl__store(&to->obj, hl__load(&from->obj, HL_RELAXED), HL_RELAXED);
 			hl__store(&to->site, hl__load(&from->site, HL_RELAXED), HL_RELAXED);
 			hl__store(&to->how, hl__load(&from->how, HL_RELAXED), HL_RELAXED);
-			hl__store(&to->gen, hl__load(&from->gen, HL_RELAXED), HL_RELAXED);
 		}
 		if (n > STATS_HOLDS)
 			hl__store(&t->holds[listed - 1].obj, 0, HL_RELAXED);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "atomics.h"
 #include "internal.h"
 #include "stats.h"
 
@@ -17,27 +18,64 @@
  * lock-order graph. */
 HL_HIDDEN extern bool shim_holds_on;
 HL_HIDDEN extern bool shim_order_on;
+/* AREA_DETECT_SITES (--deadlocks alone): a mutex of hotlock's is not
+ * listed, but keeps the site that took it in its held_since (unused
+ * without the report: shim.h), a store to the line its lock word is on;
+ * its unlock writes nothing.  The collector reads the site beside the
+ * owner.  Otherwise (--lock-order, or the report on) mutexes are listed
+ * as rwlocks are. */
+HL_HIDDEN extern bool shim_mutex_sites;
 
 /* The return address of the lock call the thread is in, while holds are
  * listed (0 otherwise): where a wait begun inside it waits. */
 HL_HIDDEN extern __thread uintptr_t shim_site __attribute__((tls_model("initial-exec")));
 
-/* The calling thread's record, made now if it has none (the slot goes
- * LIVE at its first); NULL where there is no room or no report
- * (shim_stats.c). */
+/* The calling thread's record (shim_stats.c), NULL until it has one. */
+HL_HIDDEN extern __thread struct stats_thread *shim_me __attribute__((tls_model("initial-exec")));
+/* ... made now if it has none (the slot goes LIVE at its first); NULL
+ * where there is no room or no report. */
 HL_HIDDEN struct stats_thread *shim_stats_thread(void);
-/* ... or NULL where it has none yet. */
-HL_HIDDEN struct stats_thread *shim_stats_thread_now(void);
 
 /* The thread calls for obj (how: enum stats_lock) at site with a call that
  * waits until it gets it: the lock-order edges from the locks it holds
  * (with shim_order_on only; a trylock or a timed lock, which cannot wait
  * forever, orders nothing). */
 HL_HIDDEN void shim_order_before(const void *obj, enum stats_lock how, uintptr_t site);
-/* The thread took obj at site. */
-HL_HIDDEN void shim_hold_push(const void *obj, enum stats_lock how, uintptr_t site);
-/* The thread is about to release obj. */
-HL_HIDDEN void shim_hold_pop(const void *obj);
+HL_HIDDEN void shim_hold_push_slow(const void *obj, enum stats_lock how, uintptr_t site);
+HL_HIDDEN void shim_hold_pop_slow(struct stats_thread *t, const void *obj);
+
+/* The thread took obj at site.  Inline, the common case: a thread with a
+ * record and room in its list.  Relaxed stores of the
+ * thread's own entry, then a release of the count that lists it (the
+ * collector acquires the count). */
+static inline void shim_hold_push(const void *obj, enum stats_lock how, uintptr_t site)
+{
+	struct stats_thread *t = shim_me;
+	uint32_t n;
+	if (hl__likely(t != NULL) && hl__likely((n = hl__load(&t->nholds, HL_RELAXED)) < STATS_HOLDS)) {
+		hl__store(&t->holds[n].obj, (uintptr_t)obj, HL_RELAXED);
+		hl__store(&t->holds[n].site, site, HL_RELAXED);
+		hl__store(&t->holds[n].how, (uint32_t)how, HL_RELAXED);
+		hl__store(&t->nholds, n + 1, HL_RELEASE);
+		return;
+	}
+	shim_hold_push_slow(obj, how, site);
+}
+
+/* The thread is about to release obj.  Inline, the common case: obj is
+ * its latest hold, which goes (release: as in push). */
+static inline void shim_hold_pop(const void *obj)
+{
+	struct stats_thread *t = shim_me;
+	if (!t)
+		return;         /* no record: it listed nothing */
+	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
+	if (hl__likely(n && n <= STATS_HOLDS && hl__load(&t->holds[n - 1].obj, HL_RELAXED) == (uintptr_t)obj)) {
+		hl__store(&t->nholds, n - 1, HL_RELEASE);
+		return;
+	}
+	shim_hold_pop_slow(t, obj);
+}
 /* obj is initialised or destroyed: a lock found at its address from now on
  * is another node of the lock-order graph. */
 HL_HIDDEN void shim_order_forget(const void *obj);

@@ -280,21 +280,46 @@ static enum stats_lock mutex_how(pthread_mutex_t *m)
 }
 
 /* The hold of m that a call's answer err means (a robust mutex's
- * EOWNERDEAD is a lock taken). */
-static int mutex_held(pthread_mutex_t *m, int err, uintptr_t site)
+ * EOWNERDEAD is a lock taken): listed, or its site kept in m (relaxed:
+ * the holder's own field, read by the collector only while it holds m). */
+static inline __attribute__((always_inline)) int mutex_held(pthread_mutex_t *m, int err, uintptr_t site)
 {
 	shim_site = 0;
-	if (!err || err == EOWNERDEAD)
+	if (err && err != EOWNERDEAD)
+		return err;
+	if (!shim_mutex_sites)
 		shim_hold_push(m, mutex_how(m), site);
+	else if (shim_mutex_type(m) >= 0)
+		hl__store(&SM(m)->held_since, site, HL_RELAXED);
 	return err;
 }
 
-__attribute__((noinline)) static int lock_listed(pthread_mutex_t *m, uintptr_t site)
+/* Every listed lock but a free normal or adaptive mutex's, with no lock
+ * order to note: shim_site says where a wait in it waits. */
+__attribute__((noinline)) static int lock_listed_slow(pthread_mutex_t *m, uintptr_t site)
 {
 	if (shim_order_on)
 		shim_order_before(m, mutex_how(m), site);
 	shim_site = site;
 	return mutex_held(m, mutex_lock(m), site);
+}
+
+/* A listed lock: the common case (a normal or adaptive mutex found free,
+ * with no lock order to note) inline, as short as the unlisted one plus
+ * the push, or the store of the site. */
+static inline __attribute__((always_inline)) int lock_listed(pthread_mutex_t *m, uintptr_t site)
+{
+	/* Relaxed: as in mutex_lock (untracked: no report with holds). */
+	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);
+	if (hl__likely(!shim_order_on) && (kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP) &&
+	    hl__mutex_lock_fast(&SM(m)->hl, hl__tid_known(), single_threaded())) {
+		if (hl__likely(shim_mutex_sites))
+			hl__store(&SM(m)->held_since, site, HL_RELAXED);
+		else
+			shim_hold_push(m, SL_MUTEX, site);
+		return 0;
+	}
+	return lock_listed_slow(m, site);
 }
 
 int shim_mutex_lock(pthread_mutex_t *m)
@@ -457,7 +482,7 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 
 int shim_mutex_unlock(pthread_mutex_t *m)
 {
-	if (hl__unlikely(shim_holds_on))
+	if (hl__unlikely(shim_holds_on) && !shim_mutex_sites)
 		shim_hold_pop(m);
 	/* Relaxed: as in lock. */
 	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);

@@ -122,7 +122,7 @@ static uint32_t slot_index;             /* ours, while area */
 static struct stats_thread *threads;    /* the slot's */
 static struct area_sums *sums_table;    /* the slot's */
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
-static __thread struct stats_thread *me __attribute__((tls_model("initial-exec")));
+__thread struct stats_thread *shim_me __attribute__((tls_model("initial-exec")));
 static __thread bool me_omitted __attribute__((tls_model("initial-exec")));
 /* The process's first thread, whose entry go_live makes (the forking
  * thread, in a fork child). */
@@ -321,14 +321,14 @@ void shim_stats_thread_start(void)
  * while the process runs, and its CPU time is read at its exit. */
 static struct stats_thread *thread_me(void)
 {
-	if (hl__likely(me != NULL) || me_omitted || !threads)
-		return me;
+	if (hl__likely(shim_me != NULL) || me_omitted || !threads)
+		return shim_me;
 	if (i_am_main) {
 		/* Entry 0, made when the slot went LIVE (go_live), which
 		 * precedes any count. */
-		me = &threads[0];
+		shim_me = &threads[0];
 		my_sums = &sums_table[0];
-		return me;
+		return shim_me;
 	}
 	/* Relaxed: a slot index; the slot is this thread's alone. */
 	uint32_t i = hl__fetch_add(&shim_slot->threads_used, 1, HL_RELAXED);
@@ -343,7 +343,7 @@ static struct stats_thread *thread_me(void)
 	my_sums = &sums_table[i];
 	t->start_ns = my_start_ns ? my_start_ns : boot_ns();
 	pthread_setspecific(exit_key, t);
-	me = t;
+	shim_me = t;
 	return t;
 }
 
@@ -400,15 +400,10 @@ static void table_lock_drop(void)
 	atomic_flag_clear_explicit(&table_lock, memory_order_release);
 }
 
-struct stats_thread *shim_stats_thread_now(void)
-{
-	return me;
-}
-
 struct stats_thread *shim_stats_thread(void)
 {
-	if (hl__likely(me != NULL) || me_omitted || !shim_slot)
-		return me;
+	if (hl__likely(shim_me != NULL) || me_omitted || !shim_slot)
+		return shim_me;
 	/* The thread's first record: the slot goes LIVE first, if no
 	 * record has made it so (holds are listed from a process's first
 	 * lock, contended or not). */
@@ -601,15 +596,20 @@ static void thread_counters(uint64_t c[HL_COUNTERS])
 void shim_wait_begin(struct shim_wait *w, struct stats_rec *r, enum stats_lock how, const void *obj,
 		     bool timed)
 {
-	thread_counters(w->c0);
 	/* Without a record (no report, or the table is full), the wait is
-	 * noted for the deadlock detector only. */
-	struct stats_thread *t = r ? thread_me() : shim_holds_on ? shim_stats_thread() : NULL;
+	 * noted for the deadlock detector only: nothing to time or count. */
+	if (!r) {
+		struct stats_thread *t = shim_holds_on ? shim_stats_thread() : NULL;
+		if (t)
+			shim_wait_note(t, how, obj, NULL, timed);
+		return;
+	}
+	thread_counters(w->c0);
+	struct stats_thread *t = thread_me();
 	if (t) {
 		/* Relaxed: the thread's own word, read by hotlock-top as a
 		 * hint. */
-		if (r)
-			hl__store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
+		hl__store(&t->waiting_on, (uint32_t)(r - shim_recs), HL_RELAXED);
 		shim_wait_note(t, how, obj, NULL, timed);
 	}
 	w->t0 = shim_ticks();
@@ -738,18 +738,18 @@ static inline void slot_done(struct area_sum *s)
 
 uint64_t shim_wait_end(struct stats_rec *r, const struct shim_wait *w, bool read, int err)
 {
-	uint64_t end = shim_ticks() & ~HOLD_SAMPLED, ticks = end - w->t0;
 	if (!r) {
-		if (me)
-			shim_wait_done(me);
-		return end;
+		if (shim_me)
+			shim_wait_done(shim_me);
+		return 0;
 	}
+	uint64_t end = shim_ticks() & ~HOLD_SAMPLED, ticks = end - w->t0;
 	uint64_t c[HL_COUNTERS];
 	thread_counters(c);
 	thread_wait(ticks, false);
-	if (me) {       /* Relaxed: as in shim_wait_begin. */
-		hl__store(&me->waiting_on, 0, HL_RELAXED);
-		shim_wait_done(me);
+	if (shim_me) {       /* Relaxed: as in shim_wait_begin. */
+		hl__store(&shim_me->waiting_on, 0, HL_RELAXED);
+		shim_wait_done(shim_me);
 	}
 	if (err) {
 		if (err == ETIMEDOUT)
@@ -901,8 +901,8 @@ uint64_t shim_cond_wait_begin(struct stats_rec *r, const void *cond, const void 
 void shim_cond_wait_end(struct stats_rec *r, uint64_t t0, const void *cond, const void *mutex, int err)
 {
 	uint64_t ticks = shim_ticks() - t0;
-	if (me)
-		shim_wait_done(me);
+	if (shim_me)
+		shim_wait_done(shim_me);
 	thread_wait(ticks, true);
 	hl__fetch_add(&r->c[STC_C_WAITS], 1, HL_RELAXED);
 	hl__fetch_add(&r->c[STC_C_WAIT_NS], ticks, HL_RELAXED);
@@ -1038,7 +1038,7 @@ static void fork_child(void)
 	staging->start_ns = load_ns;
 	/* Relaxed: a count for the closing line. */
 	hl__fetch_add(&area->processes, 1, HL_RELAXED);
-	me = NULL;
+	shim_me = NULL;
 	me_omitted = false;
 	my_sums = NULL;
 	memset((void *)&own_sums, 0, sizeof(own_sums));
@@ -1283,6 +1283,7 @@ static void attach(const char *path, int argc, char **argv)
 	 * process with one thread too (it can deadlock on itself). */
 	shim_holds_on = (area->detect & AREA_DETECT_HOLDS) != 0;
 	shim_order_on = (area->detect & AREA_DETECT_ORDER) != 0;
+	shim_mutex_sites = (area->detect & AREA_DETECT_SITES) != 0;
 	if (hl__load(&threads_started, HL_RELAXED) || area->detect)
 		take_my_slot();
 }

@@ -111,7 +111,7 @@ HL_HIDDEN void shim_stats_before_thread(void);
  * record says which lock it waits for: hotlock-top's "waiting now", and
  * its wait record (how, obj, timed: shim_holds.h) for the deadlock
  * detector.  Returns when the wait ended (shim_ticks, bit 0 clear): the
- * hold's start. */
+ * hold's start (0 without a record). */
 struct shim_wait {
 	uint64_t t0;
 	uint64_t c0[HL_COUNTERS];

@@ -107,14 +107,15 @@ struct stats_hold {
 	_Atomic uintptr_t obj;
 	_Atomic uintptr_t site;         /* the return address of the call that took it */
 	_Atomic uint32_t how;           /* enum stats_lock */
-	_Atomic uint32_t gen;           /* --lock-order: the object's generation (area_order) */
+	uint32_t pad;
 };
 
 /* The wait a thread is in now: its fields are written before seq turns
  * odd (release), and seq turns even (release) when the wait ends, so a
  * reader that sees the same odd seq before and after reading them (its
  * loads acquire) has read one wait whole, and knows the thread was in it
- * the whole time. */
+ * the whole time.  No clock is read for it: the collector times a wait
+ * from the first time it sees it. */
 struct stats_wait {
 	_Atomic uint32_t seq;           /* odd while the thread waits */
 	_Atomic uint32_t how;           /* enum stats_lock */
@@ -123,7 +124,6 @@ struct stats_wait {
 	_Atomic uintptr_t obj;          /* the lock (a condvar: the condvar) */
 	_Atomic uintptr_t mutex;        /* a condvar wait: its mutex */
 	_Atomic uintptr_t site;         /* the return address of the call that waits; 0: unknown */
-	_Atomic uint64_t since;         /* shim_ticks at its start */
 };
 
 /* One thread: the main thread, every thread that waited and, under

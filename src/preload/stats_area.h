@@ -87,6 +87,7 @@
 #define AREA_DETECT_HOLDS 1u    /* each thread's holds, and the sites (--deadlocks, --lock-order) */
 #define AREA_DETECT_ORDER 2u    /* the lock-order edges (--lock-order) */
 #define AREA_DETECT_ONLY 4u     /* no contention report: nothing is counted */
+#define AREA_DETECT_SITES 8u    /* a mutex keeps its holder's site in itself, not in a list */
 
 enum area_state { AREA_FREE, AREA_RESERVED, AREA_LIVE, AREA_EXECED };
 
@@ -177,11 +178,9 @@ struct area_slot {
 /* The lock-order graph of a process (--lock-order, shim_holds.c): an edge
  * A -> B each time a thread calls for B with a blocking call while it
  * holds A, the first time for each pair (and each pair of ways of holding
- * them).  A lock is its address and its generation: gens[] has one counter
- * per hash bucket of addresses, moved on whenever an object of the bucket
- * is initialised, destroyed or met new (shim_holds.c), so that a new lock
- * at an old address is a new node (buckets shared by two addresses only
- * split a lock into more nodes: fewer edges meet, never one too many).
+ * them).  A lock is its address and its generation (shim_holds.c:
+ * node_gen): one of its own, kept in the object, or that of its address's
+ * bucket in gens[], which init and destroy move on.
  *
  * keys[] is the set of edges seen (open addressing, 0 free, 64 probes at
  * most).  edges[] is a ring the collector drains (its graph is its own,

@@ -3,7 +3,7 @@
  * order, while threads wait long for each other (tests/deadlocks.sh): the
  * deadlock detector must find no deadlock and no lock-order inversion in
  * it (hangs it may report: a holder sleeps with its locks).  Its threads take ascending subsets of
- * LOCKS mutexes and an rwlock (read or write), hold them for up to 150 ms,
+ * LOCKS mutexes and an rwlock (read or write), hold them for up to 400 ms,
  * and start again, for SECONDS (argv[1], default 5); the owners of the
  * locks that threads wait for change all the time, which is what could
  * make a detector that read the wait-for graph at more than one instant
@@ -48,7 +48,7 @@ static void *worker(void *arg)
 			pthread_rwlock_wrlock(&last);
 		else if (rw)
 			pthread_rwlock_rdlock(&last);
-		struct timespec hold = { 0, (long)(x >> 8) % 150000000 };
+		struct timespec hold = { 0, (long)(x % 400) * 1000000 };
 		nanosleep(&hold, NULL);
 		if (rw)
 			pthread_rwlock_unlock(&last);
