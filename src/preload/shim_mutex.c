@@ -271,8 +271,10 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 /* ---- the hold list (shim_holds.c) ----
  * With the deadlock detector on, every call that takes a mutex lists it
  * in the thread's holds once it has it (site: the caller's return
- * address), and every unlock takes it out first.  One load of a flag set
- * at load is all the calls pay without it. */
+ * address), and every unlock takes it out first; under --deadlocks alone
+ * (shim_mutex_sites) the site is kept in the mutex instead, and the
+ * unlock writes nothing.  One load of a flag set at load is all the calls
+ * pay without it. */
 
 static enum stats_lock mutex_how(pthread_mutex_t *m)
 {
