@@ -76,7 +76,7 @@ static const char usage[] =
 	"                       that waits for a lock whose holder does not wait for\n"
 	"                       one), with the sites where each lock was taken; =abort:\n"
 	"                       then send a deadlocked process SIGABRT (docs/deadlocks.md)\n"
-	"  --deadlocks-after S  a wait is looked at once it has lasted S seconds,\n"
+	"  --deadlocks-after S  a wait is looked at once it has been seen for S s,\n"
 	"                       0.1-3600 (1); --stats counts what it finds in its report\n"
 	"  --lock-order         report lock-order inversions: locks taken in orders\n"
 	"                       that make a cycle, whether or not the run deadlocked\n"

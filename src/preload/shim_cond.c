@@ -367,7 +367,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	if (hl__likely(!shim_holds_on))
 		return cond_wait_now(c, m, clock, abstime);
 	enum stats_lock how = shim_mutex_type(m) < 0 ? SL_GLIBC_MUTEX : SL_MUTEX;
-	if (!shim_mutex_sites)
+	if (shim_mutex_listed)
 		shim_hold_pop(m);
 	if (shim_order_on)
 		shim_order_before(m, how, site);
@@ -382,7 +382,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	shim_site = 0;
 	if (err == EPERM)
 		return err;
-	if (!shim_mutex_sites)
+	if (shim_mutex_listed)
 		shim_hold_push(m, how, site);
 	else if (how == SL_MUTEX)
 		/* Relaxed: the holder's own (shim_mutex.c, mutex_held). */

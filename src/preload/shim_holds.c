@@ -55,6 +55,7 @@
 bool shim_holds_on;
 bool shim_order_on;
 bool shim_mutex_sites;
+bool shim_mutex_listed;
 __thread uintptr_t shim_site __attribute__((tls_model("initial-exec")));
 
 /* ---- the wait record ---- */

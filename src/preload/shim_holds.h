@@ -25,6 +25,8 @@ HL_HIDDEN extern bool shim_order_on;
  * owner.  Otherwise (--lock-order, or the report on) mutexes are listed
  * as rwlocks are. */
 HL_HIDDEN extern bool shim_mutex_sites;
+/* shim_holds_on and not shim_mutex_sites: mutexes are listed. */
+HL_HIDDEN extern bool shim_mutex_listed;
 
 /* The return address of the lock call the thread is in, while holds are
  * listed (0 otherwise): where a wait begun inside it waits. */

@@ -307,13 +307,15 @@ __attribute__((noinline)) static int lock_listed_slow(pthread_mutex_t *m, uintpt
 }
 
 /* A listed lock: the common case (a normal or adaptive mutex found free,
- * with no lock order to note) inline, as short as the unlisted one plus
- * the push, or the store of the site. */
+ * with no lock order to note: none on, or no lock held) inline, as short
+ * as the unlisted one plus the push, or the store of the site. */
 static inline __attribute__((always_inline)) int lock_listed(pthread_mutex_t *m, uintptr_t site)
 {
-	/* Relaxed: as in mutex_lock (untracked: no report with holds). */
+	/* Relaxed: as in mutex_lock (untracked: no report with holds); the
+	 * count, the thread's own. */
 	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);
-	if (hl__likely(!shim_order_on) && (kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP) &&
+	if (hl__likely(!shim_order_on || !shim_me || !hl__load(&shim_me->nholds, HL_RELAXED)) &&
+	    (kind == PTHREAD_MUTEX_NORMAL || kind == PTHREAD_MUTEX_ADAPTIVE_NP) &&
 	    hl__mutex_lock_fast(&SM(m)->hl, hl__tid_known(), single_threaded())) {
 		if (hl__likely(shim_mutex_sites))
 			hl__store(&SM(m)->held_since, site, HL_RELAXED);
@@ -484,7 +486,7 @@ __attribute__((noinline)) static int unlock_other(pthread_mutex_t *m, int32_t ki
 
 int shim_mutex_unlock(pthread_mutex_t *m)
 {
-	if (hl__unlikely(shim_holds_on) && !shim_mutex_sites)
+	if (hl__unlikely(shim_mutex_listed))
 		shim_hold_pop(m);
 	/* Relaxed: as in lock. */
 	int32_t kind = hl__load(&SM(m)->kind, HL_RELAXED);

@@ -1284,6 +1284,7 @@ static void attach(const char *path, int argc, char **argv)
 	shim_holds_on = (area->detect & AREA_DETECT_HOLDS) != 0;
 	shim_order_on = (area->detect & AREA_DETECT_ORDER) != 0;
 	shim_mutex_sites = (area->detect & AREA_DETECT_SITES) != 0;
+	shim_mutex_listed = shim_holds_on && !shim_mutex_sites;
 	if (hl__load(&threads_started, HL_RELAXED) || area->detect)
 		take_my_slot();
 }
