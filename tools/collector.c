@@ -33,7 +33,8 @@
  *
  * The deadlock detector (deadlock.c) looks at each LIVE process every
  * DETECT_MS, so that a deadlock is reported within --deadlocks-after and
- * a fifth of a second of its making, and once more at the process's end,
+ * two looks of its making (a wait is timed from the first look that sees
+ * it), and once more at the process's end,
  * before its report (the lock-order edges it wrote last).  Under --stats
  * alone it only counts what it finds, for the report; under --deadlocks
  * and --lock-order it reports it, on stderr or in its own files, as the

@@ -9,9 +9,11 @@
  * and its threads' /proc files.  It writes nothing anywhere but through
  * the collector's emit.
  *
- * Deadlocks.  A wait is looked at once it has lasted the threshold
- * (--deadlocks-after), and only a lock's wait without a deadline: a timed
- * wait ends by itself, and a condvar wait is for a signal, not a holder.
+ * Deadlocks.  A wait is looked at once the collector has seen it for the
+ * threshold (--deadlocks-after: the program reads no clock for it, and
+ * pass1 notes when each wait was first seen), and only a lock's wait
+ * without a deadline: a timed wait ends by itself, and a condvar wait is
+ * for a signal, not a holder.
  * Its lock's word names whom it waits for (holders()): a mutex its owner;
  * an rwlock the writer, and for a write wait every thread whose hold list
  * has a read of it (none where the word counts fewer readers than that:
@@ -44,11 +46,16 @@
  * seq) of its threads), however long it stands.
  *
  * Hangs.  A candidate that is on no cycle, whose chain of holders (each
- * waiting for a lock, then the next) ends at a thread with a record that
- * does not wait for a lock (or waits on a condvar, or with a deadline), is
- * reported once per wait with the chain and the last holder's state.
+ * waiting for a lock, then the next) ends at a thread that does not wait
+ * for a lock (or waits on a condvar, or with a deadline; or has no
+ * record, where none was left out), is reported once per wait with the
+ * chain and the last holder's state.
  *
- * Lock order.  Each new edge of the area's log joins the process's graph
+ * Sites.  Where a holder took a lock comes from its hold list; under
+ * --deadlocks alone a mutex is in no list, and keeps the site in itself
+ * (dl_opts.sites), read with the owner.
+ *
+ * Lock order.  Each new edge of the area's ring joins the process's graph
  * of locks (address and generation); where a path leads back from its
  * second lock to its first, the shortest one and the edge are reported as
  * a cycle, once per set of pairs of locks (and once more where a later
