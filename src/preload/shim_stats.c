@@ -366,11 +366,15 @@ static void thread_exit(void *p)
 	struct stats_thread *t = p;
 	if (t < threads || t >= threads + AREA_MAX_THREADS)
 		return;         /* a slot of before a fork */
-	char name[STATS_NAME] = "";
-	if (prctl(PR_GET_NAME, name) == 0)
-		memcpy(t->name, name, sizeof(name));
-	sums_flush_mine();
-	hl__store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
+	/* The deadlock detector alone (no report) needs only the thread's
+	 * end, which a sandbox that allows the clock allows: no prctl. */
+	if (shim_stats_on) {
+		char name[STATS_NAME] = "";
+		if (prctl(PR_GET_NAME, name) == 0)
+			memcpy(t->name, name, sizeof(name));
+		sums_flush_mine();
+		hl__store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
+	}
 	hl__store(&t->end_ns, boot_ns(), HL_RELAXED);
 	hl__store(&t->exited, true, HL_RELAXED);
 }
@@ -963,7 +967,9 @@ static void write_line(void)
  * safe in any state the process may be in. */
 static void note_end(enum area_end how, int status)
 {
-	if (!shim_slot || (int32_t)syscall(SYS_getpid) != staging->pid)
+	/* The deadlock detector alone (no report) needs nothing of the
+	 * end: the collector frees a slot whose process is gone. */
+	if (!shim_slot || !shim_stats_on || (int32_t)syscall(SYS_getpid) != staging->pid)
 		return;
 	struct area_desc *d = &area->desc[slot_index];
 	if (!is_live && give_back(d))
