@@ -670,13 +670,7 @@ static void thread_name(const struct sweep *w, uint32_t k, char out[64])
 	if (k < w->n) {
 		memcpy(name, w->t[k].name, STATS_NAME);
 	} else {                /* the spare record: a thread with none, from /proc */
-		char path[96];
-		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)w->s->pid, w->rec[k].tid);
-		FILE *f = fopen(path, "re");
-		if (f && fgets(name, sizeof(name), f))
-			name[strcspn(name, "\n")] = 0;
-		if (f)
-			fclose(f);
+		slot_thread_name(w->s->pid, w->rec[k].tid, name);
 	}
 	utf8_clean(out, 64, name[0] ? name : "?");
 }

@@ -73,6 +73,23 @@ bool slot_same_process(int32_t pid, uint64_t since_ns)
 	return start && start <= since_ns + 2 * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
 }
 
+bool slot_thread_name(int32_t pid, uint32_t tid, char name[STATS_NAME])
+{
+	char path[96], buf[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t m = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (m <= 0)
+		return false;
+	buf[m] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	buf[STATS_NAME - 1] = 0;        /* comm is 15 characters */
+	memcpy(name, buf, STATS_NAME);
+	return true;
+}
+
 /* The names and CPU times of slot s's threads still running, from /proc
  * (the process may die of a signal, which leaves no word of them). */
 void slot_read_threads(struct area_slot *s)
@@ -84,17 +101,7 @@ void slot_read_threads(struct area_slot *s)
 		if (!t[k].tid || atomic_load_explicit(&t[k].exited, memory_order_relaxed))
 			continue;
 		char path[96], buf[1024];
-		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)s->pid, t[k].tid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t m = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (m > 0) {
-			buf[m] = 0;
-			buf[strcspn(buf, "\n")] = 0;
-			buf[sizeof(t[k].name) - 1] = 0;         /* comm is 15 characters */
-			memcpy(t[k].name, buf, sizeof(t[k].name));
-		}
+		slot_thread_name(s->pid, t[k].tid, t[k].name);
 		snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)s->pid, t[k].tid);
 		const char *times = slot_stat_field(slot_read_stat(path, buf, sizeof(buf)), 14);
 		if (!times || hz <= 0)

@@ -23,6 +23,9 @@ const char *slot_stat_field(const char *fields, int n);
 uint64_t slot_process_start_ns(int32_t pid);
 /* Whether pid is still the process that took a slot at since_ns. */
 bool slot_same_process(int32_t pid, uint64_t since_ns);
+/* Thread tid of process pid's name (comm), from /proc, into name; false
+ * (name unchanged) where it cannot be read. */
+bool slot_thread_name(int32_t pid, uint32_t tid, char name[STATS_NAME]);
 /* The names and CPU times of slot s's running threads, from /proc. */
 void slot_read_threads(struct area_slot *s);
 /* The modules s's process mapped after its load, from /proc. */
