@@ -227,8 +227,12 @@ static bool still_mine(const struct stats_hold *h, uint32_t tid)
 		return (uint32_t)__atomic_load_n(&((pthread_mutex_t *)obj)->__data.__owner,
 						 __ATOMIC_RELAXED) == tid;
 	case SL_WRITE:
-		return ((uint32_t)__atomic_load_n(&SR((pthread_rwlock_t *)obj)->hl.state_, __ATOMIC_RELAXED) &
-			HL_TP_OWNER_MASK) == (tid & HL_TP_OWNER_MASK);
+		/* Relaxed: the writer's own TID, as hl_rwlock's own checks
+		 * read it (a fork child's forking thread counts as the
+		 * writer of the locks it held in the parent). */
+		return hl__tp_owned_by_me((uint32_t)__atomic_load_n(&SR((pthread_rwlock_t *)obj)->hl.state_,
+								    __ATOMIC_RELAXED),
+					  tid);
 	default:
 		return true;
 	}
@@ -278,14 +282,10 @@ void shim_hold_push_slow(const void *obj, enum stats_lock how, uintptr_t site)
 		return;
 	/* Relaxed: the thread's own count. */
 	uint32_t n = hl__load(&t->nholds, HL_RELAXED);
-	if (n < STATS_HOLDS) {
-		struct stats_hold *h = &t->holds[n];
-		hl__store(&h->obj, (uintptr_t)obj, HL_RELAXED);
-		hl__store(&h->site, site, HL_RELAXED);
-		hl__store(&h->how, (uint32_t)how, HL_RELAXED);
-	}
-	/* Release: the entry before the count that lists it. */
-	hl__store(&t->nholds, n + 1, HL_RELEASE);
+	if (n < STATS_HOLDS)
+		shim_hold_list(t, n, obj, how, site);
+	else
+		hl__store(&t->nholds, n + 1, HL_RELEASE);       /* counted, not listed */
 }
 
 void shim_hold_pop_slow(struct stats_thread *t, const void *obj)

@@ -46,19 +46,26 @@ HL_HIDDEN void shim_order_before(const void *obj, enum stats_lock how, uintptr_t
 HL_HIDDEN void shim_hold_push_slow(const void *obj, enum stats_lock how, uintptr_t site);
 HL_HIDDEN void shim_hold_pop_slow(struct stats_thread *t, const void *obj);
 
+/* Lists obj as t's hold n (n < STATS_HOLDS, its count now): relaxed
+ * stores of the thread's own entry, then a release of the count that
+ * lists it (the collector acquires the count). */
+static inline void shim_hold_list(struct stats_thread *t, uint32_t n, const void *obj, enum stats_lock how,
+				  uintptr_t site)
+{
+	hl__store(&t->holds[n].obj, (uintptr_t)obj, HL_RELAXED);
+	hl__store(&t->holds[n].site, site, HL_RELAXED);
+	hl__store(&t->holds[n].how, (uint32_t)how, HL_RELAXED);
+	hl__store(&t->nholds, n + 1, HL_RELEASE);
+}
+
 /* The thread took obj at site.  Inline, the common case: a thread with a
- * record and room in its list.  Relaxed stores of the
- * thread's own entry, then a release of the count that lists it (the
- * collector acquires the count). */
+ * record and room in its list. */
 static inline void shim_hold_push(const void *obj, enum stats_lock how, uintptr_t site)
 {
 	struct stats_thread *t = shim_me;
 	uint32_t n;
 	if (hl__likely(t != NULL) && hl__likely((n = hl__load(&t->nholds, HL_RELAXED)) < STATS_HOLDS)) {
-		hl__store(&t->holds[n].obj, (uintptr_t)obj, HL_RELAXED);
-		hl__store(&t->holds[n].site, site, HL_RELAXED);
-		hl__store(&t->holds[n].how, (uint32_t)how, HL_RELAXED);
-		hl__store(&t->nholds, n + 1, HL_RELEASE);
+		shim_hold_list(t, n, obj, how, site);
 		return;
 	}
 	shim_hold_push_slow(obj, how, site);
