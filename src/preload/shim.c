@@ -102,6 +102,8 @@ static const struct {
 	[R_SCHED_SETSCHEDULER] = { "sched_setscheduler", { "GLIBC_2.2.5" } },
 	[R_SETAFFINITY] = { "pthread_setaffinity_np", { "GLIBC_2.34", "GLIBC_2.3.4" } },
 	[R_SCHED_SETAFFINITY] = { "sched_setaffinity", { "GLIBC_2.3.4" } },
+	[R_SETNAME] = { "pthread_setname_np", { "GLIBC_2.34", "GLIBC_2.12" } },
+	[R_PRCTL] = { "prctl", { "GLIBC_2.2.5" } },
 };
 
 

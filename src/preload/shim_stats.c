@@ -87,7 +87,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -127,6 +126,11 @@ static __thread bool me_omitted __attribute__((tls_model("initial-exec")));
 /* The process's first thread, whose entry go_live makes (the forking
  * thread, in a fork child). */
 static __thread bool i_am_main __attribute__((tls_model("initial-exec")));
+/* The calling thread's name as the kernel has it (its comm), kept by the
+ * shim so that nothing asks the kernel where the thread ends: see "thread
+ * names" below.  main_name: the first thread's, for its entry (go_live). */
+static __thread char my_name[STATS_NAME] __attribute__((tls_model("initial-exec")));
+static char main_name[STATS_NAME];
 static __thread struct area_sums *my_sums __attribute__((tls_model("initial-exec")));
 static __thread struct area_sums own_sums __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
@@ -292,6 +296,7 @@ static void go_live(void)
 	 * a slot stays unwritten until it is LIVE. */
 	struct stats_thread *t = &threads[0];
 	t->tid = (uint32_t)staging->pid;
+	memcpy(t->name, main_name, STATS_NAME);
 	t->start_ns = staging->start_ns;
 	hl__store(&s->threads_used, 1, HL_RELAXED);
 	/* Release: the header before the state. */
@@ -316,9 +321,9 @@ void shim_stats_thread_start(void)
 }
 
 /* The calling thread's record: made at its first wait (the main thread's
- * at load).  NULL beyond the table's room: its waits then count in the
- * totals only.  No system call: the collector reads the thread's name
- * while the process runs, and its CPU time is read at its exit. */
+ * when the slot goes LIVE).  NULL beyond the table's room: its waits then
+ * count in the totals only.  No system call: its name is the one the shim
+ * keeps, its CPU time is read at its exit. */
 static struct stats_thread *thread_me(void)
 {
 	if (hl__likely(shim_me != NULL) || me_omitted || !threads)
@@ -340,6 +345,7 @@ static struct stats_thread *thread_me(void)
 	}
 	struct stats_thread *t = &threads[i];
 	t->tid = hl__tid();
+	memcpy(t->name, my_name, STATS_NAME);
 	my_sums = &sums_table[i];
 	t->start_ns = my_start_ns ? my_start_ns : boot_ns();
 	pthread_setspecific(exit_key, t);
@@ -358,20 +364,16 @@ static uint64_t task_cpu_ns(uint32_t tid)
 
 static void sums_flush_mine(void);
 
-/* The thread exits (its key's destructor): keep its name, CPU time and
- * end.  Its name is the kernel's (prctl: a thread's exit is no lock call);
- * the collector reads the names of the threads that run on. */
+/* The thread exits (its key's destructor): keep its sums, CPU time and
+ * end, with memory and the clock alone (a program may have sandboxed
+ * itself by then: contract_spawn); its name is in its entry already. */
 static void thread_exit(void *p)
 {
 	struct stats_thread *t = p;
 	if (t < threads || t >= threads + AREA_MAX_THREADS)
 		return;         /* a slot of before a fork */
-	/* The deadlock detector alone (no report) needs only the thread's
-	 * end, which a sandbox that allows the clock allows: no prctl. */
+	/* The deadlock detector alone (no report) needs only the end. */
 	if (shim_stats_on) {
-		char name[STATS_NAME] = "";
-		if (prctl(PR_GET_NAME, name) == 0)
-			memcpy(t->name, name, sizeof(name));
 		sums_flush_mine();
 		hl__store(&t->cpu_ns, task_cpu_ns(t->tid), HL_RELAXED);
 	}
@@ -388,6 +390,51 @@ static void thread_wait(uint64_t ns, bool cond)
 	else
 		hl__fetch_add(cond ? &shim_slot->omitted_cond_ns : &shim_slot->omitted_lock_ns, ns,
 			     HL_RELAXED);
+}
+
+/* ---- thread names ------------------------------------------------------------
+ * Each thread's entry is named as the kernel names the thread (its comm),
+ * from what the shim sees, so that a thread that ends between two of the
+ * collector's reads of /proc still has its name without a system call at
+ * its end.  The first thread's name is its program's file name, as exec
+ * gave it (the auxiliary vector's AT_EXECFN, cut to 15 bytes); a thread
+ * the shim starts takes its creator's, as the kernel's does; a thread's
+ * pthread_setname_np and prctl(PR_SET_NAME) of itself set it
+ * (shim_thread.c).  A name given some other way (another thread's
+ * pthread_setname_np, a write to /proc) reaches the entry from the
+ * collector, which reads every running thread's name twice a second. */
+
+/* name, as the kernel keeps it: at most 15 bytes and a zero. */
+static void name_copy(char to[STATS_NAME], const char *name)
+{
+	size_t n = strnlen(name, STATS_NAME - 1);
+	memcpy(to, name, n);
+	memset(to + n, 0, STATS_NAME - n);
+}
+
+void shim_stats_my_name(char out[STATS_NAME])
+{
+	memcpy(out, my_name, STATS_NAME);
+}
+
+void shim_stats_named(const char *name)
+{
+	name_copy(my_name, name);
+	if (i_am_main)
+		memcpy(main_name, my_name, STATS_NAME);
+	if (shim_me)
+		memcpy(shim_me->name, my_name, STATS_NAME);
+}
+
+/* The first thread's name at load: the kernel's comm is the base name of
+ * the path exec was given. */
+static void name_main_thread(void)
+{
+	const char *path = (const char *)getauxval(AT_EXECFN);
+	if (!path)
+		return;
+	const char *base = strrchr(path, '/');
+	shim_stats_named(base ? base + 1 : path);
 }
 
 /* ---- records --------------------------------------------------------------- */
@@ -960,16 +1007,33 @@ static void write_line(void)
 		close(fd);
 }
 
+/* Whether the caller is a thread of the process whose slot this is, not
+ * a vfork child that runs in its memory until it execs or ends: the CPU
+ * clock of a thread can be read by the threads of its own process only,
+ * and the process's first thread has the pid as its TID (it stays while
+ * any thread runs).  The clock, where getpid would be a system call that
+ * a sandbox may refuse. */
+static bool in_slot_process(void)
+{
+	struct timespec ts;
+	int saved = errno;
+	clockid_t clock = (clockid_t)((~(unsigned)staging->pid << 3) | 6); /* as task_cpu_ns */
+	bool mine = clock_gettime(clock, &ts) == 0;
+	errno = saved;
+	return mine;
+}
+
 /* The process ends by exit or _exit (how): written down in the slot for
  * the collector, with the CPU time of the threads still running; a slot
- * that never went LIVE is given back.  Plain stores and the clock (and
- * getpid: a vfork child shares its parent's memory, and writes nothing):
- * safe in any state the process may be in. */
+ * that never went LIVE is given back.  Plain stores and the clock (a
+ * vfork child, which shares its parent's memory, writes nothing): safe in
+ * any state the process may be in, and in any sandbox that lets it read
+ * the clock. */
 static void note_end(enum area_end how, int status)
 {
 	/* The deadlock detector alone (no report) needs nothing of the
 	 * end: the collector frees a slot whose process is gone. */
-	if (!shim_slot || !shim_stats_on || (int32_t)syscall(SYS_getpid) != staging->pid)
+	if (!shim_slot || !shim_stats_on || !in_slot_process())
 		return;
 	struct area_desc *d = &area->desc[slot_index];
 	if (!is_live && give_back(d))
@@ -1033,6 +1097,8 @@ static bool area_fd_ours(void)
 static void fork_child(void)
 {
 	atomic_flag_clear(&table_lock);
+	/* The forking thread is the child's first (entry 0, below). */
+	memcpy(main_name, my_name, STATS_NAME);
 	if (!area || !staging)
 		return;
 	struct area_slot *old = shim_slot;
@@ -1307,6 +1373,7 @@ __attribute__((constructor)) static void stats_init(int argc, char **argv, char 
 		return;
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)stats_init);
 	i_am_main = true;
+	name_main_thread();
 	attach(path, argc, argv);
 }
 

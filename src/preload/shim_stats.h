@@ -99,6 +99,12 @@ HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
 HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
 /* A thread the shim started begins (shim_thread.c): its start time. */
 HL_HIDDEN void shim_stats_thread_start(void);
+/* The calling thread's name, as the kernel has it (shim_stats.c, "thread
+ * names"): a new thread's creator passes its own on (shim_thread.c). */
+HL_HIDDEN void shim_stats_my_name(char out[STATS_NAME]);
+/* The calling thread is named name now (cut to 15 bytes, as the kernel
+ * does): its creator's at its start, pthread_setname_np or PR_SET_NAME. */
+HL_HIDDEN void shim_stats_named(const char *name);
 /* The shim's pthread_create is about to start a thread (shim_thread.c):
  * the report's slot is taken at the process's first (a few loads where
  * there is no report). */

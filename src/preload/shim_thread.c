@@ -25,6 +25,10 @@
  *  - pthread_setschedparam and sched_setscheduler tell the thread's record
  *    whether it is an RT thread now (a waiting RT thread is handed the
  *    lock at once: the handoff bound, docs/mutex.md).
+ *  - pthread_setname_np of the calling thread and prctl(PR_SET_NAME) tell
+ *    the report its name (shim_stats.c, "thread names"), which a new
+ *    thread takes from its creator as it starts, as the kernel's: no
+ *    system call where a thread ends.
  *  - pthread_setaffinity_np and sched_setaffinity tell the thread's record
  *    its CPUs now, as the kernel has them (sched_getaffinity; the set
  *    asked for if the kernel will not say), and count the spinner slots
@@ -39,6 +43,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include <hotlock/thread.h>
 
@@ -52,6 +57,7 @@ struct start {
 	void *arg;
 	struct hl__thread_start known;  /* the new thread's policy and mask */
 	uint32_t affinity_seen;         /* affinity_changes when known was made */
+	char name[STATS_NAME];          /* the creator's, which the kernel gives it */
 	_Atomic uint32_t used;          /* a table slot: 1 from claim to read */
 	bool heap;                      /* malloc'ed: the new thread frees it */
 };
@@ -92,6 +98,8 @@ static void *start_thread(void *p)
 	void *arg = b->arg;
 	struct hl__thread_start known = b->known;
 	uint32_t affinity_seen = b->affinity_seen;
+	char name[STATS_NAME];
+	memcpy(name, b->name, sizeof(name));
 	if (b->heap)
 		free(b);
 	else
@@ -100,6 +108,7 @@ static void *start_thread(void *p)
 		hl__store(&b->used, 0, HL_RELEASE);
 	hl__thread_start(&known);
 	shim_stats_thread_start();
+	shim_stats_named(name);
 	/* seq_cst (store buffering with affinity_changed): either its
 	 * lookup finds our record, registered above with the mask it knew,
 	 * and stores the new mask after ours, or we see its count here and
@@ -171,6 +180,7 @@ int shim_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 	/* Relaxed: ordered by pthread_create, as the rest of the block. */
 	s->affinity_seen = hl__load(&affinity_changes, HL_RELAXED);
 	new_thread_known(&s->known, attr);
+	shim_stats_my_name(s->name);
 	/* pthread_create orders these writes before the new thread's reads. */
 	int err = REAL(R_CREATE, create_fn)(th, attr, start_thread, s);
 	if (err) {
@@ -258,3 +268,28 @@ int shim_sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 	return r;
 }
 SHIM_EXPORT(shim_sched_setaffinity, sched_setaffinity, "GLIBC_2.3.4");
+
+/* A thread names itself: the report's entry learns it.  Another thread's
+ * name reaches the report from the collector (shim_stats.c). */
+int shim_pthread_setname_np(pthread_t th, const char *name)
+{
+	typedef int (*set_fn)(pthread_t, const char *);
+	int err = REAL(R_SETNAME, set_fn)(th, name);
+	if (!err && pthread_equal(th, pthread_self()))
+		shim_stats_named(name);
+	return err;
+}
+SHIM_EXPORT2(shim_pthread_setname_np, pthread_setname_np, "GLIBC_2.34", "GLIBC_2.12");
+
+/* prctl, whose PR_SET_NAME names the calling thread (glibc's passes on
+ * four arguments after the option, whatever the option takes: the same
+ * here). */
+int shim_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)
+{
+	typedef int (*prctl_fn)(int, ...);
+	int r = REAL(R_PRCTL, prctl_fn)(option, a2, a3, a4, a5);
+	if (r == 0 && option == PR_SET_NAME)
+		shim_stats_named((const char *)a2);
+	return r;
+}
+SHIM_EXPORT(shim_prctl, prctl, "GLIBC_2.2.5");

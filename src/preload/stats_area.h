@@ -51,9 +51,9 @@
  * given back, and writes nothing.
  *
  * Everything the process writes here is a plain store or an atomic RMW in
- * shared memory: its exit and _exit hooks, the only code of the report
- * that runs at a process's end, make no system call but the clock and
- * getpid, and nothing runs at a fatal signal.  All accesses are relaxed
+ * shared memory: its exit and _exit hooks and a thread's end, the only
+ * code of the report that runs at a process's or a thread's end, make no
+ * system call but the clock, and nothing runs at a fatal signal.  All accesses are relaxed
  * but the states' (acquire and release: a slot's header is written before
  * it goes LIVE, and read by the collector after it sees LIVE). */
 #ifndef HOTLOCK_STATS_AREA_H

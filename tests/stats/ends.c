@@ -37,7 +37,16 @@
  *                 worker has work (no wake-up is futile)
  *   many-statics  20,000 static mutexes, each contended twice: more
  *                 classes than a process's records
- *   name          a thread named with bytes that are not UTF-8 contends
+ *   name          two threads contend for 50 ms, then one names itself
+ *                 with bytes that are not UTF-8 (pthread_setname_np), the
+ *                 other "by-prctl" (prctl(PR_SET_NAME)), and each ends at
+ *                 once: the collector's reads of /proc saw the names they
+ *                 started with, and the report must have the new ones
+ *   vfork         a thread started and joined (the process's slot is
+ *                 taken, not yet LIVE), a vfork child that ends by
+ *                 _exit(3), then contends and exits 0: the report is the
+ *                 process's, with its contention and its end, exit 0 (the
+ *                 child, which runs in its memory, gave nothing back)
  *   pshared       a process-shared mutex (glibc keeps it), contended by 4
  *                 threads for 100 ms
  *   many-hot S    16 threads take, for S seconds, random ones of 10,000
@@ -57,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -213,11 +223,18 @@ static void *static_contender(void *arg)
 	return NULL;
 }
 
+static void *idle(void *arg)
+{
+	return arg;
+}
+
 static void *named(void *arg)
 {
-	(void)arg;
-	pthread_setname_np(pthread_self(), "caf\xe9-\xff\xfe");
 	contender(NULL);
+	if (arg)
+		prctl(PR_SET_NAME, (unsigned long)"by-prctl", 0, 0, 0);
+	else
+		pthread_setname_np(pthread_self(), "caf\xe9-\xff\xfe");
 	return NULL;
 }
 
@@ -295,9 +312,23 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "name")) {
 		pthread_t t[2];
 		for (int i = 0; i < 2; i++)
-			pthread_create(&t[i], NULL, named, NULL);
+			pthread_create(&t[i], NULL, named, (void *)(uintptr_t)i);
 		for (int i = 0; i < 2; i++)
 			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (!strcmp(mode, "vfork")) {
+		pthread_t t;
+		pthread_create(&t, NULL, idle, NULL);
+		pthread_join(t, NULL);
+		pid_t child = vfork();
+		if (child == 0)
+			_exit(3);
+		int status = 0;
+		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 3)
+			return 1;
+		contend();
 		return 0;
 	}
 	contend();

@@ -37,6 +37,11 @@ Each case, with what it checks:
 - a full disk (/dev/full): one line and exit status 2, the program's
   output unchanged; a JSON line that does not fit leaves no part behind;
 - name + a command line that are not UTF-8: the JSON is valid, with both;
+  and the names threads gave themselves (pthread_setname_np, prctl) just
+  before they ended are there, kept with no system call at their end;
+- vfork: a vfork child's _exit(3), in its parent's memory, neither
+  gives back its parent's slot nor ends it: the parent's report is there,
+  with its contention and its exit 0;
 - pshared: a process-shared mutex's waits are counted and shown as kept
   by glibc, not "no contention".
 """
@@ -302,8 +307,16 @@ with tempfile.TemporaryDirectory() as tmp:
     p, took = hl([b"--stats-json", fresh().encode(), b"--", ends.encode(), b"name", b"\xff\xfe-arg"])
     d = reports(js)
     check(len(d) == 1 and "\ufffd" in d[0]["program"] and
-          any("caf" in t["name"] for t in d[0]["threads"]),
-          f"not UTF-8: {[(x['program'], [t['name'] for t in x['threads']]) for x in d]}")
+          any("caf" in t["name"] for t in d[0]["threads"]) and
+          any(t["name"] == "by-prctl" for t in d[0]["threads"]),
+          f"thread names: {[(x['program'], [t['name'] for t in x['threads']]) for x in d]}")
+
+    # A vfork child's _exit is not its parent's end.
+    p, took = hl(["--stats-json", fresh(), "--", ends, "vfork"])
+    d = reports(js)
+    e = [x for x in d[0]["locks"] if x["contended"] > 0] if len(d) == 1 else []
+    check(p is not None and p.returncode == 0 and len(d) == 1 and d[0]["end"] == "exit 0" and e,
+          f"vfork: exit {p.returncode if p else None}, reports {[(x['end'], len(x['locks'])) for x in d]}")
 
     # A process-shared mutex.
     p, took = hl(["--stats-json", fresh(), "--", ends, "pshared"])
