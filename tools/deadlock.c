@@ -76,10 +76,9 @@
 #include "deadlock.h"
 #include "slot.h"
 #include "stats.h"
+#include "tpword.h"         /* the lock word: owner TID, HANDOFF */
 #include "utf8.h"
 
-#define TID_MASK ((1u << 22) - 1)       /* a TID in a lock word: bits 0-21 */
-#define RW_HANDOFF (1ull << 31)         /* hotlock's rwlock: the head is due the lock */
 #define KIND_NONRECURSIVE 2             /* PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP */
 #define MAX_HOLDERS 64                  /* readers told apart per lock; more: no reader edge */
 #define CYCLE_STEPS 1000000u            /* edges the cycle search follows per sweep */
@@ -574,7 +573,7 @@ static void add(uint32_t *set, uint32_t *n, uint32_t tid)
 	for (uint32_t i = 0; i < *n; i++)
 		if (set[i] == tid)
 			return;
-	if (tid && tid <= TID_MASK && *n < MAX_HOLDERS)
+	if (tid && tid <= HL_TP_OWNER_MASK && *n < MAX_HOLDERS)
 		set[(*n)++] = tid;
 }
 
@@ -636,13 +635,13 @@ static int holders(const struct sweep *w, const struct rec *x, uint32_t *set, ui
 	if (got != (ssize_t)len)
 		return got < 0 ? errno : EFAULT;
 	bool glibc = x->how >= SL_GLIBC_MUTEX, write = x->how == SL_WRITE || x->how == SL_GLIBC_WRITE;
-	*site = x->how == SL_MUTEX && O.sites && (l.word & TID_MASK) ? (uintptr_t)l.held_since : 0;
+	*site = x->how == SL_MUTEX && O.sites && (l.word & HL_TP_OWNER_MASK) ? (uintptr_t)l.held_since : 0;
 	if (x->how == SL_MUTEX || x->how == SL_GLIBC_MUTEX) {
-		add(set, n, glibc ? (uint32_t)l.owner : l.word & TID_MASK);   /* a dead robust owner's is above */
+		add(set, n, glibc ? (uint32_t)l.owner : l.word & HL_TP_OWNER_MASK);   /* a dead robust owner's is above */
 	} else {
 		/* hotlock's: the state (writer, HANDOFF, readers); glibc's:
 		 * __readers (readers from bit 3) and __cur_writer. */
-		uint32_t writer = glibc ? (uint32_t)l.cur_writer : (uint32_t)l.state & TID_MASK;
+		uint32_t writer = glibc ? (uint32_t)l.cur_writer : (uint32_t)l.state & HL_TP_OWNER_MASK;
 		add(set, n, writer);
 		uint32_t readers = glibc ? l.word >> 3 : (uint32_t)(l.state >> 32);
 		if (write && readers)
@@ -650,7 +649,7 @@ static int holders(const struct sweep *w, const struct rec *x, uint32_t *set, ui
 		/* A reader kept out of a read-held lock by the writer due next
 		 * (with a writer holding it, the reader waits for that one). */
 		if (!write && !writer && readers && l.kind == KIND_NONRECURSIVE &&
-		    (glibc || (l.state & RW_HANDOFF)))
+		    (glibc || (l.state & HL_TP_HANDOFF)))
 			lone_writer(w, x->obj, glibc ? SL_GLIBC_WRITE : SL_WRITE, set, n);
 	}
 	return 0;

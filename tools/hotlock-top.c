@@ -38,6 +38,7 @@
 #include "slot.h"
 #include "stats.h"
 #include "stats_area.h"
+#include "tpword.h"         /* the lock word: owner TID */
 
 #define MAX_WATCHED 64
 
@@ -218,16 +219,16 @@ static void holder_now(int32_t pid, const struct stats_rec *r, char *out, size_t
 		return;
 	if (r->obj == ST_MUTEX) {
 		/* glibc: int __lock, unsigned __count, int __owner; hotlock: the
-		 * TP word first (owner in bits 0-21). */
+		 * TP word first (tpword.h). */
 		uint32_t owner = r->type & STATS_TYPE_GLIBC ? (uint32_t)(word[1] & 0xffffffffu)
-							    : (uint32_t)(word[0] & ((1u << 22) - 1));
+							    : (uint32_t)(word[0] & HL_TP_OWNER_MASK);
 		if (owner)
 			snprintf(out, len, "%u", owner);
 		else
 			snprintf(out, len, "free");
 		return;
 	}
-	uint32_t writer = (uint32_t)(word[0] & ((1u << 22) - 1)), readers = (uint32_t)(word[0] >> 32);
+	uint32_t writer = (uint32_t)(word[0] & HL_TP_OWNER_MASK), readers = (uint32_t)(word[0] >> 32);
 	if (writer)
 		snprintf(out, len, "%u", writer);
 	else if (readers)
