@@ -16,7 +16,8 @@
 #    stderr;
 #  - a hang (io_hang): a thread waits for a mutex held by one asleep in
 #    read(), or in a condvar wait; one hang report naming both sites, no
-#    deadlock, and the program ends with status 0;
+#    deadlock, and the program ends with status 0; or held by a thread that
+#    ended holding it: the hang says so;
 #  - inversions that did not deadlock (inversion, heap_pair sequential):
 #    --lock-order reports both orders with their sites, --deadlocks
 #    nothing;
@@ -523,6 +524,13 @@ check "io_hang condvar: the holder's state names its condvar wait and its site" 
 	"$tmp/io_hang_cv.txt"
 check "io_hang condvar: one JSON line, event hang" json_has io_hang_cv hang 1
 check "io_hang condvar: ends by itself (status 0)" status_is io_hang_cv 0
+run_deadlocked io_hang_ended 0 --deadlocks --deadlocks-after=0.5 -- "$dir/io_hang" ended
+check "io_hang ended: one hang (its holder ended holding m), both sites" report_is io_hang_ended 5 \
+	'hang: hang-waiter waits for mutex m at hang_waiter_wants_m
+  held by hang-holder at hang_holder_takes_m, which waits for no lock'
+check "io_hang ended: the holder's state says it has ended" \
+	grep -q 'which is not waiting for a lock (it has ended, holding the lock)' "$tmp/io_hang_ended.txt"
+check "io_hang ended: still waiting when ended" status_is io_hang_ended 143
 
 # ---- inversions that did not deadlock ----
 run_case inversion --lock-order -- "$dir/inversion"

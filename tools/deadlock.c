@@ -668,8 +668,16 @@ static void thread_name(const struct sweep *w, uint32_t k, char out[64])
 	char name[STATS_NAME + 1] = "";
 	if (k < w->n) {
 		memcpy(name, w->t[k].name, STATS_NAME);
-	} else {                /* the spare record: a thread with none, from /proc */
-		slot_thread_name(w->s->pid, w->rec[k].tid, name);
+	} else if (!slot_thread_name(w->s->pid, w->rec[k].tid, name)) {
+		/* The spare record: a thread with none running, named from
+		 * /proc, else one that ended (holding a lock: a hang's last
+		 * holder), by the latest record of its TID. */
+		for (uint32_t j = w->n; j-- > 0;)
+			if (w->t[j].tid == w->rec[k].tid &&
+			    atomic_load_explicit(&w->t[j].exited, memory_order_relaxed)) {
+				memcpy(name, w->t[j].name, STATS_NAME);
+				break;
+			}
 	}
 	utf8_clean(out, 64, name[0] ? name : "?");
 }
@@ -825,7 +833,10 @@ static void state(struct sweep *w, uint32_t k, char *out, size_t len, json_t **w
 	if (f)
 		fclose(f);
 	bool sleeps = st && (*st == 'S' || *st == 'D') && wchan[0];
-	if (!st)
+	snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)w->s->pid, r->tid);
+	if (!st && access(path, F_OK) != 0 && errno == ENOENT)
+		snprintf(out, len, "it has ended, holding the lock");
+	else if (!st)
 		snprintf(out, len, "its state cannot be read");
 	else if (words[*st & 127])
 		snprintf(out, len, "%s%s%s", words[*st & 127], sleeps ? " in " : "", sleeps ? wchan : "");
