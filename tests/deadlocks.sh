@@ -20,7 +20,8 @@
 #    ended holding it: the hang says so;
 #  - inversions that did not deadlock (inversion, heap_pair sequential):
 #    --lock-order reports both orders with their sites, --deadlocks
-#    nothing;
+#    nothing; with std::mutex at -O0 (cxx_inversion), each pair's second
+#    site past libstdc++'s __gthread_mutex_lock;
 #  - no report at all, and status 0: a nested read with a writer waiting
 #    (nested_read, both kinds), trylocks that back off (trylock_backoff),
 #    a recursive mutex relocked under another lock (recursive), a condvar
@@ -544,6 +545,19 @@ check "inversion --lock-order: status 0" status_is inversion 0
 run_case inversion_dl --deadlocks -- "$dir/inversion"
 check "inversion --deadlocks: no report" no_report inversion_dl
 check "inversion --deadlocks: status 0" status_is inversion_dl 0
+
+# C++'s std::mutex at -O0: each edge's second lock at the function that
+# took it, from the call stack kept with the edge, past __gthread_mutex_lock.
+run_case cxx_inversion --lock-order -- "$dir/cxx_inversion"
+check "cxx_inversion --lock-order: an inversion of 2 locks" \
+	grep -q '^== hotlock: lock-order inversion in pid .*: 2 locks taken in a cycle of orders$' \
+	"$tmp/cxx_inversion.txt"
+check "cxx_inversion --lock-order: the second lock of each edge at its caller, past std::mutex::lock" \
+	eval "grep -q 'mutex a (0x[0-9a-f]*) then mutex b .*, then the second at cxx_ab_then_b() (cxx_inversion.cpp:[0-9]*)\$' '$tmp/cxx_inversion.txt' &&
+	      grep -q 'mutex b (0x[0-9a-f]*) then mutex a .*, then the second at cxx_ba_then_a() (cxx_inversion.cpp:[0-9]*)\$' '$tmp/cxx_inversion.txt'"
+check "cxx_inversion --lock-order: one JSON line, event lock-order, the stacks in it" \
+	json_has cxx_inversion lock-order 1 cxx_ab_then_b cxx_ba_then_a
+check "cxx_inversion --lock-order: status 0" status_is cxx_inversion 0
 
 run_case heap_seq --lock-order -- "$dir/heap_pair" sequential
 x=$(tail_of heap_seq 'heap_pair: account x at ') y=$(tail_of heap_seq 'heap_pair: account y at ')

@@ -411,6 +411,24 @@ static int32_t node_of(struct order *g, uintptr_t addr, uint32_t gen)
 	return (int32_t)g->n - 1;
 }
 
+/* The site of e's second lock from the call stack that took it, where the
+ * shim kept one (past a lock wrapper kept out of line, which its return
+ * address names), into where and j's "site", with the stack as "stack". */
+static void stack_site(struct dl_proc *p, const struct area_edge *e, json_t *j, char where[512])
+{
+	uint32_t n = 0;
+	while (n < AREA_EDGE_FRAMES && e->to_stack[n])
+		n++;
+	if (!n || !p->namer)
+		return;
+	stats_namer_site(p->namer, e->to_stack, n, where, 512);
+	json_object_set_new(j, "site", json_string(where));
+	json_t *stack = json_array();
+	for (uint32_t i = 0; i < n; i++)
+		json_array_append_new(stack, hex(e->to_stack[i]));
+	json_object_set_new(j, "stack", stack);
+}
+
 static bool edge_read_only(const struct area_edge *e)
 {
 	return is_read(e->from_how) && is_read(e->to_how);
@@ -448,6 +466,7 @@ static void inversion(struct dl_proc *p, struct area_slot *s, uint32_t c, uint32
 		const struct area_edge *e = &g->e[g->path[i]];
 		json_t *first = describe(p, e->from_how, e->from, e->from_site, lock1, site1);
 		json_t *second = describe(p, e->to_how, e->to, e->to_site, lock2, site2);
+		stack_site(p, e, second, site2);
 		fprintf(o.f, "   %s then %s: thread %u took the first at %s, then the second at %s\n", lock1,
 			lock2, e->tid, site1, site2);
 		json_array_append_new(edges, json_pack("{s:i, s:o, s:o}", "tid", (int)e->tid, "first", first,

@@ -41,8 +41,14 @@
  * (stats_area.h).  A lock is a node by its address and its generation
  * (node_gen).  The cost falls on acquisitions made while holding another
  * lock: a hash and a probe of the set, per lock held, in shared memory
- * that is read, not written, once the program's edges are known. */
+ * that is read, not written, once the program's edges are known.  A new
+ * edge also carries the call stack that took B (glibc's backtrace, once
+ * per new edge, as lockdep saves one): a site is one return address, which
+ * names a lock wrapper kept out of line (std::mutex::lock) rather than its
+ * caller, and the stack lets the collector name the caller. */
+#include <errno.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "morph.h"
 #include "shim.h"
@@ -170,8 +176,33 @@ static void edge_lost(struct area_order *o)
 		hl__store(&o->lost, 1, HL_RELAXED);
 }
 
-/* Adds e to the set, and to the ring if it is new. */
-static void edge_add(struct area_order *o, const struct area_edge *e)
+/* The call stack that takes the edges' `to`, taken at the first new edge
+ * of the call, and once per thread at a time (libgcc's unwinder may take
+ * a mutex of its own, through this shim). */
+struct to_stack {
+	bool taken;
+	uintptr_t pcs[AREA_EDGE_FRAMES];
+};
+static __thread bool taking_stack __attribute__((tls_model("initial-exec")));
+
+static void to_stack_take(struct to_stack *st)
+{
+	if (st->taken)
+		return;
+	st->taken = true;
+	if (taking_stack)
+		return;
+	taking_stack = true;
+	int saved = errno, cs;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	shim_stats_stack(st->pcs, AREA_EDGE_FRAMES);
+	pthread_setcancelstate(cs, NULL);
+	errno = saved;
+	taking_stack = false;
+}
+
+/* Adds e to the set, and to the ring if it is new (with st's stack). */
+static void edge_add(struct area_order *o, const struct area_edge *e, struct to_stack *st)
 {
 	uint64_t key = edge_key(e);
 	uint32_t h = (uint32_t)(key >> 17) % AREA_ORDER_KEYS;
@@ -196,10 +227,12 @@ static void edge_add(struct area_order *o, const struct area_edge *e)
 			}
 		} while (!hl__cas(&o->used, &i, i + 1, HL_RELAXED));
 		struct area_edge *slot = &o->edges[i % AREA_ORDER_EDGES];
+		to_stack_take(st);
 		slot->from = e->from;
 		slot->to = e->to;
 		slot->from_site = e->from_site;
 		slot->to_site = e->to_site;
+		memcpy(slot->to_stack, st->pcs, sizeof(slot->to_stack));
 		slot->from_gen = e->from_gen;
 		slot->to_gen = e->to_gen;
 		slot->from_how = e->from_how;
@@ -246,6 +279,7 @@ static void order_edges(struct area_order *o, struct stats_thread *t, uint32_t l
 		if (hl__load(&t->holds[i].obj, HL_RELAXED) == (uintptr_t)obj)
 			return;         /* held already: a relock waits for nobody */
 	uint32_t tid = hl__tid();
+	struct to_stack st = { .taken = false };
 	for (uint32_t i = 0; i < listed; i++) {
 		const struct stats_hold *h = &t->holds[i];
 		const void *from = (const void *)hl__load(&h->obj, HL_RELAXED);
@@ -259,7 +293,7 @@ static void order_edges(struct area_order *o, struct stats_thread *t, uint32_t l
 			.from_how = (uint16_t)from_how, .to_how = (uint16_t)how,
 			.tid = tid,
 		};
-		edge_add(o, &e);
+		edge_add(o, &e, &st);
 	}
 }
 

@@ -497,16 +497,22 @@ static bool static_storage(uintptr_t obj)
 }
 
 /* The frames of the caller's call stack outside this library (its lock
- * calls inside, its thread start outside), innermost first (glibc's
- * backtrace; the unwinder was loaded at start). */
-static void capture_stack(struct stats_rec *r)
+ * calls inside, its thread start outside), innermost first, max at most:
+ * their count (glibc's backtrace; the unwinder was loaded at start). */
+uint32_t shim_stats_stack(uintptr_t *out, uint32_t max)
 {
 	void *pcs[STATS_FRAMES + 16];
 	int n = backtrace(pcs, (int)(sizeof(pcs) / sizeof(pcs[0])));
-	r->nframes = 0;
-	for (int i = 0; i < n && r->nframes < STATS_FRAMES; i++)
+	uint32_t kept = 0;
+	for (int i = 0; i < n && kept < max; i++)
 		if ((uintptr_t)pcs[i] < self_lo || (uintptr_t)pcs[i] >= self_hi)
-			r->stack[r->nframes++] = (uintptr_t)pcs[i];
+			out[kept++] = (uintptr_t)pcs[i];
+	return kept;
+}
+
+static void capture_stack(struct stats_rec *r)
+{
+	r->nframes = shim_stats_stack(r->stack, STATS_FRAMES);
 }
 
 /* The record of fresh's class: found in the slot's table, or made unless

@@ -99,6 +99,10 @@ HL_HIDDEN struct stats_rec *shim_mutex_stats(pthread_mutex_t *m);
 HL_HIDDEN void shim_stats_forget(void *obj, _Atomic uint32_t *idx);
 /* A thread the shim started begins (shim_thread.c): its start time. */
 HL_HIDDEN void shim_stats_thread_start(void);
+/* The caller's call stack outside the shim, innermost first: at most max
+ * frames into out, their count.  glibc's backtrace: the slow paths only
+ * (a class's first contention, a new lock-order edge). */
+HL_HIDDEN uint32_t shim_stats_stack(uintptr_t *out, uint32_t max);
 /* The calling thread's name, as the kernel has it (shim_stats.c, "thread
  * names"): a new thread's creator passes its own on (shim_thread.c). */
 HL_HIDDEN void shim_stats_my_name(char out[STATS_NAME]);

@@ -67,7 +67,7 @@
 #include "stats.h"
 
 #define AREA_MAGIC 0x31736b636f6c7468ull       /* "htlocks1" */
-#define AREA_VERSION 2
+#define AREA_VERSION 3
 #define AREA_ENV "HOTLOCK_STATS_AREA"
 
 #define AREA_SLOTS 1024u                /* processes with a slot at once */
@@ -193,9 +193,14 @@ struct area_slot {
 #define AREA_ORDER_GENS 16384u
 #define AREA_ORDER_KEYS 262144u
 #define AREA_ORDER_EDGES 16384u
+#define AREA_EDGE_FRAMES 6u
 struct area_edge {
 	uintptr_t from, to;             /* the locks: held, then taken */
 	uintptr_t from_site, to_site;   /* where each was taken */
+	/* The call stack that took `to`, outside the shim, innermost first
+	 * (0 after the last): past a lock wrapper kept out of line, where
+	 * to_site is (lockdep keeps one per new edge too). */
+	uintptr_t to_stack[AREA_EDGE_FRAMES];
 	uint32_t from_gen, to_gen;
 	uint16_t from_how, to_how;      /* enum stats_lock */
 	uint32_t tid;                   /* the thread that took them so */
