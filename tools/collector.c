@@ -235,16 +235,21 @@ void collector_prepare(const struct collector_opts *opts)
 		absolute(C.dl_json_path, opts->deadlocks_json_path);
 		C.opts.deadlocks_json_path = C.dl_json_path;
 	}
+	/* Where mutexes need not be listed (no lock order, no contention
+	 * report, which uses held_since), each keeps its holder's site in
+	 * itself, the cheapest record of it: the area's AREA_DETECT_SITES,
+	 * below, and what the detector reads. */
+	bool report = opts->text_path || opts->json_path;
+	bool sites = opts->deadlocks && !opts->lock_order && !report;
 	/* Deadlocks are looked for under --stats too, and counted in its
 	 * report; lock-order edges only under --lock-order. */
 	struct dl_opts dl = {
-		.waits = opts->deadlocks || opts->text_path || opts->json_path,
+		.waits = opts->deadlocks || report,
 		.report = opts->deadlocks,
 		.abort = opts->deadlocks_abort,
 		.order = opts->lock_order,
 		.after_ns = opts->deadlocks_after_ns,
-		/* As the area's AREA_DETECT_SITES, below. */
-		.sites = opts->deadlocks && !opts->lock_order && !opts->text_path && !opts->json_path,
+		.sites = sites,
 	};
 	dl_setup(&dl, dl_emit);
 	const char *dirs[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
@@ -281,16 +286,12 @@ void collector_prepare(const struct collector_opts *opts)
 	C.hdr->slot_size = AREA_SLOT_SIZE;
 	/* What the shim records beyond the report: each thread's holds (and
 	 * the sites) for --deadlocks and --lock-order, the lock-order edges
-	 * for --lock-order; without --stats, no counting for a report; and
-	 * where mutexes need not be listed (no lock order, no report, which
-	 * uses held_since), each keeps its holder's site in itself, the
-	 * cheapest record of it.  Read by each process at its load, after
-	 * this. */
-	bool report = opts->text_path || opts->json_path;
+	 * for --lock-order; without --stats, no counting for a report; the
+	 * mutexes' own sites (above).  Read by each process at its load,
+	 * after this. */
 	C.hdr->detect = (uint8_t)((opts->deadlocks || opts->lock_order ? AREA_DETECT_HOLDS : 0) |
 				  (opts->lock_order ? AREA_DETECT_ORDER : 0) |
-				  (report ? 0 : AREA_DETECT_ONLY) |
-				  (opts->deadlocks && !opts->lock_order && !report ? AREA_DETECT_SITES : 0));
+				  (report ? 0 : AREA_DETECT_ONLY) | (sites ? AREA_DETECT_SITES : 0));
 	for (uint32_t i = 0; i < AREA_SLOTS; i++)
 		C.pidfd[i] = -1;
 	setenv(AREA_ENV, C.path, 1);
